@@ -1,0 +1,1 @@
+export * as SessionRecordSchema from "./session-record.ts";

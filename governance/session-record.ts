@@ -1,0 +1,117 @@
+import { z } from "zod";
+
+/**
+ * OpenCode's own session id (`ses_` + 26 url-safe characters in 1.18). It is the one key for a session
+ * everywhere (seed 004): file names, queues, audit lines. The pattern is deliberately strict because the
+ * id becomes a file name: no dots, slashes, or anything a shell or a path join could misread.
+ */
+export const SessionId = z.string().regex(/^ses_[A-Za-z0-9]{8,64}$/, "not an OpenCode session id (ses_…)");
+export type SessionId = z.infer<typeof SessionId>;
+
+export function isSessionId(value: unknown): value is SessionId {
+  return SessionId.safeParse(value).success;
+}
+
+/** Seed 003's five states (S1–S5). */
+export const SessionState = z.enum(["beginning", "compacted", "between_turn", "interrupted", "resumed"]);
+export type SessionState = z.infer<typeof SessionState>;
+
+/**
+ * Control status, orthogonal to the lifecycle state: whether a user asked the session to stop and how far that got.
+ * `completed` = a child's task returned; `orphaned` = closed by orphan detection.
+ */
+export const ControlStatus = z.enum(["active", "stopping", "stopped", "completed", "orphaned"]);
+export type ControlStatus = z.infer<typeof ControlStatus>;
+
+export const StopLevel = z.union([z.literal(1), z.literal(2), z.literal(3)]);
+export type StopLevel = z.infer<typeof StopLevel>;
+
+export const ToolCall = z.object({
+  tool: z.string(),
+  callId: z.string(),
+  at: z.number().int(),
+  /** A short, sanitized summary of the arguments (never the whole payload). */
+  summary: z.string().max(200).default(""),
+});
+export type ToolCall = z.infer<typeof ToolCall>;
+
+export const ChildLink = z.object({
+  sessionId: SessionId,
+  agent: z.string().nullable(),
+  createdAt: z.number().int(),
+  closedAt: z.number().int().nullable().default(null),
+  outcome: z.enum(["running", "completed", "aborted", "failed", "stopped", "orphaned"]).default("running"),
+});
+export type ChildLink = z.infer<typeof ChildLink>;
+
+export const StopProgress = z.object({
+  requestId: z.string(),
+  requestedAt: z.number().int(),
+  reason: z.string().max(500),
+  requestedBy: z.string().max(100),
+  /** Next level to deliver on a tool result; after 3 the session is terminated. */
+  nextLevel: StopLevel,
+  /** Levels delivered so far, in order. */
+  delivered: z.array(StopLevel).default([]),
+  /** When the hard stop (SDK abort) fires if no tool call delivered the ladder. */
+  deadlineAt: z.number().int(),
+  abortAttempts: z.number().int().default(0),
+});
+export type StopProgress = z.infer<typeof StopProgress>;
+
+export const SessionRecord = z.object({
+  schemaVersion: z.literal(1),
+  sessionId: SessionId,
+  parentId: SessionId.nullable(),
+  rootId: SessionId,
+  /** Seed 003 level: 1 primary, 2 first delegation, 3 deeper (capped display; depth is exact). */
+  level: z.number().int().min(1),
+  /** Length of the parentID chain: 0 for a root session. */
+  depth: z.number().int().min(0),
+  agent: z.string().nullable(),
+  state: SessionState,
+  control: ControlStatus,
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
+  /** Last hook activity (tool call, model step, message). Drives the 1 h / 48 h resume window. */
+  lastActivityAt: z.number().int(),
+  idleAt: z.number().int().nullable().default(null),
+  interruptedAt: z.number().int().nullable().default(null),
+  /** State before `interrupted`, kept so a resume can say where the session stood. */
+  stateBeforeInterrupt: SessionState.nullable().default(null),
+  lastToolCall: ToolCall.nullable().default(null),
+  firstTool: z.string().nullable().default(null),
+  counters: z
+    .object({
+      toolCalls: z.number().int().default(0),
+      modelSteps: z.number().int().default(0),
+      violations: z.number().int().default(0),
+      compactions: z.number().int().default(0),
+      resumes: z.number().int().default(0),
+    })
+    .default({ toolCalls: 0, modelSteps: 0, violations: 0, compactions: 0, resumes: 0 }),
+  compactionHistory: z.array(z.object({ at: z.number().int(), trigger: z.string() })).default([]),
+  /** Last governance-relevant actions, newest last, at most 3 (S2-R03). */
+  recentActions: z.array(z.string().max(200)).max(3).default([]),
+  children: z.array(ChildLink).default([]),
+  todo: z.object({ total: z.number().int(), open: z.number().int() }).nullable().default(null),
+  stop: StopProgress.nullable().default(null),
+  stoppedAt: z.number().int().nullable().default(null),
+  halt: z.object({ at: z.number().int(), reason: z.string(), detail: z.string() }).nullable().default(null),
+  /** Set when this process synthesized a resume; the resume context is shown until the next turn ends. */
+  resume: z
+    .object({
+      at: z.number().int(),
+      idleMs: z.number().int(),
+      previousActivityAt: z.number().int(),
+      previousState: SessionState,
+      interrupted: z.boolean(),
+    })
+    .nullable()
+    .default(null),
+  /** Post-compaction reminder pending for the next model steps (S2-R01). */
+  compactedPending: z.boolean().default(false),
+});
+export type SessionRecord = z.infer<typeof SessionRecord>;
+
+export const CURRENT_SCHEMA_VERSION = 1 as const;

@@ -1,0 +1,2 @@
+/** Placeholder: replaced by the e2e harness warm-up. */
+export default async function setup(): Promise<void> {}
