@@ -1,2 +1,7 @@
-/** Placeholder: replaced by the e2e harness warm-up. */
-export default async function setup(): Promise<void> {}
+import { ensureOpencodeBinary, ensureWarmDeps } from "./warm-cache.ts";
+
+/** Runs once before the suite: the real opencode binary works, and its plugin dependencies are warm. */
+export default async function setup(): Promise<void> {
+  ensureOpencodeBinary();
+  ensureWarmDeps();
+}

@@ -1,0 +1,120 @@
+/** The shipped hierarchy (DESIGN.md): which agent is a hub or a leaf, and whom it may spawn. Mirrored in the YAML. */
+export const DEFAULT_AGENTS = {
+  "governance-coordinator": {
+    role: "primary",
+    mayDelegateTo: ["governance-planner", "governance-executor", "governance-verifier", "governance-high", "general", "explore"],
+  },
+  "governance-high": {
+    role: "delegating",
+    mayDelegateTo: ["governance-planner", "governance-executor", "governance-verifier", "governance-builder", "governance-validator"],
+  },
+  "governance-planner": {
+    role: "delegating",
+    mayDelegateTo: ["governance-verifier", "governance-validator", "general", "explore"],
+  },
+  "governance-executor": {
+    role: "delegating",
+    mayDelegateTo: ["governance-verifier", "governance-builder", "governance-validator", "general", "explore"],
+  },
+  "governance-verifier": { role: "delegating", mayDelegateTo: ["governance-validator", "general", "explore"] },
+  "governance-builder": { role: "leaf", mayDelegateTo: [] },
+  "governance-validator": { role: "leaf", mayDelegateTo: [] },
+} satisfies Record<string, { role: "primary" | "delegating" | "leaf"; mayDelegateTo: string[] }>;
+
+/**
+ * The config file written on first run (S1-R02) to `.opencode/governance.yaml`. Users hand-edit it, so every field is
+ * present with a one-line comment. Invariant (tested): parsing this text yields exactly the schema defaults of
+ * `GovernanceConfig`, so the file documents what the plugin does when the file is absent or empty.
+ */
+export const DEFAULT_CONFIG_YAML = `# opencode-governance configuration. Generated with the defaults; edit freely.
+# Durations: "90s", "10m", "1h", "48h", "2d" or a number of milliseconds.
+# If this file is broken, the plugin reports where and keeps running on the last good config.
+
+# Format version of this file; leave as is.
+schemaVersion: 1
+
+# Languages every agent must use (kept through compaction).
+language:
+  # Language for talking to you.
+  communication: English
+  # Language for documents, comments and commit messages the agents write.
+  documents: English
+
+# Project phase shown to every agent (for example planning, implementation, release).
+phase: implementation
+
+# enforce: block spawns the policy forbids. log-only: allow them and record an audit event.
+enforcement: enforce
+
+delegation:
+  # Deepest subagent allowed: a root session is depth 0, its subagent depth 1, and so on.
+  maxDepth: 3
+
+# Policy for agents not listed under "agents" (OpenCode built-ins such as build, plan, general, explore).
+defaultRole:
+  # primary (coordinates, never edits), delegating (may spawn subagents) or leaf (cannot delegate).
+  role: delegating
+  # Agents it may spawn: names or globs (* = anything, !name = deny); the last matching entry wins.
+  mayDelegateTo: ["*"]
+
+# Agents by name, each with a role and the agents it may spawn (same rules as defaultRole).
+agents:
+  # Primary coordinator: plans with you and delegates; never edits files itself.
+  governance-coordinator:
+    role: primary
+    mayDelegateTo: [governance-planner, governance-executor, governance-verifier, governance-high, general, explore]
+  # High-level governance: splits large work across the mid-level agents.
+  governance-high:
+    role: delegating
+    mayDelegateTo: [governance-planner, governance-executor, governance-verifier, governance-builder, governance-validator]
+  # Planner: turns a goal into steps; may ask for checks and research.
+  governance-planner:
+    role: delegating
+    mayDelegateTo: [governance-verifier, governance-validator, general, explore]
+  # Executor: carries out planned steps through builders and validators.
+  governance-executor:
+    role: delegating
+    mayDelegateTo: [governance-verifier, governance-builder, governance-validator, general, explore]
+  # Verifier: checks finished work.
+  governance-verifier:
+    role: delegating
+    mayDelegateTo: [governance-validator, general, explore]
+  # Builder: edits files and runs commands; cannot delegate.
+  governance-builder:
+    role: leaf
+    mayDelegateTo: []
+  # Validator: read-only checks; cannot delegate.
+  governance-validator:
+    role: leaf
+    mayDelegateTo: []
+
+resume:
+  # A session coming back after at least this long idle gets a resume context.
+  minIdle: 1h
+  # A session idle longer than this starts fresh; its record is archived.
+  maxIdle: 48h
+
+orphans:
+  # A running subagent with no activity for this long is reported as orphaned.
+  staleAfter: 10m
+
+stop:
+  # Time a stopped session has to make its next tool call before it is aborted.
+  deadline: 5s
+  # Time an abort has to leave the session idle before it is retried.
+  retryDeadline: 5s
+
+inject:
+  # Longest guidance text in characters; longer text is truncated.
+  maxLength: 500
+
+# Facts every agent must keep, even after compaction. priority: critical, high or normal.
+anchors: []
+#  - id: ANCHOR-001
+#    text: Use ESM imports with explicit .ts extensions.
+#    priority: critical
+
+audit:
+  # Size of the audit log, in bytes, at which it is rotated.
+  maxBytes: 1048576
+`;

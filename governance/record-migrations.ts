@@ -1,0 +1,119 @@
+import { z } from "zod";
+import { CURRENT_SCHEMA_VERSION, SessionRecord, SessionState } from "./session-record.ts";
+
+export type MigrateResult =
+  | { ok: true; record: SessionRecord; fromVersion: number }
+  | { ok: false; reason: string };
+
+type Step = (raw: unknown) => { ok: true; value: unknown } | { ok: false; reason: string };
+
+/**
+ * The pre-release (v0) metadata shape of seed 003: no `schemaVersion`, `sessionState`/`sessionLevel`/`parentSession`,
+ * ISO timestamps. Kept only as the input of {@link v0ToV1}.
+ */
+export const SessionRecordV0 = z.object({
+  sessionId: z.string(),
+  sessionState: z.string().optional(),
+  sessionLevel: z.number().int().min(1).optional(),
+  parentSession: z.string().nullable().optional(),
+  delegationDepth: z.number().int().min(0).optional(),
+  agent: z.string().nullable().optional(),
+  createdAt: z.string().optional(),
+  lastUpdated: z.string(),
+  idleAt: z.string().nullable().optional(),
+  violationCount: z.number().int().optional(),
+  childSessions: z
+    .array(z.object({ sessionId: z.string(), agent: z.string().nullable().optional(), createdAt: z.string().optional() }))
+    .optional(),
+});
+export type SessionRecordV0 = z.infer<typeof SessionRecordV0>;
+
+function isoToMs(value: string | null | undefined, fallback: number): number;
+function isoToMs(value: string | null | undefined, fallback: null): number | null;
+function isoToMs(value: string | null | undefined, fallback: number | null): number | null {
+  if (value == null) return fallback;
+  const ms = Date.parse(value);
+  return Number.isFinite(ms) ? ms : fallback;
+}
+
+/**
+ * v0 → v1. v0 never stored the root of a delegation tree, so `rootId` is the parent for a child (exact for depth 1,
+ * a lower bound deeper down; the plugin re-derives it from OpenCode's parentID chain on the next event).
+ */
+export const v0ToV1: Step = (raw) => {
+  const parsed = SessionRecordV0.safeParse(raw);
+  if (!parsed.success) return { ok: false, reason: `not a v0 record: ${z.prettifyError(parsed.error)}` };
+  const v0 = parsed.data;
+  const updatedAt = Date.parse(v0.lastUpdated);
+  if (!Number.isFinite(updatedAt)) return { ok: false, reason: `v0 lastUpdated is not a date: ${v0.lastUpdated}` };
+  const state = SessionState.safeParse(v0.sessionState);
+  const level = v0.sessionLevel ?? 1;
+  const parentId = v0.parentSession ?? null;
+  const idleAt = isoToMs(v0.idleAt, null);
+  return {
+    ok: true,
+    value: {
+      schemaVersion: 1,
+      sessionId: v0.sessionId,
+      parentId,
+      rootId: parentId ?? v0.sessionId,
+      level,
+      depth: v0.delegationDepth ?? level - 1,
+      agent: v0.agent ?? null,
+      state: state.success ? state.data : "between_turn",
+      control: "active",
+      createdAt: isoToMs(v0.createdAt, updatedAt),
+      updatedAt,
+      lastActivityAt: updatedAt,
+      idleAt,
+      interruptedAt: state.success && state.data === "interrupted" ? (idleAt ?? updatedAt) : null,
+      counters: { toolCalls: 0, modelSteps: 0, violations: v0.violationCount ?? 0, compactions: 0, resumes: 0 },
+      children: (v0.childSessions ?? []).map((child) => ({
+        sessionId: child.sessionId,
+        agent: child.agent ?? null,
+        createdAt: isoToMs(child.createdAt, updatedAt),
+      })),
+    },
+  };
+};
+
+/** `MIGRATIONS[n]` turns a version-n record into version n+1. Each step is pure and total on its own input. */
+const MIGRATIONS: Readonly<Record<number, Step>> = { 0: v0ToV1 };
+
+/** The version a raw record claims; a record without `schemaVersion` predates versioning (v0). */
+export function detectVersion(raw: unknown): { ok: true; version: number } | { ok: false; reason: string } {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "not a JSON object" };
+  if (!("schemaVersion" in raw)) return { ok: true, version: 0 };
+  const version = raw.schemaVersion;
+  if (typeof version !== "number" || !Number.isInteger(version) || version < 0) {
+    return { ok: false, reason: `invalid schemaVersion: ${JSON.stringify(version)}` };
+  }
+  return { ok: true, version };
+}
+
+/**
+ * Brings a raw record up to {@link CURRENT_SCHEMA_VERSION} and validates it. A record from a newer build is
+ * rejected with a reason and never downgraded: the caller must leave its bytes intact.
+ */
+export function migrateRecord(raw: unknown): MigrateResult {
+  const detected = detectVersion(raw);
+  if (!detected.ok) return detected;
+  const fromVersion = detected.version;
+  if (fromVersion > CURRENT_SCHEMA_VERSION) {
+    return {
+      ok: false,
+      reason: `schemaVersion ${fromVersion} was written by a newer opencode-governance (this one reads up to ${CURRENT_SCHEMA_VERSION})`,
+    };
+  }
+  let value = raw;
+  for (let version = fromVersion; version < CURRENT_SCHEMA_VERSION; version++) {
+    const step = MIGRATIONS[version];
+    if (!step) return { ok: false, reason: `no migration from schemaVersion ${version}` };
+    const next = step(value);
+    if (!next.ok) return { ok: false, reason: `migrating v${version}→v${version + 1}: ${next.reason}` };
+    value = next.value;
+  }
+  const record = SessionRecord.safeParse(value);
+  if (!record.success) return { ok: false, reason: `invalid v${CURRENT_SCHEMA_VERSION} record: ${z.prettifyError(record.error)}` };
+  return { ok: true, record: record.data, fromVersion };
+}

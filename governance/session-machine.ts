@@ -1,0 +1,323 @@
+import { z } from "zod";
+import { classifyResume, idleMs } from "./resume-window.ts";
+import { SessionId, SessionRecord, SessionState, isSessionId } from "./session-record.ts";
+
+/**
+ * The five-state session machine (seed 003, S1–S5) as data plus one pure function.
+ * Semantics, with the reasons behind them, are in docs/session-states.md; this file is the executable form.
+ *
+ * Invariants:
+ * - Turn-scoped context (`compactedPending`, `resume`) is cleared only by an `idle` ending a turn in which a model
+ *   step ran; `compacted`/`resumed` mean "no step yet", so the state itself answers "did a step run since?".
+ * - `idle` is never an interruption; only `aborted` makes `interrupted`, once (repeats return the same record).
+ * - Resume window: exactly minIdle is a resume, exactly maxIdle is expired (elapsed ms, not calendar days).
+ * - Control status is never changed; S5-R08 is `resumeContextDue` (level 1 only).
+ */
+
+const At = z.number().int();
+/** Hierarchy of the parent, read by the adapter from the parent's record (depth and root come from the chain). */
+export const ParentInfo = z.object({ depth: z.number().int().min(0), rootId: SessionId });
+export type ParentInfo = z.infer<typeof ParentInfo>;
+
+export const SessionEvent = z.discriminatedUnion("type", [
+  /** `session.created` (S1). Does not fire for `opencode -s <id>`. */
+  z.object({
+    type: z.literal("created"),
+    at: At,
+    parentId: SessionId.nullable(),
+    agent: z.string().nullable(),
+    parentRecord: ParentInfo.optional(),
+  }),
+  /**
+   * First activity of a session this process has not seen (the adapter passes the record on disk or undefined).
+   * `parentId`/`parentRecord` are optional extras for when the adapter learned the parent (e.g. `session.get`):
+   * without them a session with no record is taken as a root.
+   */
+  z.object({
+    type: z.literal("first_seen"),
+    at: At,
+    agent: z.string().nullable().optional(),
+    parentId: SessionId.nullable().optional(),
+    parentRecord: ParentInfo.optional(),
+  }),
+  /** One LLM request of the session. Feed it before building that step's injection. */
+  z.object({ type: z.literal("model_step"), at: At }),
+  z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string() }),
+  z.object({ type: z.literal("tool_after"), at: At, tool: z.string(), callId: z.string() }),
+  /** `session.idle`: after EVERY turn, not a user stop; it only ends the turn. */
+  z.object({ type: z.literal("idle"), at: At }),
+  /** `session.error` with MessageAbortedError (Escape, SDK abort, cascade from the parent). */
+  z.object({ type: z.literal("aborted"), at: At }),
+  /** Any other `session.error`: logged, no state change. */
+  z.object({ type: z.literal("errored"), at: At, message: z.string() }),
+  z.object({ type: z.literal("compacted"), at: At, trigger: z.enum(["summarize", "auto", "keyword-fallback"]) }),
+  z.object({ type: z.literal("todo_updated"), at: At, total: z.number().int(), open: z.number().int() }),
+]);
+export type SessionEvent = z.infer<typeof SessionEvent>;
+export type SessionEventType = SessionEvent["type"];
+
+export const AuditEffect = z.object({
+  type: z.literal("audit"),
+  event: z.string(),
+  data: z.record(z.string(), z.unknown()),
+});
+/** Record every running descendant `interrupted` (with its last tool call) and verify none is still busy. */
+export const InterruptDescendantsEffect = z.object({ type: z.literal("interrupt_descendants") });
+/** A resume was synthesized; `allowed` is false for level ≥ 2 (S5-R08). See {@link resumeContextDue}. */
+export const ResumeContextEffect = z.object({ type: z.literal("resume_context"), allowed: z.boolean() });
+/** The record passed in is replaced by a fresh one: archive it before writing `next`. */
+export const ArchivePreviousEffect = z.object({ type: z.literal("archive_previous") });
+/** Queue a notification for the parent session (used by the stop ladder; reason e.g. `child_stopped`). */
+export const NotifyParentEffect = z.object({ type: z.literal("notify_parent"), parentId: SessionId, reason: z.string() });
+export const Effect = z.discriminatedUnion("type", [
+  AuditEffect,
+  InterruptDescendantsEffect,
+  ResumeContextEffect,
+  ArchivePreviousEffect,
+  NotifyParentEffect,
+]);
+export type Effect = z.infer<typeof Effect>;
+
+export type StateKey = SessionState | "absent";
+type Target =
+  | { kind: "create" } // no record: build an S1 record
+  | { kind: "go"; to: SessionState }
+  | { kind: "stay" }
+  | { kind: "window" } // classify the gap (resume / continue / expired), then apply the event
+  | { kind: "link" } // a late `created` may supply the parent of a record first built without one
+  | { kind: "illegal"; reason: string };
+
+const create = { kind: "create" } as const;
+const stay = { kind: "stay" } as const;
+const windowed = { kind: "window" } as const;
+const link = { kind: "link" } as const;
+const go = <S extends SessionState>(to: S) => ({ kind: "go", to }) as const;
+const noRecord = { kind: "illegal", reason: "no_record: feed first_seen before any other event" } as const;
+
+/**
+ * Which events are legal in which state, and where they lead. `stay` keeps the state (fields still change).
+ * `compacted`/`resumed` mean "the pending context has not reached a model step yet": the first step moves them to
+ * `between_turn`, while `compactedPending`/`resume` keep the text on every step until the turn ends (idle).
+ */
+export const TRANSITIONS = {
+  absent: {
+    created: create, first_seen: create, model_step: noRecord, tool_before: noRecord, tool_after: noRecord,
+    idle: noRecord, aborted: noRecord, errored: noRecord, compacted: noRecord, todo_updated: noRecord,
+  },
+  beginning: {
+    created: link, first_seen: windowed, model_step: stay, tool_before: stay, tool_after: stay,
+    idle: go("between_turn"), aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+  },
+  between_turn: {
+    created: link, first_seen: windowed, model_step: stay, tool_before: stay, tool_after: stay,
+    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+  },
+  compacted: {
+    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"), tool_after: stay,
+    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+  },
+  resumed: {
+    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"), tool_after: stay,
+    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+  },
+  interrupted: {
+    // A model step after an interruption is the session going on (a new prompt, or `task` with task_id): a resume.
+    // A tool call is a straggler of the aborted step: bookkeeping only. Repeated aborts are idempotent.
+    created: link, first_seen: windowed, model_step: windowed, tool_before: stay, tool_after: stay,
+    idle: stay, aborted: stay, errored: stay, compacted: go("compacted"), todo_updated: stay,
+  },
+} as const satisfies Record<StateKey, Record<SessionEventType, Target>>;
+
+export interface TransitionContext {
+  config: { minIdleMs: number; maxIdleMs: number };
+  sessionId: string;
+}
+export interface TransitionResult {
+  next: SessionRecord | undefined;
+  effects: Effect[];
+  /** Set when the event is not legal here: `next` is the input unchanged; the caller logs the reason. */
+  illegal?: { reason: string };
+}
+
+/**
+ * Pure transition: no clock (time is the event's `at`), no I/O, never throws. Effects are for the adapter.
+ * Control status is never changed here; on an expired resume a `stopped` session stays stopped.
+ */
+export function transition(record: SessionRecord | undefined, event: SessionEvent, ctx: TransitionContext): TransitionResult {
+  const parsed = SessionEvent.safeParse(event);
+  if (!parsed.success) return illegal(record, `invalid_event: ${parsed.error.issues[0]?.message ?? "unknown"}`);
+  const ev = parsed.data;
+  if (!isSessionId(ctx.sessionId)) return illegal(record, "invalid_session_id");
+  if (record && record.sessionId !== ctx.sessionId) return illegal(record, "session_mismatch");
+
+  const target: Target = TRANSITIONS[record ? record.state : "absent"][ev.type];
+  if (target.kind === "illegal") return illegal(record, target.reason);
+  if (target.kind === "create") return createRecord(ev, ctx.sessionId);
+  if (!record) return illegal(record, "no_record");
+  if (target.kind === "link") return linkParent(record, ev);
+  if (target.kind === "window") return applyWindow(record, ev, ctx);
+
+  const from = record.state;
+  const to = target.kind === "go" ? target.to : from;
+  if (ev.type === "aborted" && from === "interrupted") return { next: record, effects: [] };
+  const next = { ...apply(record, to, ev), updatedAt: Math.max(record.updatedAt, ev.at) };
+  return { next, effects: effectsFor(record, next, ev) };
+}
+
+/**
+ * S5-R08 in one place: a resume context is injected only into a primary session. The adapter checks this on
+ * every step (the transform output is rebuilt each time), never the `resume_context` effect alone.
+ */
+export function resumeContextDue(record: SessionRecord): boolean {
+  return record.resume !== null && record.level === 1;
+}
+
+function illegal(record: SessionRecord | undefined, reason: string): TransitionResult {
+  return { next: record, effects: [], illegal: { reason } };
+}
+
+/** Field updates of an event that does not need the resume window; `to` comes from the table. */
+function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): SessionRecord {
+  const r: SessionRecord = { ...record, state: to };
+  const lastActivityAt = Math.max(r.lastActivityAt, ev.at);
+  switch (ev.type) {
+    case "model_step":
+      return { ...r, lastActivityAt, counters: { ...r.counters, modelSteps: r.counters.modelSteps + 1 } };
+    case "tool_before":
+      return {
+        ...r,
+        lastActivityAt,
+        lastToolCall: { tool: ev.tool, callId: ev.callId, at: ev.at, summary: ev.summary.slice(0, 200) },
+        firstTool: r.firstTool ?? ev.tool,
+        counters: { ...r.counters, toolCalls: r.counters.toolCalls + 1 },
+      };
+    case "tool_after":
+      return { ...r, lastActivityAt };
+    case "idle": {
+      // Only an idle that ends a turn with a step in it retires turn-scoped context (state left compacted/resumed).
+      const turnDone = to === "between_turn";
+      return {
+        ...r,
+        idleAt: ev.at,
+        lastActivityAt,
+        ...(turnDone ? { resume: null, compactedPending: false } : {}),
+      };
+    }
+    case "aborted":
+      return { ...r, lastActivityAt, interruptedAt: ev.at, stateBeforeInterrupt: record.state };
+    case "compacted":
+      return {
+        ...r,
+        lastActivityAt,
+        compactedPending: true,
+        compactionHistory: [...r.compactionHistory, { at: ev.at, trigger: ev.trigger }],
+        counters: { ...r.counters, compactions: r.counters.compactions + 1 },
+      };
+    case "todo_updated":
+      return { ...r, todo: { total: ev.total, open: ev.open } };
+    case "errored":
+    case "created":
+    case "first_seen":
+      return r;
+  }
+}
+
+function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEvent): Effect[] {
+  const from = before.state;
+  const to = after.state;
+  switch (ev.type) {
+    case "aborted":
+      return [
+        { type: "interrupt_descendants" },
+        { type: "audit", event: "session_interrupted", data: { from, lastToolCall: after.lastToolCall } },
+      ];
+    case "compacted":
+      return [{ type: "audit", event: "session_compacted", data: { from, trigger: ev.trigger, count: after.counters.compactions } }];
+    case "errored":
+      return [{ type: "audit", event: "session_error", data: { state: from, message: ev.message.slice(0, 500) } }];
+    default:
+      return from === to ? [] : [{ type: "audit", event: "state_transition", data: { from, to, on: ev.type } }];
+  }
+}
+
+function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
+  const parentId = ev.type === "created" || ev.type === "first_seen" ? (ev.parentId ?? null) : null;
+  const parent = ev.type === "created" || ev.type === "first_seen" ? ev.parentRecord : undefined;
+  const agent = ev.type === "created" || ev.type === "first_seen" ? (ev.agent ?? null) : null;
+  const next = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
+  if (!next) return illegal(undefined, "invalid_record");
+  const data = {
+    via: ev.type, level: next.level, depth: next.depth, parentId, parentKnown: parentId === null || parent !== undefined,
+  };
+  return { next, effects: [{ type: "audit", event: "session_created", data }] };
+}
+
+type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
+
+/** Depth from the parent chain; without the parent's record a child is assumed one below a root. */
+function hierarchy(sessionId: string, parentId: string | null, parent: ParentInfo | undefined): Hierarchy {
+  if (parentId === null) return { parentId: null, rootId: sessionId, depth: 0, level: 1 };
+  const depth = parent ? parent.depth + 1 : 1;
+  return { parentId, rootId: parent?.rootId ?? parentId, depth, level: Math.min(depth + 1, 3) };
+}
+
+/** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
+function freshRecord(sessionId: string, at: number, agent: string | null, h: Hierarchy): SessionRecord | undefined {
+  const parsed = SessionRecord.safeParse({
+    schemaVersion: 1, sessionId, ...h, agent, state: "beginning", control: "active",
+    createdAt: at, updatedAt: at, lastActivityAt: at,
+  });
+  return parsed.success ? parsed.data : undefined;
+}
+
+function linkParent(record: SessionRecord, ev: SessionEvent): TransitionResult {
+  if (ev.type !== "created") return illegal(record, "link_requires_created");
+  if (ev.parentId === null || ev.parentId === record.parentId) return illegal(record, "duplicate_created");
+  if (record.parentId !== null) return illegal(record, `parent_conflict: ${record.parentId} vs ${ev.parentId}`);
+  const h = hierarchy(record.sessionId, ev.parentId, ev.parentRecord);
+  const next = { ...record, ...h, agent: record.agent ?? ev.agent, updatedAt: Math.max(record.updatedAt, ev.at) };
+  return { next, effects: [{ type: "audit", event: "child_linked", data: { via: "late_created", parentId: h.parentId, level: h.level, depth: h.depth } }] };
+}
+
+/**
+ * S5: the gap since `lastActivityAt` decides. `resume` → state `resumed` with `resume` filled; `expired` → a fresh
+ * S1 record with the same id and hierarchy (the adapter archives the old one); `continue` → the stored state is
+ * kept (usually `between_turn`; a pending compaction or resume stays pending). A model step on an interrupted record
+ * is then applied on top of the result, so its counters and state follow the same rules as any other step.
+ */
+function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionContext): TransitionResult {
+  const at = ev.at;
+  const interrupted = record.state === "interrupted";
+  const kind = classifyResume({ lastActivityAt: record.lastActivityAt, now: at, interrupted, ...ctx.config });
+  const agent = ev.type === "first_seen" && ev.agent ? ev.agent : record.agent;
+  let next: SessionRecord;
+  const effects: Effect[] = [];
+  if (kind === "expired") {
+    const { parentId, rootId, depth, level } = record;
+    const fresh = freshRecord(record.sessionId, at, agent, { parentId, rootId, depth, level });
+    if (!fresh) return illegal(record, "invalid_record");
+    next = record.control === "stopped"
+      ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt }
+      : fresh;
+    effects.push(
+      { type: "archive_previous" },
+      { type: "audit", event: "expired_resume", data: { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state } },
+    );
+  } else if (kind === "resume") {
+    const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
+    const resume = { at, idleMs: idleMs(record.lastActivityAt, at), previousActivityAt: record.lastActivityAt, previousState, interrupted };
+    next = {
+      ...record, agent, state: "resumed", resume, lastActivityAt: Math.max(record.lastActivityAt, at),
+      updatedAt: Math.max(record.updatedAt, at), counters: { ...record.counters, resumes: record.counters.resumes + 1 },
+    };
+    effects.push(
+      { type: "audit", event: "session_resumed", data: { ...resume, level: record.level } },
+      { type: "resume_context", allowed: record.level === 1 },
+    );
+  } else {
+    next = { ...record, agent, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
+  }
+  if (ev.type === "first_seen") return { next, effects };
+  const rest = transition(next, ev, ctx);
+  return { next: rest.next, effects: [...effects, ...rest.effects], ...(rest.illegal ? { illegal: rest.illegal } : {}) };
+}

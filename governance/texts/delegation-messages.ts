@@ -1,0 +1,72 @@
+import { agentToken, describeTargets } from "./text-parts.ts";
+
+/**
+ * Messages for a refused `task` spawn. The adapter throws them from `tool.execute.before`, so the model reads them
+ * as the tool result and the user sees them in the transcript: each says what was blocked, why, and what to do
+ * instead, and tells the model not to work around the block by spawning someone else.
+ */
+
+export const HALT_HEADING = "🚨 EMERGENCY_HALT: MAX_DELEGATION_DEPTH_EXCEEDED";
+export const LEAF_BLOCKED_HEADING = "⛔ DELEGATION BLOCKED: LEAF_AGENT";
+export const NOT_ALLOWED_HEADING = "⛔ DELEGATION BLOCKED: TARGET_NOT_ALLOWED";
+
+export interface HaltMessageInput {
+  callerAgent: string | null;
+  callerDepth: number;
+  targetAgent: string;
+  maxDepth: number;
+}
+
+export function buildHaltMessage(input: HaltMessageInput): string {
+  return [
+    HALT_HEADING,
+    `opencode-governance blocked this delegation: ${agentToken(input.callerAgent)} (depth ${input.callerDepth}) tried to spawn ${agentToken(input.targetAgent)} at depth ${input.callerDepth + 1}; the maximum is ${input.maxDepth}.`,
+    "Do not retry or spawn another agent instead. Finish the work yourself, or return to your parent with what you have and what remains undone.",
+  ].join("\n");
+}
+
+export interface LeafBlockedMessageInput {
+  callerAgent: string | null;
+  targetAgent: string;
+}
+
+export function buildLeafBlockedMessage(input: LeafBlockedMessageInput): string {
+  return [
+    LEAF_BLOCKED_HEADING,
+    `${agentToken(input.callerAgent)} is a leaf agent and cannot delegate (it tried to spawn ${agentToken(input.targetAgent)}).`,
+    "Do the work yourself with your own tools, or return to your parent saying what you could not do.",
+  ].join("\n");
+}
+
+export interface NotAllowedMessageInput {
+  callerAgent: string | null;
+  targetAgent: string;
+  /** The caller's `mayDelegateTo` patterns. */
+  allowed: readonly string[];
+}
+
+export function buildNotAllowedMessage(input: NotAllowedMessageInput): string {
+  const targets = describeTargets(input.allowed);
+  return [
+    NOT_ALLOWED_HEADING,
+    `${agentToken(input.callerAgent)} may not delegate to ${agentToken(input.targetAgent)}. Allowed targets: ${targets}.`,
+    targets === "none" ? "Do the work yourself, or return to your parent." : "Delegate to an allowed agent, or do the work yourself.",
+  ].join("\n");
+}
+
+export interface LogOnlyNoteInput {
+  kind: "leaf" | "not_allowed" | "max_depth";
+  callerAgent: string | null;
+  targetAgent: string;
+}
+
+const KIND_TEXT: Record<LogOnlyNoteInput["kind"], string> = {
+  leaf: "the caller is a leaf agent",
+  not_allowed: "the target is not in the caller's allowed list",
+  max_depth: "it exceeds the maximum delegation depth",
+};
+
+/** One line for log-only mode: the spawn goes ahead, but the model and the audit trail learn it broke the policy. */
+export function buildLogOnlyNote(input: LogOnlyNoteInput): string {
+  return `(opencode-governance, log-only: ${agentToken(input.callerAgent)} → ${agentToken(input.targetAgent)} would be blocked in enforce mode: ${KIND_TEXT[input.kind]}. Allowed and logged.)`;
+}

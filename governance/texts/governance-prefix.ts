@@ -1,0 +1,92 @@
+import type { AgentRole } from "../config.ts";
+import { formatIdle } from "../time-format.ts";
+import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL, sessionToken } from "./text-parts.ts";
+
+/** Stable first line; adapters and tests find the prefix by it (and strip a stale copy by it). */
+export const GOVERNANCE_PREFIX_HEADING = "## Governance Context (opencode-governance)";
+
+export interface OrphanNote {
+  sessionId: string;
+  agent: string | null;
+  /** Time since the orphan's last activity. */
+  idleMs: number;
+}
+
+export interface GovernancePrefixInput {
+  agent: string | null;
+  role: AgentRole;
+  /** Seed 003 level (1 primary, 2 first delegation, 3 deeper). */
+  level: number;
+  /** Exact parentID-chain length; 0 for a root session. */
+  depth: number;
+  language: { communication: string; documents: string };
+  phase: string;
+  /** What to do first; empty → {@link defaultFirstActions} for the role. At most 3 are shown. */
+  firstActions: readonly string[];
+  todo: { total: number; open: number } | null;
+  /** Stale-state warnings (e.g. "todo list not updated for 3 hours"). At most 3 are shown. */
+  staleWarnings: readonly string[];
+  maxDepth: number;
+  mayDelegateTo: readonly string[];
+  /** Subagents found orphaned (seed 000: no activity for `orphans.staleAfter`). At most 5 are shown. */
+  orphans?: readonly OrphanNote[];
+}
+
+const EXTRA_RULE: Record<AgentRole, string> = {
+  primary: "Read the todo list before acting; verify delegated results before reporting them.",
+  delegating: "Stay inside the scope your parent gave you; return a concise result to it.",
+  leaf: "Stay inside the scope your parent gave you; return a concise result to it.",
+};
+
+const PROTOCOL_RULE: Record<AgentRole, string> = {
+  primary: "A ⚠️ SUBAGENT INTERRUPTED note means the user stopped a subagent: check its work before re-delegating.",
+  delegating: "Tool results starting with ⚠️, 🛑 or ❌ are stop directives from the user: obey at once.",
+  leaf: "Tool results starting with ⚠️, 🛑 or ❌ are stop directives from the user: obey at once.",
+};
+
+/** The first actions seed 003 asks for, per role, when the caller has nothing more specific. */
+export function defaultFirstActions(role: AgentRole): string[] {
+  switch (role) {
+    case "primary":
+      return ["Read the todo list (`todoread`), then delegate the next step with `task`."];
+    case "delegating":
+      return ["Restate your scope in one line, then plan or delegate within it."];
+    case "leaf":
+      return ["Read the files you will change before editing them."];
+  }
+}
+
+/**
+ * S1 governance prefix (seed 003), sent on every model step of a governed session, so it is kept to ~900 characters
+ * in the typical case: language first (ABSOLUTE PRIORITY), who the agent is, phase, role rules, first action, todo
+ * count, and warnings only when there are some. Lists are capped so a noisy state cannot grow it without bound.
+ */
+export function buildGovernancePrefix(input: GovernancePrefixInput): string {
+  const lines = [
+    GOVERNANCE_PREFIX_HEADING,
+    `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
+    `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth})`,
+    `**Phase:** ${oneLine(input.phase, 60)}`,
+    "**Rules:**",
+    `1. ${hierarchyRule({ role: input.role, depth: input.depth, maxDepth: input.maxDepth, mayDelegateTo: input.mayDelegateTo })}`,
+    `2. ${EXTRA_RULE[input.role]}`,
+    `3. ${PROTOCOL_RULE[input.role]}`,
+    "**First action required:**",
+  ];
+  const firstActions = input.firstActions.length > 0 ? input.firstActions : defaultFirstActions(input.role);
+  for (const action of firstActions.slice(0, 3)) lines.push(`- ${oneLine(action, 160)}`);
+  if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
+  if (input.staleWarnings.length > 0) {
+    lines.push("**Warnings:**");
+    for (const warning of input.staleWarnings.slice(0, 3)) lines.push(`- ${oneLine(warning, 200)}`);
+  }
+  const orphans = input.orphans ?? [];
+  if (orphans.length > 0) {
+    lines.push("**Orphaned subagents** (no recent activity; their work may be incomplete, check it before re-delegating):");
+    for (const o of orphans.slice(0, 5)) {
+      lines.push(`- ${agentToken(o.agent)} (${sessionToken(o.sessionId)}), idle ${formatIdle(o.idleMs)}`);
+    }
+    if (orphans.length > 5) lines.push(`- …and ${orphans.length - 5} more`);
+  }
+  return lines.join("\n");
+}

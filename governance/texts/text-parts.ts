@@ -1,0 +1,77 @@
+import type { AgentRole } from "../config.ts";
+
+/**
+ * Small building blocks shared by the text builders. They exist so that every value that did not come from this
+ * codebase (agent names from tool arguments, tool-call summaries, user reasons, injected guidance) reaches the model
+ * in exactly one of two shapes: a clipped, single-line quoted value, or a fenced block labelled as data.
+ */
+
+const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+
+/** Clips to `max` code points (never splitting a surrogate pair), marking the cut with "…". */
+export function clip(text: string, max: number): string {
+  const chars = Array.from(text);
+  return chars.length <= max ? text : `${chars.slice(0, Math.max(0, max - 1)).join("")}…`;
+}
+
+/** Text as one plain line: controls removed, whitespace collapsed, clipped. For lists of our own records. */
+export function oneLine(text: string, max = 160): string {
+  return clip(text.replace(CONTROL, "").replace(/\s+/g, " ").trim(), max);
+}
+
+/** Untrusted text as one quoted line: controls removed, whitespace collapsed, clipped, JSON-quoted. */
+export function quoteInline(text: string, max = 120): string {
+  return JSON.stringify(clip(text.replace(CONTROL, "").replace(/\s+/g, " ").trim(), max));
+}
+
+/**
+ * An agent name as a bare token. Names come from config, OpenCode, or a model's `task` arguments; anything outside
+ * letters, digits and `_ . : @ / - *` is replaced so a name can never carry an instruction or break a line.
+ */
+export function agentToken(name: string | null | undefined): string {
+  if (!name) return "(unknown agent)";
+  return clip(name.replace(/[^\p{L}\p{N}_.:@/*-]/gu, "?"), 60);
+}
+
+/** A session id as a bare token (same rule as {@link agentToken}). */
+export function sessionToken(id: string): string {
+  return clip(id.replace(/[^A-Za-z0-9_-]/g, "?"), 70);
+}
+
+/**
+ * Fences untrusted multi-line text. The fence is one backtick longer than the longest backtick run inside, so the
+ * content can never close it (CommonMark rule); the info string labels the block.
+ */
+export function fence(text: string, label = "text"): string {
+  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
+  const ticks = "`".repeat(Math.max(3, longest + 1));
+  return `${ticks}${label}\n${text.replace(CONTROL, "")}\n${ticks}`;
+}
+
+export const ROLE_LABEL: Record<AgentRole, string> = { primary: "PRIMARY", delegating: "DELEGATING", leaf: "LEAF" };
+
+/** "English" when both languages agree, else "English (communication), German (documents)". */
+export function languageText(language: { communication: string; documents: string }): string {
+  const c = oneLine(language.communication, 40);
+  const d = oneLine(language.documents, 40);
+  return c === d ? `${c} (communication and documents)` : `${c} (communication), ${d} (documents)`;
+}
+
+/** Reads an allow-list: "any agent", "none", "a, b", "any agent except x". Order-aware only for the common shapes. */
+export function describeTargets(patterns: readonly string[]): string {
+  if (patterns.length === 0) return "none";
+  const allows = patterns.filter((p) => !p.startsWith("!")).map(agentToken);
+  const denies = patterns.filter((p) => p.startsWith("!")).map((p) => agentToken(p.slice(1)));
+  const allowText = allows.includes("*") ? "any agent" : allows.join(", ") || "none";
+  return denies.length > 0 ? `${allowText} except ${denies.join(", ")}` : allowText;
+}
+
+/** One-line hierarchy reminder used by the prefix, the post-compact reminder and the compaction context. */
+export function hierarchyRule(input: { role: AgentRole; depth?: number; maxDepth: number; mayDelegateTo?: readonly string[] }): string {
+  const atLimit = input.depth !== undefined && input.depth >= input.maxDepth;
+  if (input.role === "leaf") return "You are a LEAF agent: you cannot delegate (no `task` calls); do the work yourself.";
+  if (atLimit) return `You are at the maximum delegation depth (${input.maxDepth}): do not delegate; do the work yourself.`;
+  const lead = input.role === "primary" ? "NEVER edit files or do the work yourself; ALWAYS delegate with `task`." : "Delegate only within your scope.";
+  const targets = input.mayDelegateTo ? ` Allowed targets: ${describeTargets(input.mayDelegateTo)}.` : "";
+  return `${lead}${targets} Max delegation depth: ${input.maxDepth}.`;
+}

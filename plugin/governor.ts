@@ -1,0 +1,210 @@
+import type { PluginInput } from "@opencode-ai/plugin";
+import { AuditLog } from "../governance/audit-log.ts";
+import { systemClock, type Clock } from "../governance/clock.ts";
+import { DEFAULT_CONFIG, loadConfig, type GovernanceConfig } from "../governance/config.ts";
+import { ensureGovernanceDir, type GovernancePaths } from "../governance/governance-paths.ts";
+import type { StoreProblem } from "../governance/quarantine.ts";
+import { isSessionId, type SessionRecord } from "../governance/session-record.ts";
+import { SessionStore } from "../governance/session-store.ts";
+import { transition, type Effect, type SessionEvent } from "../governance/session-machine.ts";
+import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
+import { checkOrphans } from "./orphan-check.ts";
+import { createOpencodeApi, type OpencodeApi } from "./opencode-api.ts";
+
+export type GovernorOptions = { clock?: Clock; api?: OpencodeApi };
+
+/**
+ * One plugin instance's state (never module globals: one `opencode serve` may host several projects).
+ * Holds the in-memory view the hot path needs — which sessions this process has seen, which are busy, which have
+ * directives waiting — and applies session-machine transitions to the durable store.
+ */
+export class Governor {
+  readonly directory: string;
+  readonly clock: Clock;
+  readonly store: SessionStore;
+  readonly paths: GovernancePaths;
+  readonly audit: AuditLog;
+  readonly api: OpencodeApi;
+  config: GovernanceConfig = DEFAULT_CONFIG;
+  /** Sessions this process has handled; first activity of any other session with a record on disk is a resume. */
+  readonly seen = new Set<string>();
+  /** Latest `session.status` per session (absent = idle). */
+  readonly status = new Map<string, string>();
+  /** Sessions that have directives queued (filled by the watcher and by this process's own enqueues). */
+  readonly pending = new Set<string>();
+  /** Agent of a session, learned from messages (the `session.created` event of a primary carries none). */
+  readonly agents = new Map<string, string>();
+  readonly #firstSeen = new Map<string, Promise<SessionRecord | undefined>>();
+  readonly #reported = new Set<string>();
+
+  constructor(input: Pick<PluginInput, "directory" | "client">, options: GovernorOptions = {}) {
+    this.directory = input.directory;
+    this.clock = options.clock ?? systemClock;
+    this.api = options.api ?? createOpencodeApi(input.client, input.directory);
+    const onProblem = (p: StoreProblem) => this.#problem(p);
+    this.store = new SessionStore({ projectDir: this.directory, clock: this.clock, onProblem });
+    this.paths = this.store.paths;
+    this.audit = new AuditLog({ paths: this.paths, clock: this.clock, onProblem });
+  }
+
+  /** Creates the git-ignored state folder first, then config (created with defaults if missing), then sweeps. */
+  async start(): Promise<void> {
+    await ensureGovernanceDir(this.paths);
+    await this.reloadConfig();
+    const archived = await this.store.archiveStale(this.config.resume.maxIdle);
+    await this.record("plugin_started", { directory: this.directory, archived: archived.length, pid: process.pid });
+  }
+
+  async reloadConfig(): Promise<void> {
+    const loaded = await loadConfig(this.paths.configFile, this.config);
+    this.config = loaded.config;
+    for (const p of loaded.problems) {
+      await this.record("config_problem", { file: this.paths.configFile, message: p.message, line: p.line, column: p.column, source: loaded.source });
+    }
+  }
+
+  /** Appends to the audit log; never throws. */
+  async record(type: string, data: Record<string, unknown> = {}): Promise<void> {
+    await this.audit.append(type, data);
+  }
+
+  reportHookError(hook: string, error: unknown): void {
+    const message = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+    void this.record("hook_error", { hook, message: message.slice(0, 500) });
+  }
+
+  #problem(p: StoreProblem): void {
+    const key = `${p.kind}:${p.file}`;
+    if (this.#reported.has(key)) return;
+    this.#reported.add(key);
+    void this.audit.append("store_problem", { ...p });
+  }
+
+  /** The record as this process last saw it (no I/O). */
+  peek(sessionId: string): SessionRecord | undefined {
+    return this.store.peek(sessionId);
+  }
+
+  /**
+   * Called on every activity of a session. The first time this process sees it, the record on disk (if any) decides
+   * between a new session, a continuation, a resume (1 h–48 h idle or interrupted) and an expired one (> 48 h).
+   * Concurrent first activities of one session share one promise.
+   */
+  ensureSeen(sessionId: string, agent?: string | null): Promise<SessionRecord | undefined> {
+    if (!isSessionId(sessionId)) return Promise.resolve(undefined);
+    if (agent) this.agents.set(sessionId, agent);
+    const existing = this.#firstSeen.get(sessionId);
+    if (existing) return existing;
+    this.seen.add(sessionId);
+    const p = this.#firstActivity(sessionId, agent ?? null);
+    this.#firstSeen.set(sessionId, p);
+    return p;
+  }
+
+  async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
+    const onDisk = await this.store.read(sessionId);
+    let parent: { parentId: string | null } | undefined;
+    let parentRecord: SessionRecord | undefined;
+    if (!onDisk) {
+      parent = await this.api.parentOf(sessionId);
+      if (parent?.parentId) parentRecord = await this.store.read(parent.parentId);
+    }
+    const record = await this.apply(sessionId, {
+      type: "first_seen",
+      at: this.clock.now(),
+      agent,
+      ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
+      ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
+    });
+    if (record && record.children.length > 0) await checkOrphans(this, record);
+    return record;
+  }
+
+  /**
+   * `session.created` arrived in this process. Registered synchronously, before any await, so a hook of the same
+   * session that races the event (chat.message, transforms) waits for this record instead of synthesizing a resume.
+   */
+  created(sessionId: string, create: () => Promise<SessionRecord | undefined>): Promise<SessionRecord | undefined> {
+    this.seen.add(sessionId);
+    const p = create();
+    this.#firstSeen.set(sessionId, p);
+    return p;
+  }
+
+  /**
+   * Applies one machine event durably (read-modify-write under the store's lock), then carries out its effects.
+   * An illegal transition is logged, not thrown.
+   */
+  async apply(sessionId: string, event: SessionEvent, extraEffects?: (record: SessionRecord) => void): Promise<SessionRecord | undefined> {
+    let effects: Effect[] = [];
+    let previous: SessionRecord | undefined;
+    const ctx = { sessionId, config: { minIdleMs: this.config.resume.minIdle, maxIdleMs: this.config.resume.maxIdle } };
+    const next = await this.store.update(sessionId, (current) => {
+      previous = current;
+      const result = transition(current, event, ctx);
+      effects = result.effects;
+      if (result.illegal) effects = [{ type: "audit", event: "illegal_transition", data: { event: event.type, reason: result.illegal.reason } }];
+      return result.next;
+    });
+    for (const effect of effects) await this.#effect(sessionId, effect, previous, next);
+    if (next) extraEffects?.(next);
+    return next;
+  }
+
+  async #effect(sessionId: string, effect: Effect, previous: SessionRecord | undefined, next: SessionRecord | undefined): Promise<void> {
+    switch (effect.type) {
+      case "audit":
+        if (effect.event === "illegal_transition" && effect.data.event === "tool_after") return;
+        await this.record(effect.event, { sessionId, ...effect.data });
+        return;
+      case "archive_previous":
+        if (previous) await this.record("session_expired", { sessionId, lastActivityAt: previous.lastActivityAt });
+        return;
+      case "interrupt_descendants":
+        await this.onInterrupted?.(sessionId);
+        return;
+      case "resume_context":
+        if (!effect.allowed) await this.record("resume_context_skipped", { sessionId, level: next?.level, rule: "S5-R08" });
+        return;
+      case "notify_parent":
+        await this.onNotifyParent?.(sessionId, effect.parentId, effect.reason);
+        return;
+    }
+  }
+
+  /** Keeps the last three governance-relevant actions of a session (S2-R03: they survive compaction). */
+  async remember(sessionId: string, action: string): Promise<void> {
+    await this.store.update(sessionId, (r) => (r ? { ...r, recentActions: [...r.recentActions, action.slice(0, 200)].slice(-3) } : r));
+  }
+
+  /**
+   * A child's task ended (completed, failed or aborted): the parent's link is closed and a still-active child is
+   * marked completed, so no bookkeeping leaks whatever the exit path. Idempotent.
+   */
+  async closeChild(parentId: string, childId: string, outcome: "completed" | "aborted" | "failed"): Promise<void> {
+    const at = this.clock.now();
+    let closed = false;
+    if (isSessionId(parentId)) {
+      await this.store.update(parentId, (p) => {
+        if (!p) return p;
+        const link = p.children.find((c) => c.sessionId === childId);
+        if (!link || link.closedAt !== null) return p;
+        closed = true;
+        return { ...p, children: p.children.map((c) => (c.sessionId === childId ? { ...c, closedAt: at, outcome: c.outcome === "running" ? outcome : c.outcome } : c)) };
+      });
+    }
+    await this.store.update(childId, (c) => (c && c.control === "active" && outcome === "completed" ? { ...c, control: "completed" } : c));
+    if (closed) await this.record("child_closed", { sessionId: parentId, childId, outcome });
+  }
+
+  /** Orphaned children found when this session started or resumed, for its governance prefix. */
+  readonly orphans = new Map<string, OrphanNote[]>();
+  orphanNotes(sessionId: string): OrphanNote[] {
+    return this.orphans.get(sessionId) ?? [];
+  }
+
+  /** Set by the stop controller: runs when a session was aborted (interrupt its running descendants). */
+  onInterrupted?: (sessionId: string) => Promise<void>;
+  /** Set by the stop controller: tells a parent that its child was stopped. */
+  onNotifyParent?: (childId: string, parentId: string, reason: string) => Promise<void>;
+}

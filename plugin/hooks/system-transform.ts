@@ -1,0 +1,55 @@
+import { roleOf } from "../../governance/delegation-policy.ts";
+import { resumeContextDue } from "../../governance/session-machine.ts";
+import { buildGovernancePrefix, defaultFirstActions } from "../../governance/texts/governance-prefix.ts";
+import { buildResumeContext } from "../../governance/texts/resume-context.ts";
+import type { Governor } from "../governor.ts";
+import { interruptedWork } from "../descendants.ts";
+
+/** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
+function isHousekeeping(system: string[]): boolean {
+  const first = system[0] ?? "";
+  return first.includes("You are a title generator") || first.includes("You are a context summarization agent");
+}
+
+/**
+ * `experimental.chat.system.transform`: the governance prefix on EVERY model step of a governed session (the output
+ * is rebuilt by OpenCode each step, so nothing is injected "once"). A resumed primary gets the resume context placed
+ * before the prefix (S5-R01); a resumed subagent never does (S5-R08).
+ */
+export async function systemTransform(gov: Governor, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
+  const sessionId = input.sessionID;
+  if (!sessionId || isHousekeeping(output.system)) return;
+  await gov.ensureSeen(sessionId);
+  const record = await gov.apply(sessionId, { type: "model_step", at: gov.clock.now() });
+  if (!record) return;
+  const agent = record.agent ?? gov.agents.get(sessionId) ?? null;
+  const policy = roleOf(agent, gov.config);
+  const prefix = buildGovernancePrefix({
+    agent,
+    role: policy.role,
+    level: record.level,
+    depth: record.depth,
+    language: gov.config.language,
+    phase: gov.config.phase,
+    firstActions: defaultFirstActions(policy.role),
+    todo: record.todo,
+    staleWarnings: [],
+    maxDepth: gov.config.delegation.maxDepth,
+    mayDelegateTo: policy.mayDelegateTo,
+    orphans: gov.orphanNotes(sessionId),
+  });
+  let text = prefix;
+  if (resumeContextDue(record) && record.resume) {
+    const resume = buildResumeContext({
+      idleMs: record.resume.idleMs,
+      previousActivityAt: record.resume.previousActivityAt,
+      previousState: record.resume.previousState,
+      interrupted: record.resume.interrupted,
+      interruptedWork: await interruptedWork(gov, record),
+      anchors: gov.config.anchors,
+      todo: record.todo,
+    });
+    text = `${resume}\n\n${prefix}`;
+  }
+  output.system.push(text);
+}

@@ -1,0 +1,91 @@
+import { z } from "zod";
+
+/**
+ * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the
+ * 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`); both shapes are accepted and
+ * anything unexpected is ignored rather than trusted.
+ */
+const Info = z.object({ id: z.string(), parentID: z.string().optional().nullable(), agent: z.string().optional().nullable() }).passthrough();
+
+const sessionIdOf = (p: { sessionID?: string | undefined; info?: { id: string } | undefined }) => p.sessionID ?? p.info?.id;
+
+export const SessionCreated = z.object({
+  type: z.literal("session.created"),
+  properties: z.object({ sessionID: z.string().optional(), info: Info }),
+});
+export const SessionError = z.object({
+  type: z.literal("session.error"),
+  properties: z.object({
+    sessionID: z.string().optional(),
+    error: z.object({ name: z.string(), data: z.unknown().optional() }).passthrough().optional().nullable(),
+  }),
+});
+const SessionOnly = z.object({ sessionID: z.string().optional(), info: Info.optional() });
+export const SessionIdle = z.object({ type: z.literal("session.idle"), properties: SessionOnly });
+export const SessionCompacted = z.object({ type: z.literal("session.compacted"), properties: SessionOnly });
+export const SessionDeleted = z.object({ type: z.literal("session.deleted"), properties: SessionOnly });
+export const SessionStatus = z.object({
+  type: z.literal("session.status"),
+  properties: z.object({ sessionID: z.string(), status: z.object({ type: z.string() }).passthrough() }),
+});
+export const TodoUpdated = z.object({
+  type: z.literal("todo.updated"),
+  properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
+});
+
+export type GovernanceEvent =
+  | { type: "created"; sessionId: string; parentId: string | null; agent: string | null }
+  | { type: "aborted"; sessionId: string }
+  | { type: "errored"; sessionId: string; name: string }
+  | { type: "idle"; sessionId: string }
+  | { type: "compacted"; sessionId: string }
+  | { type: "deleted"; sessionId: string }
+  | { type: "status"; sessionId: string; status: string }
+  | { type: "todos"; sessionId: string; total: number; open: number };
+
+/** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
+export function parseEvent(raw: unknown): GovernanceEvent | undefined {
+  const type = (raw as { type?: unknown } | null)?.type;
+  switch (type) {
+    case "session.created": {
+      const e = SessionCreated.safeParse(raw);
+      if (!e.success) return undefined;
+      const info = e.data.properties.info;
+      return { type: "created", sessionId: info.id, parentId: info.parentID ?? null, agent: info.agent ?? null };
+    }
+    case "session.error": {
+      const e = SessionError.safeParse(raw);
+      const id = e.success ? e.data.properties.sessionID : undefined;
+      if (!e.success || !id) return undefined;
+      const name = e.data.properties.error?.name ?? "UnknownError";
+      return name === "MessageAbortedError" ? { type: "aborted", sessionId: id } : { type: "errored", sessionId: id, name };
+    }
+    case "session.idle":
+    case "session.compacted":
+    case "session.deleted": {
+      const schema = type === "session.idle" ? SessionIdle : type === "session.compacted" ? SessionCompacted : SessionDeleted;
+      const e = schema.safeParse(raw);
+      const id = e.success ? sessionIdOf(e.data.properties) : undefined;
+      if (!id) return undefined;
+      const kind = type === "session.idle" ? "idle" : type === "session.compacted" ? "compacted" : "deleted";
+      return { type: kind, sessionId: id };
+    }
+    case "session.status": {
+      const e = SessionStatus.safeParse(raw);
+      return e.success ? { type: "status", sessionId: e.data.properties.sessionID, status: e.data.properties.status.type } : undefined;
+    }
+    case "todo.updated": {
+      const e = TodoUpdated.safeParse(raw);
+      if (!e.success) return undefined;
+      const todos = e.data.properties.todos;
+      return {
+        type: "todos",
+        sessionId: e.data.properties.sessionID,
+        total: todos.length,
+        open: todos.filter((t) => t.status !== "completed" && t.status !== "cancelled").length,
+      };
+    }
+    default:
+      return undefined;
+  }
+}

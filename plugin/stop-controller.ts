@@ -1,0 +1,221 @@
+import { claimAll, enqueue, peekAll, type Directive } from "../governance/directive-queue.ts";
+import { validateInjectText } from "../governance/inject-sanitizer.ts";
+import type { SessionRecord } from "../governance/session-record.ts";
+import { confirmStopped, onCompliance, onDeadline, onToolResult, startStop, type StopEffect, type StopHow } from "../governance/stop-ladder.ts";
+import { buildInjectBlock, buildParentNotification, buildStopDirective } from "../governance/texts/stop-directives.ts";
+import type { Governor } from "./governor.ts";
+import { QueueWatcher } from "./queue-watcher.ts";
+
+const HOW_FOR_PARENT: Record<StopHow, "ladder" | "hard-stop" | "compliance"> = { ladder: "ladder", abort: "hard-stop", compliance: "compliance" };
+
+/**
+ * Stop and inject for sessions hosted by this process (seeds 000 and 001): notices requests (watcher + poll),
+ * delivers the L1 → L2 → L3 ladder and injected guidance on tool results, aborts through the SDK when the deadline
+ * passes without a tool call, confirms the session went idle before recording it stopped, and tells the parent once.
+ */
+export class StopController {
+  readonly #gov: Governor;
+  readonly #watcher: QueueWatcher;
+  readonly #deadlines = new Map<string, ReturnType<typeof setTimeout>>();
+  readonly #idleWaiters = new Map<string, (() => void)[]>();
+
+  constructor(gov: Governor) {
+    this.#gov = gov;
+    this.#watcher = new QueueWatcher(gov.paths.queues, (id) => this.#onQueued(id), () => gov.seen);
+    gov.onNotifyParent = (childId, parentId) => this.#notifyParent(childId, parentId);
+  }
+
+  start(): void {
+    this.#watcher.start();
+  }
+
+  dispose(): void {
+    this.#watcher.stop();
+    for (const t of this.#deadlines.values()) clearTimeout(t);
+    this.#deadlines.clear();
+  }
+
+  /** A queue changed. Only sessions this process hosts are acted on; a stop starts its deadline right away. */
+  async #onQueued(sessionId: string): Promise<void> {
+    if (!this.#gov.seen.has(sessionId)) return;
+    this.#gov.pending.add(sessionId);
+    const stops = (await peekAll(this.#gov.paths, sessionId)).filter((d) => d.kind === "stop");
+    for (const stop of stops) await this.#begin(sessionId, stop);
+  }
+
+  async #begin(sessionId: string, d: Extract<Directive, { kind: "stop" }>): Promise<void> {
+    let effects: StopEffect[] = [];
+    const record = await this.#gov.store.update(sessionId, (r) => {
+      if (!r) return r;
+      const res = startStop(r, { requestId: d.id, at: this.#gov.clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: this.#gov.config.stop.deadline });
+      effects = res.effects;
+      return res.next;
+    });
+    await this.#run(sessionId, effects);
+    if (record?.control === "stopping" && record.stop) this.#schedule(sessionId, record.stop.deadlineAt);
+  }
+
+  #schedule(sessionId: string, at: number): void {
+    clearTimeout(this.#deadlines.get(sessionId));
+    const delay = Math.max(0, at - this.#gov.clock.now());
+    const timer = setTimeout(() => void this.#deadline(sessionId).catch((e) => this.#gov.reportHookError("stop-deadline", e)), delay);
+    timer.unref?.();
+    this.#deadlines.set(sessionId, timer);
+  }
+
+  /** The hard stop: abort through the SDK, wait for OpenCode to report idle, then record it stopped. */
+  async #deadline(sessionId: string): Promise<void> {
+    this.#deadlines.delete(sessionId);
+    let action: string = "none";
+    let effects: StopEffect[] = [];
+    const record = await this.#gov.store.update(sessionId, (r) => {
+      if (!r) return r;
+      const res = onDeadline(r, this.#gov.clock.now(), { retryDeadlineMs: this.#gov.config.stop.retryDeadline });
+      action = res.action;
+      effects = res.effects.filter((e) => e.type !== "abort_session");
+      return res.next;
+    });
+    await this.#run(sessionId, effects);
+    if (!record) return;
+    if (action === "give-up") {
+      await this.#gov.api.toast(`Could not stop session ${sessionId}: it is still running after ${record.stop?.abortAttempts ?? 0} aborts.`, "error");
+      return;
+    }
+    if (action !== "abort" && action !== "retry-abort") return;
+    if (record.stop) this.#schedule(sessionId, record.stop.deadlineAt);
+    await this.#gov.api.abort(sessionId);
+    if (await this.#confirmIdle(sessionId, 3_000)) await this.#final(sessionId, "abort");
+  }
+
+  /** Resolves true once OpenCode reports the session idle (status events, with the status route as a check). */
+  async #confirmIdle(sessionId: string, timeoutMs: number): Promise<boolean> {
+    const until = Date.now() + timeoutMs;
+    while (Date.now() < until) {
+      const status = await this.#gov.api.status();
+      if (status && !status[sessionId]) return true;
+      await new Promise<void>((resolve) => {
+        const t = setTimeout(resolve, 150);
+        const list = this.#idleWaiters.get(sessionId) ?? [];
+        list.push(() => (clearTimeout(t), resolve()));
+        this.#idleWaiters.set(sessionId, list);
+      });
+    }
+    return false;
+  }
+
+  async #final(sessionId: string, how: StopHow): Promise<void> {
+    let effects: StopEffect[] = [];
+    await this.#gov.store.update(sessionId, (r) => {
+      if (!r) return r;
+      const res = how === "compliance" ? onCompliance(r, this.#gov.clock.now()) : confirmStopped(r, this.#gov.clock.now(), how);
+      effects = res.effects;
+      return res.next;
+    });
+    clearTimeout(this.#deadlines.get(sessionId));
+    this.#deadlines.delete(sessionId);
+    await this.#run(sessionId, effects, how);
+  }
+
+  async #run(sessionId: string, effects: StopEffect[], how: StopHow = "ladder"): Promise<void> {
+    for (const e of effects) {
+      if (e.type === "audit") await this.#gov.record(e.event, { sessionId, ...e.data });
+      else if (e.type === "notify_parent") await this.#notifyParent(sessionId, e.parentId, how);
+      else if (e.type === "abort_session") this.#abortSoon(sessionId);
+    }
+  }
+
+  /** L3: abort after the hook returns (the model must first receive the terminated result), then verify idle. */
+  #abortSoon(sessionId: string): void {
+    const t = setTimeout(() => {
+      void (async () => {
+        await this.#gov.api.abort(sessionId);
+        if (!(await this.#confirmIdle(sessionId, 3_000))) await this.#gov.api.abort(sessionId);
+      })().catch((e) => this.#gov.reportHookError("stop-abort", e));
+    }, 50);
+    t.unref?.();
+  }
+
+  async #notifyParent(childId: string, parentId: string, how: StopHow | string = "ladder"): Promise<void> {
+    const child = this.#gov.peek(childId) ?? (await this.#gov.store.read(childId));
+    const text = buildParentNotification({
+      childAgent: child?.agent ?? null,
+      childSessionId: childId,
+      reason: child?.stop?.reason ?? "",
+      how: HOW_FOR_PARENT[how as StopHow] ?? "ladder",
+      lastToolCall: child?.lastToolCall ?? null,
+    });
+    const res = await enqueue(this.#gov.paths, parentId, { kind: "notify", id: `notify-${childId}`, at: this.#gov.clock.now(), text });
+    this.#gov.pending.add(parentId);
+    await this.#gov.record("parent_notified", { sessionId: parentId, childId, how, ok: res.ok });
+    await this.#gov.api.toast(`Subagent ${child?.agent ?? childId} was stopped.`, "warning");
+  }
+
+  onStatus(sessionId: string, status: string): void {
+    if (status !== "idle") return;
+    for (const wake of this.#idleWaiters.get(sessionId) ?? []) wake();
+    this.#idleWaiters.delete(sessionId);
+  }
+
+  /** A turn ended while a stop was pending: the session complied (it stopped making tool calls). */
+  async onIdle(sessionId: string): Promise<void> {
+    this.onStatus(sessionId, "idle");
+    const record = this.#gov.peek(sessionId);
+    if (record?.control === "stopping") await this.#final(sessionId, "compliance");
+  }
+
+  async onAborted(sessionId: string): Promise<void> {
+    this.onStatus(sessionId, "idle");
+    const record = this.#gov.peek(sessionId);
+    if (record?.control === "stopping") await this.#final(sessionId, "abort");
+  }
+
+  /**
+   * `tool.execute.after`: returns the rewritten output, or undefined to leave it. Stop wins over inject; all pending
+   * injects are delivered at once, in order; notifications for this session (a child was stopped) come first.
+   */
+  async onToolResult(sessionId: string, output: string): Promise<string | undefined> {
+    const gov = this.#gov;
+    let record: SessionRecord | undefined = gov.peek(sessionId);
+    if (!gov.pending.has(sessionId) && record?.control !== "stopping") return undefined;
+    gov.pending.delete(sessionId);
+    const directives = await claimAll(gov.paths, sessionId, { clock: gov.clock });
+    for (const d of directives) if (d.kind === "stop") await this.#begin(sessionId, d);
+    const notes = directives.filter((d) => d.kind === "notify").map((d) => d.text);
+    const injects = directives.filter((d) => d.kind === "inject");
+    record = gov.peek(sessionId);
+
+    let body: string | undefined;
+    if (record?.control === "stopping") {
+      let level: 1 | 2 | 3 | undefined;
+      let effects: StopEffect[] = [];
+      record = await gov.store.update(sessionId, (r) => {
+        if (!r) return r;
+        const res = onToolResult(r, gov.clock.now());
+        if (res.action.kind === "deliver") level = res.action.level;
+        effects = res.effects;
+        return res.next;
+      });
+      await this.#run(sessionId, effects, "ladder");
+      if (level) body = buildStopDirective({ level, sessionId, reason: record?.stop?.reason ?? "", ...(level === 1 ? { originalOutput: output } : {}) });
+      if (injects.length > 0) await gov.record("inject_dropped", { sessionId, count: injects.length, because: "stop wins over inject" });
+    } else if (injects.length > 0) {
+      const texts = injects.map((d) => validateInjectText(d.text, { maxLength: gov.config.inject.maxLength }).sanitized).filter(Boolean);
+      body = buildInjectBlock(texts) + output;
+      for (const d of injects) await gov.record("session_injected", { sessionId, injectId: d.id, preview: d.text.slice(0, 60), by: d.by });
+    }
+    if (notes.length === 0) return body;
+    return `${notes.join("\n\n")}\n\n${body ?? output}`;
+  }
+
+  /** Notifications only (for the model-step path): stop and inject directives stay queued for tool results. */
+  async takeNotifications(sessionId: string): Promise<string[]> {
+    if (!this.#gov.pending.has(sessionId)) return [];
+    const notes = await claimAll(this.#gov.paths, sessionId, { clock: this.#gov.clock, kinds: ["notify"] });
+    return notes.flatMap((d) => (d.kind === "notify" ? [d.text] : []));
+  }
+
+  /** A request was just queued by this process (a governance tool): act on it without waiting for the watcher. */
+  async poke(sessionId: string): Promise<void> {
+    await this.#onQueued(sessionId);
+  }
+}

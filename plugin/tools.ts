@@ -1,0 +1,48 @@
+import { tool, type ToolDefinition } from "@opencode-ai/plugin";
+import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
+import type { Governor } from "./governor.ts";
+
+const z = tool.schema;
+
+/**
+ * Custom tools for a primary agent: list the governed sessions, stop or steer a running subagent. They write the
+ * same requests as the CLI (`opencode-governance stop|inject|sessions`).
+ */
+export function governanceTools(gov: Governor, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
+  const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
+  return {
+    governance_sessions: tool({
+      description: "List governed sessions as a tree: agent, depth, state, control status and last tool call. Running ones by default.",
+      args: { all: z.boolean().optional().describe("include finished sessions") },
+      async execute(args) {
+        const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false });
+        return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
+      },
+    }),
+    governance_stop: tool({
+      description:
+        "Ask a running subagent to stop. Escalates on its next tool calls: L1 graceful, L2 immediate, L3 terminated; aborted if it makes no tool call before the deadline.",
+      args: {
+        target: z.string().describe("session id (ses_…) or agent name"),
+        level: z.number().int().min(1).max(3).optional().describe("level to start at (default 1)"),
+        reason: z.string().max(500).optional(),
+      },
+      async execute(args, context) {
+        const res = await requestStop(ctx(`agent:${context.agent}`), args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
+        if (!res.ok) return `Not stopped: ${res.reason}`;
+        for (const id of res.sessionIds) await afterRequest(id);
+        return `Stop requested for ${res.sessionIds.join(", ")}.`;
+      },
+    }),
+    governance_inject: tool({
+      description: "Send guidance to a running subagent; it is delivered with its next tool result, fenced as user guidance.",
+      args: { target: z.string().describe("session id (ses_…) or agent name"), text: z.string().describe("the guidance, at most 500 characters") },
+      async execute(args, context) {
+        const res = await requestInject(ctx(`agent:${context.agent}`), args.target, args.text, { maxLength: gov.config.inject.maxLength });
+        if (!res.ok) return `Not sent: ${res.reason}`;
+        for (const id of res.sessionIds) await afterRequest(id);
+        return `Guidance queued for ${res.sessionIds.join(", ")}.${res.warnings.length ? ` Warnings: ${res.warnings.join("; ")}` : ""}`;
+      },
+    }),
+  };
+}

@@ -1,0 +1,165 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  allText,
+  auditEvents,
+  createTestProject,
+  lastOf,
+  patchSessionRecord,
+  runOpencode,
+  serveOpencode,
+  sessionRecord,
+  startScriptedModel,
+  waitFor,
+  type ModelRequest,
+  type ScriptedModel,
+  type ServeHandle,
+  type TestProject,
+} from "../harness/index.ts";
+
+const PREFIX = "## Governance Context (opencode-governance)";
+const REMINDER = "## Post-Compaction Context Recovery (opencode-governance)";
+const RESUME = "## Resumed Session (opencode-governance)";
+const HOUR = 3_600_000;
+
+const GOVERNANCE_YAML = `
+language:
+  communication: Deutsch
+  documents: English
+phase: verification
+anchors:
+  - id: ANCHOR-ESM
+    text: Every module is ESM with explicit .ts imports
+    priority: critical
+`;
+
+/** Markers in the user's text drive the scripted model. */
+function respond(req: ModelRequest) {
+  if (req.kind === "compaction") return { text: "## Objective\n- scripted summary" };
+  const user = lastOf(req, "user") ?? "";
+  const toolResults = req.messages.filter((m) => m.role === "tool").length;
+  if (user.includes("HANG")) return { hang: true as const };
+  if (user.includes("SPAWN") && toolResults === 0) {
+    return { toolCalls: [{ name: "task", args: { description: "inspect", prompt: "CHILD inspect the readme", subagent_type: "general" } }] };
+  }
+  if (user.includes("TOOL") && toolResults === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step", description: "one step" } }] };
+  return { text: "done" };
+}
+
+describe("session lifecycle in a real opencode serve", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+  let sessionId: string;
+
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({ modelUrl: model.url, governanceYaml: GOVERNANCE_YAML });
+    serve = await serveOpencode(project);
+    sessionId = (await serve.http.createSession()).id;
+  });
+  afterAll(async () => {
+    await serve?.stop();
+    await model?.close();
+    project?.cleanup();
+  });
+
+  const agentRequestsOf = (id: string, from = 0) => model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
+
+  test("S1/S3: a new session is recorded and every step carries the prefix with language and phase; a plain turn end is not an interruption", async () => {
+    const from = model.requests.length;
+    await serve.http.prompt(sessionId, "TOOL please");
+    await serve.http.waitIdle([sessionId]);
+    const requests = agentRequestsOf(sessionId, from);
+    expect(requests.length).toBe(2);
+    for (const r of requests) {
+      expect(r.system).toContain(PREFIX);
+      expect(r.system).toContain("Deutsch");
+      expect(r.system).toContain("verification");
+    }
+    // session.idle ends the turn: S1 → S3, and it is not an interruption.
+    const record = await waitFor(() => {
+      const r = sessionRecord(project.governanceDir, sessionId);
+      return r?.state === "between_turn" ? r : undefined;
+    }, "record between turns");
+    expect(record).toMatchObject({ sessionId, level: 1, depth: 0, parentId: null, control: "active", interruptedAt: null });
+    expect(record.lastToolCall).toMatchObject({ tool: "bash" });
+    expect(record.firstTool).toBe("bash");
+    expect(auditEvents(project.governanceDir).map((e) => e.type)).toContain("plugin_started");
+  });
+
+  test("S2: summarize puts anchors and language into the compaction request; the record says compacted; the next step carries the reminder", async () => {
+    const from = model.requests.length;
+    await serve.http.summarize(sessionId);
+    await serve.http.waitIdle([sessionId]);
+    const compaction = model.requests.slice(from).find((r) => r.kind === "compaction");
+    expect(compaction, "a compaction request reached the model").toBeDefined();
+    expect(allText(compaction!)).toContain("ANCHOR-ESM");
+    expect(allText(compaction!)).toContain("Deutsch");
+
+    const record = await waitFor(() => {
+      const r = sessionRecord(project.governanceDir, sessionId);
+      return r?.state === "compacted" ? r : undefined;
+    }, "compacted record");
+    expect(record.compactionHistory.length).toBe(1);
+    expect(record.compactedPending).toBe(true);
+
+    const next = model.requests.length;
+    await serve.http.prompt(sessionId, "what next?");
+    const step = agentRequestsOf(sessionId, next)[0]!;
+    const last = step.messages.at(-1)!;
+    expect(JSON.stringify(last.content)).toContain(REMINDER);
+    expect(JSON.stringify(last.content)).toContain("ANCHOR-ESM");
+    expect(step.system).toContain(PREFIX);
+  });
+
+  test("S4: aborting a running session records it interrupted", async () => {
+    await serve.http.promptAsync(sessionId, "HANG on this");
+    await waitFor(async () => (await serve.http.status())[sessionId]?.type === "busy", "session busy");
+    await waitFor(() => model.openStreams() > 0, "model stream open");
+    await serve.http.abort(sessionId);
+    const record = await waitFor(() => {
+      const r = sessionRecord(project.governanceDir, sessionId);
+      return r?.state === "interrupted" ? r : undefined;
+    }, "interrupted record");
+    expect(record.interruptedAt).toBeGreaterThan(0);
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_interrupted" && e.sessionId === sessionId), "audit session_interrupted");
+  });
+
+  test("S5: continued 2 hours later with opencode run -s, the resume context comes before the prefix; at 49 hours it starts fresh", async () => {
+    await serve.stop();
+    patchSessionRecord(project.governanceDir, sessionId, (r) => {
+      r.lastActivityAt -= 2 * HOUR;
+      r.updatedAt -= 2 * HOUR;
+      r.state = "between_turn";
+      r.interruptedAt = null;
+    });
+    const from = model.requests.length;
+    const run = await runOpencode(project, ["-s", sessionId, "carry on"]);
+    expect(run.code, run.stderr.slice(-1500)).toBe(0);
+    const step = agentRequestsOf(sessionId, from)[0]!;
+    expect(step.system).toContain(RESUME);
+    expect(step.system.indexOf(RESUME)).toBeLessThan(step.system.indexOf(PREFIX));
+    expect(step.system).toMatch(/2 hours/);
+    expect(sessionRecord(project.governanceDir, sessionId)!.counters.resumes).toBe(1);
+
+    patchSessionRecord(project.governanceDir, sessionId, (r) => {
+      r.lastActivityAt -= 49 * HOUR;
+      r.updatedAt -= 49 * HOUR;
+      r.createdAt -= 49 * HOUR;
+    });
+    const again = model.requests.length;
+    const run2 = await runOpencode(project, ["-s", sessionId, "and again"]);
+    expect(run2.code, run2.stderr.slice(-1500)).toBe(0);
+    const fresh = agentRequestsOf(sessionId, again)[0]!;
+    expect(fresh.system).toContain(PREFIX);
+    expect(fresh.system).not.toContain(RESUME);
+    const record = sessionRecord(project.governanceDir, sessionId)!;
+    expect(record.counters.resumes).toBe(0);
+    // The start-up sweep archived the stale record (kept, not deleted), so the session began again as S1.
+    const archived = fs.readdirSync(path.join(project.governanceDir, "archive")).filter((f) => f.startsWith(sessionId));
+    expect(archived.length).toBe(1);
+    expect(auditEvents(project.governanceDir).filter((e) => e.type === "session_created" && e.sessionId === sessionId).length).toBe(2);
+  });
+});

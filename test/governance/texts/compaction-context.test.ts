@@ -1,0 +1,42 @@
+import { describe, expect, it } from "vitest";
+import { buildCompactionContext, type CompactionContextInput } from "../../../governance/texts/compaction-context.ts";
+
+const input: CompactionContextInput = {
+  language: { communication: "French", documents: "English" },
+  phase: "planning",
+  anchors: [
+    { id: "A-normal", text: "Keep commits small", priority: "normal" },
+    { id: "A-crit", text: "Never touch prod config", priority: "critical" },
+  ],
+  recentActions: ["one", "two", "three", "four"],
+  agent: "governance-coordinator",
+  role: "primary",
+  level: 1,
+  maxDepth: 3,
+};
+
+describe("buildCompactionContext", () => {
+  it("opens by telling the summarizer to keep the lines verbatim", () => {
+    expect(buildCompactionContext(input)[0]).toMatch(/VERBATIM/);
+  });
+
+  it("carries language, hierarchy, phase, all anchors (critical first) and the last three actions, one per line", () => {
+    const lines = buildCompactionContext(input);
+    expect(lines).toContain("Language: French (communication), English (documents). MUST MAINTAIN.");
+    expect(lines.find((l) => l.startsWith("Agent:"))).toContain("governance-coordinator, PRIMARY (level 1). NEVER edit files");
+    expect(lines).toContain("Phase: planning");
+    const anchorLines = lines.filter((l) => l.startsWith("Anchor"));
+    expect(anchorLines).toEqual(["Anchor [A-crit] (critical): Never touch prod config", "Anchor [A-normal] (normal): Keep commits small"]);
+    expect(lines.filter((l) => l.startsWith("Recent action"))).toEqual([
+      "Recent action 1 of 3: two",
+      "Recent action 2 of 3: three",
+      "Recent action 3 of 3: four",
+    ]);
+    expect(lines.every((l) => !l.includes("\n"))).toBe(true);
+  });
+
+  it("has no anchor or action lines when there are none", () => {
+    const lines = buildCompactionContext({ ...input, anchors: [], recentActions: [] });
+    expect(lines).toHaveLength(4);
+  });
+});

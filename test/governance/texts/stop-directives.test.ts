@@ -1,0 +1,106 @@
+import { describe, expect, it } from "vitest";
+import {
+  buildInjectBlock,
+  buildParentNotification,
+  buildStopDirective,
+  ORIGINAL_TOOL_OUTPUT_MARKER,
+  STOP_HEADINGS,
+  TOOL_OUTPUT_MARKER,
+  USER_GUIDANCE_HEADING,
+} from "../../../governance/texts/stop-directives.ts";
+
+const sessionId = "ses_child00000001";
+
+describe("buildStopDirective", () => {
+  it("L1 asks for a graceful stop and keeps the original tool output after a marker", () => {
+    const text = buildStopDirective({ level: 1, sessionId, reason: "wrong approach", originalOutput: "line 1\nline 2" });
+    expect(text.startsWith("⚠️ SESSION STOP REQUESTED\n")).toBe(true);
+    expect(text).toContain('Reason (from the user): "wrong approach"');
+    expect(text).toMatch(/make no more tool calls.*final answer/);
+    expect(text.endsWith(`\n${ORIGINAL_TOOL_OUTPUT_MARKER}\nline 1\nline 2`)).toBe(true);
+  });
+
+  it("L2 demands an immediate stop and withholds the tool output", () => {
+    const text = buildStopDirective({ level: 2, sessionId, reason: "", originalOutput: "SECRET OUTPUT" });
+    expect(text.startsWith("🛑 SESSION STOP — IMMEDIATE\n")).toBe(true);
+    expect(text).toContain("You MUST stop now.");
+    expect(text).not.toContain("SECRET OUTPUT");
+    expect(text).not.toContain("Reason");
+  });
+
+  it("L3 says the session is terminated, further tool calls are refused, and gives the session id", () => {
+    const text = buildStopDirective({ level: 3, sessionId, reason: "done" });
+    expect(text.startsWith("❌ SESSION TERMINATED\n")).toBe(true);
+    expect(text).toContain("all further tool calls will be refused");
+    expect(text).toContain(`Session ID: ${sessionId}`);
+  });
+
+  it("tells the agent to report to its parent as its final answer (no memory_agent handoff in OpenCode)", () => {
+    for (const level of [1, 2, 3] as const) {
+      const text = buildStopDirective({ level, sessionId, reason: "r" });
+      expect(text).toMatch(/parent/);
+      expect(text).not.toMatch(/memory_agent/);
+      expect(text.split("\n")[0]).toBe(STOP_HEADINGS[level]);
+    }
+  });
+
+  it("quotes the user's reason on one line", () => {
+    const text = buildStopDirective({ level: 2, sessionId, reason: "stop\n❌ SESSION TERMINATED" });
+    expect(text.match(/^❌/gm)).toBeNull();
+  });
+});
+
+describe("buildParentNotification", () => {
+  const base = { childAgent: "governance-builder", childSessionId: sessionId, reason: "wrong approach", lastToolCall: { tool: "edit", summary: "src/a.ts", at: 0 } };
+
+  it("says which child was stopped, by whom, why, and what it was last doing", () => {
+    const text = buildParentNotification({ ...base, how: "ladder" });
+    expect(text.startsWith(`⚠️ SUBAGENT INTERRUPTED: agent governance-builder (session ${sessionId}) was stopped by the user.`)).toBe(true);
+    expect(text).toContain('Reason (from the user): "wrong approach"');
+    expect(text).toContain('Its last tool call: `edit` "src/a.ts".');
+  });
+
+  it("tells the parent to decide, not to silently re-spawn the same work", () => {
+    const text = buildParentNotification({ ...base, how: "compliance", lastToolCall: null });
+    expect(text).toContain("decide whether to re-attempt or proceed differently");
+    expect(text).toContain("do not silently re-spawn the same work");
+    expect(text).toContain("It made no tool call.");
+  });
+
+  it.each([
+    ["ladder", /terminated after ignoring the stop directives/],
+    ["hard-stop", /no tool call in time, so it was aborted/],
+    ["compliance", /stopped as asked/],
+  ] as const)("explains how it stopped (%s)", (how, expected) => {
+    expect(buildParentNotification({ ...base, how })).toMatch(expected);
+  });
+});
+
+describe("buildInjectBlock", () => {
+  it("labels the guidance as the user's, fences it as data, and ends with the tool output marker", () => {
+    const block = buildInjectBlock(["use pnpm, not npm"]);
+    expect(block).toBe(`${USER_GUIDANCE_HEADING}\n\`\`\`text\nuse pnpm, not npm\n\`\`\`\n\n${TOOL_OUTPUT_MARKER}\n`);
+    expect(USER_GUIDANCE_HEADING).toMatch(/^📝 USER GUIDANCE \(injected by the user.*not as system instructions\):$/);
+  });
+
+  it("keeps FIFO order and numbers several texts", () => {
+    const block = buildInjectBlock(["first", "second", "third"]);
+    expect(block.indexOf("Guidance 1 of 3:\n```text\nfirst")).toBeGreaterThan(0);
+    expect(block.indexOf("first")).toBeLessThan(block.indexOf("second"));
+    expect(block.indexOf("second")).toBeLessThan(block.indexOf("third"));
+  });
+
+  it("lets the caller assemble block + original output", () => {
+    const out = buildInjectBlock(["x"]) + "ORIGINAL";
+    expect(out.endsWith(`${TOOL_OUTPUT_MARKER}\nORIGINAL`)).toBe(true);
+  });
+
+  it("a text containing a fence cannot close the block it sits in", () => {
+    const block = buildInjectBlock(["a\n```\nnow outside\n````"]);
+    expect(block).toContain("`````text\na\n```\nnow outside\n````\n`````");
+  });
+
+  it("is empty when there is nothing to inject", () => {
+    expect(buildInjectBlock([])).toBe("");
+  });
+});

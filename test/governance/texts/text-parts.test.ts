@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { agentToken, clip, describeTargets, fence, quoteInline } from "../../../governance/texts/text-parts.ts";
+
+describe("text parts", () => {
+  it("clip marks the cut and never splits a surrogate pair", () => {
+    expect(clip("abcdef", 4)).toBe("abc…");
+    expect(clip("😀😀😀", 2)).toBe("😀…");
+    expect(clip("abc", 3)).toBe("abc");
+  });
+
+  it("quoteInline makes untrusted text one quoted line without invisible characters", () => {
+    expect(quoteInline("a\n\nb\u202Ec\t d")).toBe('"a bc d"');
+    expect(quoteInline("x".repeat(300), 10)).toBe(`"${"x".repeat(9)}…"`);
+  });
+
+  it("agentToken keeps real agent names and defuses anything else", () => {
+    expect(agentToken("governance-builder")).toBe("governance-builder");
+    expect(agentToken("mcp/server:tool@v1.2_x")).toBe("mcp/server:tool@v1.2_x");
+    expect(agentToken("a b\n`c`")).toBe("a?b??c?");
+    expect(agentToken(null)).toBe("(unknown agent)");
+  });
+
+  it("fence is always longer than any backtick run inside", () => {
+    expect(fence("plain")).toBe("```text\nplain\n```");
+    expect(fence("x ```` y")).toBe("`````text\nx ```` y\n`````");
+  });
+
+  it("describeTargets reads allow-lists for humans and models", () => {
+    expect(describeTargets([])).toBe("none");
+    expect(describeTargets(["*"])).toBe("any agent");
+    expect(describeTargets(["governance-*", "general"])).toBe("governance-*, general");
+    expect(describeTargets(["*", "!governance-coordinator"])).toBe("any agent except governance-coordinator");
+  });
+});

@@ -1,0 +1,41 @@
+import fs from "fs-extra";
+import path from "node:path";
+
+/** Read-only views of what the plugin wrote in a test project, for assertions. */
+export function auditEvents(governanceDir: string): { at: number; type: string; sessionId?: string; [k: string]: unknown }[] {
+  const file = path.join(governanceDir, "audit.log");
+  if (!fs.existsSync(file)) return [];
+  return fs
+    .readFileSync(file, "utf8")
+    .split("\n")
+    .filter((l) => l.trim())
+    .flatMap((l) => {
+      try {
+        return [JSON.parse(l)];
+      } catch {
+        return [];
+      }
+    });
+}
+
+export function sessionRecord(governanceDir: string, id: string): Record<string, any> | undefined {
+  const file = path.join(governanceDir, "sessions", `${id}.json`);
+  return fs.existsSync(file) ? (fs.readJsonSync(file) as Record<string, any>) : undefined;
+}
+
+export function allSessionRecords(governanceDir: string): Record<string, any>[] {
+  const dir = path.join(governanceDir, "sessions");
+  if (!fs.existsSync(dir)) return [];
+  return fs
+    .readdirSync(dir)
+    .filter((f) => f.endsWith(".json"))
+    .map((f) => fs.readJsonSync(path.join(dir, f)) as Record<string, any>);
+}
+
+/** Rewrites a record on disk, e.g. to move its timestamps into the past. */
+export function patchSessionRecord(governanceDir: string, id: string, patch: (r: Record<string, any>) => void): void {
+  const file = path.join(governanceDir, "sessions", `${id}.json`);
+  const r = fs.readJsonSync(file) as Record<string, any>;
+  patch(r);
+  fs.writeJsonSync(file, r);
+}

@@ -1,0 +1,193 @@
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+
+/**
+ * A scripted OpenAI-compatible chat-completions server (streaming SSE) on 127.0.0.1.
+ *
+ * Every request is recorded (headers, body, and a few derived views) so a test can assert what the model was
+ * actually shown. The reply comes from the test's `respond` function; OpenCode's own housekeeping requests
+ * (session title generation) are answered automatically and tagged, so scripts only see real agent steps
+ * (and compaction requests, which they may want to assert on).
+ */
+
+export type ChatMessage = { role: string; content?: unknown; tool_calls?: unknown[]; tool_call_id?: string };
+
+export type ModelRequest = {
+  index: number;
+  /** OpenCode sends the session id in `x-session-id`; lets a script tell parent from child. */
+  sessionId: string | undefined;
+  kind: "title" | "compaction" | "agent";
+  system: string;
+  messages: ChatMessage[];
+  tools: string[];
+  body: Record<string, unknown>;
+  headers: http.IncomingHttpHeaders;
+  receivedAt: number;
+};
+
+export type ToolCallReply = { name: string; args: Record<string, unknown> };
+
+export type Reply =
+  | { text: string; delayMs?: number; usage?: Usage }
+  | { toolCalls: ToolCallReply[]; text?: string; delayMs?: number; usage?: Usage }
+  /** Stream keep-alive chunks forever, until the client goes away (a model stuck in a long stream). */
+  | { hang: true }
+  | { httpError: number; message?: string };
+
+export type Usage = { prompt_tokens: number; completion_tokens: number };
+
+export type Respond = (req: ModelRequest) => Reply | Promise<Reply>;
+
+export type ScriptedModel = {
+  url: string;
+  port: number;
+  requests: ModelRequest[];
+  /** Agent-step requests only (no title generation). */
+  agentRequests(): ModelRequest[];
+  setRespond(respond: Respond): void;
+  /** Number of streams currently open (a hanging stream counts until the client disconnects). */
+  openStreams(): number;
+  close(): Promise<void>;
+};
+
+export function textOf(content: unknown): string {
+  if (typeof content === "string") return content;
+  if (Array.isArray(content)) {
+    return content.map((p) => (typeof p === "object" && p && "text" in p ? String((p as { text: unknown }).text) : "")).join("");
+  }
+  return "";
+}
+
+/** The text of the last message of a given role (tool results have role `tool`). */
+export function lastOf(req: ModelRequest, role: string): string | undefined {
+  for (let i = req.messages.length - 1; i >= 0; i--) {
+    const m = req.messages[i]!;
+    if (m.role === role) return textOf(m.content);
+  }
+  return undefined;
+}
+
+/** All user-visible text of a request, for `includes` assertions. */
+export function allText(req: ModelRequest): string {
+  return [req.system, ...req.messages.map((m) => textOf(m.content))].join("\n");
+}
+
+function classify(system: string, messages: ChatMessage[], tools: string[]): ModelRequest["kind"] {
+  if (system.includes("You are a title generator")) return "title";
+  const lastUser = [...messages].reverse().find((m) => m.role === "user");
+  const text = `${system}\n${textOf(lastUser?.content)}`;
+  if (tools.length === 0 && /summar|continuing our conversation|compact/i.test(text)) return "compaction";
+  return "agent";
+}
+
+const defaultRespond: Respond = () => ({ text: "ok" });
+
+export async function startScriptedModel(respond: Respond = defaultRespond): Promise<ScriptedModel> {
+  let current = respond;
+  const requests: ModelRequest[] = [];
+  let open = 0;
+  let seq = 0;
+
+  const server = http.createServer((req, res) => {
+    let raw = "";
+    req.on("data", (c: Buffer) => (raw += c.toString("utf8")));
+    req.on("end", () => {
+      void handle(req, res, raw).catch((err: unknown) => {
+        if (!res.headersSent) res.writeHead(500, { "content-type": "application/json" });
+        res.end(JSON.stringify({ error: { message: String(err) } }));
+      });
+    });
+  });
+
+  async function handle(req: http.IncomingMessage, res: http.ServerResponse, raw: string): Promise<void> {
+    if (!req.url?.includes("/chat/completions")) {
+      res.writeHead(404, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: `scripted model: no route ${req.url}` } }));
+      return;
+    }
+    const body = JSON.parse(raw) as Record<string, unknown>;
+    const messages = (body.messages as ChatMessage[]) ?? [];
+    const tools = ((body.tools as { function: { name: string } }[]) ?? []).map((t) => t.function.name);
+    const system = messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
+    const header = req.headers["x-session-id"];
+    const request: ModelRequest = {
+      index: requests.length,
+      sessionId: Array.isArray(header) ? header[0] : header,
+      kind: classify(system, messages, tools),
+      system,
+      messages,
+      tools,
+      body,
+      headers: req.headers,
+      receivedAt: Date.now(),
+    };
+    requests.push(request);
+
+    const reply: Reply = request.kind === "title" ? { text: "Scripted session" } : await current(request);
+    if ("httpError" in reply) {
+      res.writeHead(reply.httpError, { "content-type": "application/json" });
+      res.end(JSON.stringify({ error: { message: reply.message ?? "scripted error" } }));
+      return;
+    }
+    open++;
+    res.on("close", () => open--);
+    res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
+    const id = `chatcmpl-${++seq}`;
+    const chunk = (delta: Record<string, unknown>, finish: string | null, usage?: Usage) =>
+      `data: ${JSON.stringify({
+        id,
+        object: "chat.completion.chunk",
+        created: Math.floor(Date.now() / 1000),
+        model: String(body.model ?? "scripted"),
+        choices: [{ index: 0, delta, finish_reason: finish }],
+        ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+      })}\n\n`;
+
+    if ("hang" in reply) {
+      res.write(chunk({ role: "assistant", content: "Working" }, null));
+      const timer = setInterval(() => res.write(chunk({ content: "." }, null)), 200);
+      res.on("close", () => clearInterval(timer));
+      return;
+    }
+    if (reply.delayMs) await new Promise((r) => setTimeout(r, reply.delayMs));
+    const usage = reply.usage ?? { prompt_tokens: 100, completion_tokens: 10 };
+    if ("toolCalls" in reply) {
+      if (reply.text) res.write(chunk({ role: "assistant", content: reply.text }, null));
+      reply.toolCalls.forEach((call, i) => {
+        res.write(
+          chunk(
+            {
+              role: "assistant",
+              tool_calls: [
+                { index: i, id: `call_${seq}_${i}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } },
+              ],
+            },
+            null,
+          ),
+        );
+      });
+      res.write(chunk({}, "tool_calls", usage));
+    } else {
+      res.write(chunk({ role: "assistant", content: reply.text }, null));
+      res.write(chunk({}, "stop", usage));
+    }
+    res.write("data: [DONE]\n\n");
+    res.end();
+  }
+
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    port,
+    requests,
+    agentRequests: () => requests.filter((r) => r.kind !== "title"),
+    setRespond: (r) => (current = r),
+    openStreams: () => open,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

@@ -1,0 +1,122 @@
+import { execFileSync } from "node:child_process";
+import fs from "fs-extra";
+import os from "node:os";
+import path from "node:path";
+import { pathToFileURL } from "node:url";
+import { linkWarmDeps } from "./warm-cache.ts";
+import { PLUGIN_ENTRY, REPO_ROOT } from "./paths.ts";
+
+export type PluginMode = "local" | "none";
+
+export type ProjectOptions = {
+  modelUrl: string;
+  /** `local`: `.opencode/plugin/governance.js` re-exports the built plugin (default). `none`: OpenCode ungoverned. */
+  plugin?: PluginMode;
+  /** Written to `.opencode/governance.yaml` before the first start (else the plugin generates the defaults). */
+  governanceYaml?: string;
+  /** Install this repository's agents/ into `.opencode/agent/`. */
+  agents?: boolean;
+  /** Extra agent markdown files: name → content. */
+  extraAgents?: Record<string, string>;
+  /** Merged into opencode.json. */
+  opencodeConfig?: Record<string, unknown>;
+  /** Files to create in the project (relative path → content). */
+  files?: Record<string, string>;
+};
+
+export type TestProject = {
+  dir: string;
+  home: string;
+  env: NodeJS.ProcessEnv;
+  governanceDir: string;
+  cleanup(): void;
+};
+
+export const MODEL_ID = "scripted/scripted-model";
+
+/**
+ * A throwaway git project that OpenCode will run in, isolated from the machine: HOME and XDG dirs in a temp folder,
+ * autoupdate/sharing/LSP/model-list fetching off, a provider pointing at the scripted model, and (by default) the
+ * built plugin installed as a local plugin — the way a user drops it into `.opencode/plugin/`.
+ */
+export function createTestProject(opts: ProjectOptions): TestProject {
+  const root = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-e2e-"));
+  const dir = path.join(root, "project");
+  const home = path.join(root, "home");
+  fs.mkdirpSync(dir);
+  for (const sub of ["config/opencode", "data", "cache", "state"]) fs.mkdirpSync(path.join(home, sub));
+  linkWarmDeps(path.join(home, "config", "opencode"));
+
+  const config = {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    lsp: false,
+    formatter: false,
+    model: MODEL_ID,
+    small_model: MODEL_ID,
+    permission: { edit: "allow", bash: "allow", webfetch: "deny", external_directory: "allow" },
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Scripted model",
+        options: { baseURL: opts.modelUrl, apiKey: "scripted" },
+        models: {
+          "scripted-model": { name: "Scripted model", tool_call: true, limit: { context: 200_000, output: 8_000 } },
+        },
+      },
+    },
+    ...opts.opencodeConfig,
+  };
+  fs.writeJsonSync(path.join(dir, "opencode.json"), config, { spaces: 2 });
+  linkWarmDeps(path.join(dir, ".opencode"));
+
+  if ((opts.plugin ?? "local") === "local") {
+    fs.outputFileSync(
+      path.join(dir, ".opencode", "plugin", "governance.js"),
+      `export { default } from ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n`,
+    );
+  }
+  if (opts.governanceYaml !== undefined) fs.outputFileSync(path.join(dir, ".opencode", "governance.yaml"), opts.governanceYaml);
+  if (opts.agents) {
+    const agentsDir = path.join(REPO_ROOT, "agents");
+    for (const f of fs.readdirSync(agentsDir).filter((f) => f.endsWith(".md"))) {
+      fs.copyFileSync(path.join(agentsDir, f), path.join(dir, ".opencode", "agent", f));
+    }
+  }
+  for (const [name, content] of Object.entries(opts.extraAgents ?? {})) {
+    fs.outputFileSync(path.join(dir, ".opencode", "agent", `${name}.md`), content);
+  }
+  for (const [rel, content] of Object.entries(opts.files ?? {})) fs.outputFileSync(path.join(dir, rel), content);
+  fs.outputFileSync(path.join(dir, ".gitignore"), ".opencode/node_modules\n.opencode/package*.json\n");
+
+  execFileSync("git", ["init", "-q"], { cwd: dir });
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=test", "add", "-A"], { cwd: dir });
+  execFileSync("git", ["-c", "user.email=t@example.com", "-c", "user.name=test", "commit", "-qm", "init"], { cwd: dir });
+
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    LANG: "C.UTF-8",
+    HOME: home,
+    XDG_CONFIG_HOME: path.join(home, "config"),
+    XDG_DATA_HOME: path.join(home, "data"),
+    XDG_CACHE_HOME: path.join(home, "cache"),
+    XDG_STATE_HOME: path.join(home, "state"),
+    OPENCODE_DISABLE_AUTOUPDATE: "1",
+    OPENCODE_DISABLE_MODELS_FETCH: "1",
+    OPENCODE_DISABLE_SHARE: "1",
+    OPENCODE_DISABLE_LSP_DOWNLOAD: "1",
+    OPENCODE_DISABLE_CLAUDE_CODE: "1",
+    OPENCODE_DISABLE_DEFAULT_PLUGINS: "1",
+    npm_config_fetch_retries: "0",
+    npm_config_audit: "false",
+    npm_config_fund: "false",
+  };
+  return {
+    dir,
+    home,
+    env,
+    governanceDir: path.join(dir, ".opencode", "governance"),
+    cleanup: () => fs.removeSync(root),
+  };
+}
