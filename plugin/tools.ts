@@ -1,4 +1,5 @@
 import { tool, type ToolDefinition } from "@opencode-ai/plugin";
+import { roleOf } from "../governance/delegation-policy.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
 import type { Governor } from "./governor.ts";
 
@@ -10,6 +11,9 @@ const z = tool.schema;
  */
 export function governanceTools(gov: Governor, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
   const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
+  /** Leaf agents do the work; they do not steer other sessions. */
+  const refusal = (agent: string): string | undefined =>
+    roleOf(agent, gov.config).role === "leaf" ? `Refused: ${agent} is a leaf agent and cannot stop or steer other sessions.` : undefined;
   return {
     governance_sessions: tool({
       description: "List governed sessions as a tree: agent, depth, state, control status and last tool call. Running ones by default.",
@@ -28,6 +32,8 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
         reason: z.string().max(500).optional(),
       },
       async execute(args, context) {
+        const refused = refusal(context.agent);
+        if (refused) return refused;
         const res = await requestStop(ctx(`agent:${context.agent}`), args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
         if (!res.ok) return `Not stopped: ${res.reason}`;
         for (const id of res.sessionIds) await afterRequest(id);
@@ -38,6 +44,8 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
       description: "Send guidance to a running subagent; it is delivered with its next tool result, fenced as user guidance.",
       args: { target: z.string().describe("session id (ses_…) or agent name"), text: z.string().describe("the guidance, at most 500 characters") },
       async execute(args, context) {
+        const refused = refusal(context.agent);
+        if (refused) return refused;
         const res = await requestInject(ctx(`agent:${context.agent}`), args.target, args.text, { maxLength: gov.config.inject.maxLength });
         if (!res.ok) return `Not sent: ${res.reason}`;
         for (const id of res.sessionIds) await afterRequest(id);

@@ -81,7 +81,7 @@ export function createTestProject(opts: ProjectOptions): TestProject {
   if (opts.agents) {
     const agentsDir = path.join(REPO_ROOT, "agents");
     for (const f of fs.readdirSync(agentsDir).filter((f) => f.endsWith(".md"))) {
-      fs.copyFileSync(path.join(agentsDir, f), path.join(dir, ".opencode", "agent", f));
+      fs.outputFileSync(path.join(dir, ".opencode", "agent", f), fs.readFileSync(path.join(agentsDir, f)));
     }
   }
   for (const [name, content] of Object.entries(opts.extraAgents ?? {})) {
