@@ -205,6 +205,8 @@ export class Governor {
 
   /** Set by the stop controller: runs when a session was aborted (interrupt its running descendants). */
   onInterrupted?: (sessionId: string) => Promise<void>;
+  /** Set by the stop controller: a stopped session made another tool call (refused); abort it now. */
+  onBlockedCall?: (sessionId: string) => void;
   /** Set by the stop controller: tells a parent that its child was stopped. */
   onNotifyParent?: (childId: string, parentId: string, reason: string) => Promise<void>;
 }

@@ -6,6 +6,9 @@ import { buildInjectBlock, buildParentNotification, buildStopDirective } from ".
 import type { Governor } from "./governor.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 
+/** Time a terminated session gets to read the ❌ result before the SDK abort. */
+const L3_GRACE_MS = 1_500;
+
 const HOW_FOR_PARENT: Record<StopHow, "ladder" | "hard-stop" | "compliance"> = { ladder: "ladder", abort: "hard-stop", compliance: "compliance" };
 
 /**
@@ -18,11 +21,13 @@ export class StopController {
   readonly #watcher: QueueWatcher;
   readonly #deadlines = new Map<string, ReturnType<typeof setTimeout>>();
   readonly #idleWaiters = new Map<string, (() => void)[]>();
+  readonly #notified = new Set<string>();
 
   constructor(gov: Governor) {
     this.#gov = gov;
     this.#watcher = new QueueWatcher(gov.paths.queues, (id) => this.#onQueued(id), () => gov.seen);
     gov.onNotifyParent = (childId, parentId) => this.#notifyParent(childId, parentId);
+    gov.onBlockedCall = (id) => this.onBlockedCall(id);
   }
 
   start(): void {
@@ -83,6 +88,9 @@ export class StopController {
     }
     if (action !== "abort" && action !== "retry-abort") return;
     if (record.stop) this.#schedule(sessionId, record.stop.deadlineAt);
+    // Tell the parent before the abort: its foreground `task` returns "Task cancelled" at once and its next step
+    // should already know why. The record says `stopped` only after OpenCode reports the child idle.
+    if (record.parentId) await this.#notifyParent(sessionId, record.parentId, "abort");
     await this.#gov.api.abort(sessionId);
     if (await this.#confirmIdle(sessionId, 3_000)) await this.#final(sessionId, "abort");
   }
@@ -124,18 +132,29 @@ export class StopController {
     }
   }
 
-  /** L3: abort after the hook returns (the model must first receive the terminated result), then verify idle. */
-  #abortSoon(sessionId: string): void {
+  /**
+   * L3: the model first receives the terminated result and may try one more call (refused in tool.execute.before,
+   * which aborts at once); otherwise the session is aborted after a short grace, then verified idle.
+   */
+  #abortSoon(sessionId: string, graceMs = L3_GRACE_MS): void {
     const t = setTimeout(() => {
       void (async () => {
         await this.#gov.api.abort(sessionId);
         if (!(await this.#confirmIdle(sessionId, 3_000))) await this.#gov.api.abort(sessionId);
       })().catch((e) => this.#gov.reportHookError("stop-abort", e));
-    }, 50);
+    }, graceMs);
     t.unref?.();
   }
 
+  /** A stopped session tried another tool call: abort it now. */
+  onBlockedCall(sessionId: string): void {
+    this.#abortSoon(sessionId, 50);
+  }
+
   async #notifyParent(childId: string, parentId: string, how: StopHow | string = "ladder"): Promise<void> {
+    // One notification per stopped child, however many paths (ladder, hard stop, compliance) report it.
+    if (this.#notified.has(childId)) return;
+    this.#notified.add(childId);
     const child = this.#gov.peek(childId) ?? (await this.#gov.store.read(childId));
     const text = buildParentNotification({
       childAgent: child?.agent ?? null,

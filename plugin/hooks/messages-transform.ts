@@ -20,6 +20,27 @@ function appendText(messages: Message[], text: string): void {
   });
 }
 
+type ToolPart = { type: "tool"; state?: { status?: string; output?: unknown; error?: unknown } };
+
+/**
+ * Attaches a notification where the model reads results: to the last tool result of this step's copy (e.g. the
+ * parent's `task` that came back "Task cancelled"), or to the last user message when there is none. Never as
+ * assistant text, which the model would take for its own words.
+ */
+function attachNotice(messages: Message[], text: string): void {
+  const last = messages.at(-1);
+  if (last?.info.role === "assistant") {
+    const tool = [...last.parts].reverse().find((p): p is ToolPart => p.type === "tool" && ["completed", "error"].includes(String((p as ToolPart).state?.status)));
+    if (tool?.state) {
+      if (tool.state.status === "error") tool.state.error = `${String(tool.state.error ?? "")}\n\n${text}`;
+      else tool.state.output = `${text}\n\n${String(tool.state.output ?? "")}`;
+      return;
+    }
+  }
+  const lastUser = [...messages].reverse().find((m) => m.info.role === "user");
+  if (lastUser) appendText([lastUser], text);
+}
+
 /**
  * `experimental.chat.messages.transform` (input is `{}`; the session comes from the messages). Learns the session's
  * agent from its user messages, adds the post-compaction reminder on every step until a turn completes after the
@@ -54,5 +75,5 @@ export async function messagesTransform(gov: Governor, stops: StopController, ou
     );
   }
   const notes = await stops.takeNotifications(sessionId);
-  if (notes.length > 0) appendText(messages, notes.join("\n\n"));
+  if (notes.length > 0) attachNotice(messages, notes.join("\n\n"));
 }

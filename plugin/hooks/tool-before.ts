@@ -36,6 +36,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
   const stop = onToolBefore(record);
   if (stop.block) {
     await gov.record("tool_blocked", { sessionId, tool: input.tool, reason: stop.reason });
+    gov.onBlockedCall?.(sessionId);
     throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, reason: record.stop?.reason ?? "" }));
   }
   if (!SPAWNING_TOOLS.has(input.tool) || !output.args || typeof output.args !== "object") return;

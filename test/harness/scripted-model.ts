@@ -23,6 +23,8 @@ export type ModelRequest = {
   body: Record<string, unknown>;
   headers: http.IncomingHttpHeaders;
   receivedAt: number;
+  /** When the response stream closed (finished, or the client went away — e.g. OpenCode aborted the step). */
+  closedAt?: number;
 };
 
 export type ToolCallReply = { name: string; args: Record<string, unknown> };
@@ -130,7 +132,10 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
       return;
     }
     open++;
-    res.on("close", () => open--);
+    res.on("close", () => {
+      open--;
+      request.closedAt = Date.now();
+    });
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive" });
     const id = `chatcmpl-${++seq}`;
     const chunk = (delta: Record<string, unknown>, finish: string | null, usage?: Usage) =>
