@@ -1,0 +1,130 @@
+import fs from "node:fs";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  allText,
+  auditEvents,
+  createTestProject,
+  lastOf,
+  patchSessionRecord,
+  runOpencode,
+  serveOpencode,
+  sessionRecord,
+  startScriptedModel,
+  textOf,
+  waitFor,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type TestProject,
+} from "../harness/index.ts";
+
+const PREFIX = "## Governance Context (opencode-governance)";
+const RESUME = "## Resumed Session (opencode-governance)";
+const REMINDER = "## Post-Compaction Context Recovery (opencode-governance)";
+const HOUR = 3_600_000;
+
+function respond(req: ModelRequest): Reply {
+  if (req.kind === "compaction") return { text: "## Objective\n- scripted summary" };
+  const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+  const tools = req.messages.filter((m) => m.role === "tool").length;
+  const last = req.messages.at(-1)?.role;
+  if (first.includes("ESCAPE-ME") && last === "user" && tools === 0) {
+    return { toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER read then think", subagent_type: "governance-executor" } }] };
+  }
+  if (first.includes("SLOW-WORKER")) {
+    if (tools === 0) return { toolCalls: [{ name: "read", args: { filePath: "PLAN.md" } }] };
+    if (last === "tool") return { hang: true };
+  }
+  if ((lastOf(req, "user") ?? "").includes("BIG")) return { text: "a very long answer", usage: { prompt_tokens: 199_500, completion_tokens: 400 } };
+  return { text: "continuing" };
+}
+
+describe("Escape, then resume: the resume context says what was cut off; a subagent never gets it (S5-R08)", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n1. do it\n" } });
+  });
+  afterAll(async () => {
+    await model?.close();
+    project?.cleanup();
+  });
+
+  test("interrupted root and child, resumed 2 h later", async () => {
+    const serve = await serveOpencode(project);
+    let root = "";
+    let child = "";
+    try {
+      root = (await serve.http.createSession()).id;
+      await serve.http.promptAsync(root, "ESCAPE-ME delegate", { agent: "governance-coordinator" });
+      child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child");
+      await waitFor(() => model.requests.some((r) => r.sessionId === child && r.closedAt === undefined && r.messages.at(-1)?.role === "tool"), "child thinking after its read");
+      await serve.http.abort(root); // the user pressed Escape
+      await waitFor(() => sessionRecord(project.governanceDir, child)?.state === "interrupted", "child interrupted");
+      await waitFor(() => sessionRecord(project.governanceDir, root)?.state === "interrupted", "root interrupted");
+    } finally {
+      await serve.stop();
+    }
+    expect(sessionRecord(project.governanceDir, child)!.lastToolCall).toMatchObject({ tool: "read" });
+
+    for (const id of [root, child]) {
+      patchSessionRecord(project.governanceDir, id, (r) => {
+        r.lastActivityAt -= 2 * HOUR;
+        r.updatedAt -= 2 * HOUR;
+      });
+    }
+    const from = model.requests.length;
+    const run = await runOpencode(project, ["-s", root, "--agent", "governance-coordinator", "where were we?"]);
+    expect(run.code, run.stderr.slice(-1500)).toBe(0);
+    const step = model.requests.slice(from).find((r) => r.kind === "agent" && r.sessionId === root)!;
+    expect(step.system).toContain(RESUME);
+    expect(step.system.indexOf(RESUME)).toBeLessThan(step.system.indexOf(PREFIX));
+    expect(step.system).toMatch(/interrupted/i);
+    expect(step.system).toContain("governance-executor");
+    expect(step.system).toContain("read");
+    expect(step.system).toContain("PLAN.md");
+
+    const before = model.requests.length;
+    const runChild = await runOpencode(project, ["-s", child, "continue your part"]);
+    expect(runChild.code, runChild.stderr.slice(-1500)).toBe(0);
+    const childStep = model.requests.slice(before).find((r) => r.kind === "agent" && r.sessionId === child)!;
+    expect(childStep.system).toContain(PREFIX);
+    expect(childStep.system).not.toContain(RESUME);
+    expect(sessionRecord(project.governanceDir, child)!.level).toBe(2);
+    expect(auditEvents(project.governanceDir).some((e) => e.type === "resume_context_skipped" && e.sessionId === child)).toBe(true);
+  });
+});
+
+describe("automatic compaction forced by a large reported usage", () => {
+  test("the compaction request carries the anchors; the record says compacted; the next step has the reminder", async () => {
+    const model = await startScriptedModel(respond);
+    const project = createTestProject({
+      modelUrl: model.url,
+      governanceYaml: "anchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n",
+    });
+    const serve = await serveOpencode(project);
+    try {
+      const id = (await serve.http.createSession()).id;
+      await serve.http.prompt(id, "BIG answer please");
+      await serve.http.prompt(id, "and now?");
+      const compaction = await waitFor(() => model.requests.find((r) => r.kind === "compaction" && r.sessionId === id), "automatic compaction request");
+      expect(allText(compaction)).toContain("ANCHOR-KEEP");
+      const record = await waitFor(() => {
+        const r = sessionRecord(project.governanceDir, id);
+        return r && r.compactionHistory.length > 0 ? r : undefined;
+      }, "compaction recorded");
+      expect(record.counters.compactions).toBeGreaterThanOrEqual(1);
+      await serve.http.waitIdle([id]);
+      const after = model.requests.filter((r) => r.kind === "agent" && r.sessionId === id && r.index > compaction.index);
+      if (after.length === 0) await serve.http.prompt(id, "continue after compaction");
+      const next = model.requests.find((r) => r.kind === "agent" && r.sessionId === id && r.index > compaction.index)!;
+      expect(JSON.stringify(next.messages)).toContain(REMINDER);
+    } finally {
+      await serve.stop();
+      await model.close();
+      project.cleanup();
+    }
+  });
+});
