@@ -128,3 +128,41 @@ describe("automatic compaction forced by a large reported usage", () => {
     }
   });
 });
+
+describe("orphans: children left running by a crashed process", () => {
+  test("when the parent resumes, a child with no tool call for 10 minutes and not busy is closed as orphaned and reported", async () => {
+    const model = await startScriptedModel(respond);
+    const project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n" } });
+    try {
+      const serve = await serveOpencode(project);
+      const root = (await serve.http.createSession()).id;
+      await serve.http.promptAsync(root, "ESCAPE-ME delegate", { agent: "governance-coordinator" });
+      const child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child");
+      await waitFor(() => sessionRecord(project.governanceDir, child)?.lastToolCall?.tool === "read", "child made a tool call");
+      await serve.crash(); // no abort, no idle: the records still say the child is running
+      const parent = sessionRecord(project.governanceDir, root)!;
+      expect(parent.children[0]).toMatchObject({ sessionId: child, outcome: "running" });
+
+      for (const id of [root, child]) {
+        patchSessionRecord(project.governanceDir, id, (r) => {
+          r.lastActivityAt -= 11 * 60_000;
+          r.updatedAt -= 11 * 60_000;
+          r.createdAt -= 11 * 60_000;
+          if (r.lastToolCall) r.lastToolCall.at -= 11 * 60_000;
+        });
+      }
+      const from = model.requests.length;
+      const run = await runOpencode(project, ["-s", root, "--agent", "governance-coordinator", "status?"]);
+      expect(run.code, run.stderr.slice(-1500)).toBe(0);
+      const step = model.requests.slice(from).find((r) => r.kind === "agent" && r.sessionId === root)!;
+      expect(step.system).toMatch(/orphan/i);
+      expect(step.system).toContain(child.slice(0, 12));
+      expect(sessionRecord(project.governanceDir, child)!.control).toBe("orphaned");
+      expect(sessionRecord(project.governanceDir, root)!.children[0]).toMatchObject({ outcome: "orphaned" });
+      expect(auditEvents(project.governanceDir).some((e) => e.type === "orphan_closed" && e.sessionId === child)).toBe(true);
+    } finally {
+      await model.close();
+      project.cleanup();
+    }
+  });
+});

@@ -56,6 +56,8 @@ export type ServeHandle = {
   http: OpencodeHttp;
   logs(): string;
   stop(): Promise<void>;
+  /** kill -9 the whole process group: a crash, no cleanup by OpenCode or the plugin. */
+  crash(): Promise<void>;
 };
 
 /** `opencode serve` on a free port; resolves once it listens. */
@@ -86,6 +88,11 @@ export async function serveOpencode(project: TestProject, opts: { env?: NodeJS.P
     url,
     http: new OpencodeHttp(url, project.dir),
     logs: () => out,
+    crash: async () => {
+      killGroup(child, "SIGKILL");
+      await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on("close", () => resolve())));
+      live.delete(child);
+    },
     stop: async () => {
       killGroup(child, "SIGTERM");
       await new Promise<void>((resolve) => {
