@@ -3,7 +3,7 @@ import fs from "fs-extra";
 import path from "node:path";
 import { AuditLog } from "../governance/audit-log.ts";
 import { systemClock } from "../governance/clock.ts";
-import { loadConfig } from "../governance/config.ts";
+import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/governance-paths.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 
@@ -40,8 +40,10 @@ export async function runDoctor(dir: string, io: Io): Promise<number> {
   const paths = governancePaths(dir);
   const checks: Check[] = [pluginInstalled(dir)];
 
-  const config = await loadConfig(paths.configFile);
-  if (config.problems.length === 0) checks.push({ ok: true, text: `config ${path.relative(dir, paths.configFile)} is valid` });
+  const config = await readConfig(paths.configFile);
+  if (config.source === "defaults" && !fs.existsSync(paths.configFile)) {
+    checks.push({ ok: true, warn: true, text: `no ${path.relative(dir, paths.configFile)} yet: the plugin writes it with the defaults at its first start` });
+  } else if (config.problems.length === 0) checks.push({ ok: true, text: `config ${path.relative(dir, paths.configFile)} is valid` });
   for (const p of config.problems) checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
 
   const started = (await new AuditLog({ paths, clock: systemClock }).read()).filter((e) => e.type === "plugin_started").at(-1);
@@ -53,13 +55,16 @@ export async function runDoctor(dir: string, io: Io): Promise<number> {
 
   const ignoreFile = path.join(paths.root, ".gitignore");
   if (fs.existsSync(ignoreFile)) {
-    let ignored = true;
+    // git check-ignore: 0 ignored, 1 not ignored, 128 not a git repository (nothing to snapshot then).
+    let status = 0;
     try {
       execFileSync("git", ["check-ignore", "-q", path.join(paths.root, "sessions", "probe.json")], { cwd: dir, stdio: "ignore" });
     } catch (error) {
-      ignored = (error as { status?: number }).status !== 1;
+      status = (error as { status?: number }).status ?? 128;
     }
-    checks.push(ignored ? { ok: true, text: "state folder is git-ignored" } : { ok: false, text: "state folder is NOT git-ignored: OpenCode will snapshot it at every step" });
+    if (status === 0) checks.push({ ok: true, text: "state folder is git-ignored" });
+    else if (status === 1) checks.push({ ok: false, text: "state folder is NOT git-ignored: OpenCode will snapshot it at every step" });
+    else checks.push({ ok: true, warn: true, text: "not a git repository: git-ignore not checked" });
   } else checks.push({ ok: true, warn: true, text: "state folder not created yet" });
 
   let failed = 0;

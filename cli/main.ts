@@ -1,12 +1,12 @@
 #!/usr/bin/env node
-import { realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
 import path from "node:path";
 import { AuditLog } from "../governance/audit-log.ts";
 import { systemClock } from "../governance/clock.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
-import { loadConfig } from "../governance/config.ts";
+import { readConfig } from "./read-config.ts";
 import { SessionStore } from "../governance/session-store.ts";
 import { runDoctor } from "./doctor.ts";
 import { runInit } from "./init.ts";
@@ -32,24 +32,35 @@ Options:
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
 export async function main(argv: string[], io: Io = { out: (s) => console.log(s), err: (s) => console.error(s) }): Promise<number> {
-  const { values, positionals } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      dir: { type: "string" },
-      level: { type: "string" },
-      reason: { type: "string" },
-      all: { type: "boolean" },
-      json: { type: "boolean" },
-      help: { type: "boolean", short: "h" },
-    },
-  });
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        dir: { type: "string" },
+        level: { type: "string" },
+        reason: { type: "string" },
+        all: { type: "boolean" },
+        json: { type: "boolean" },
+        help: { type: "boolean", short: "h" },
+      },
+    });
+  } catch (error) {
+    return usage(io, (error as Error).message);
+  }
+  const { values, positionals } = parsed;
   const [command, ...rest] = positionals;
   if (values.help || !command) {
     io.out(HELP);
     return command || values.help ? 0 : 2;
   }
   const dir = path.resolve(values.dir ?? process.cwd());
+  const problem = projectProblem(dir, command === "init" || command === "doctor");
+  if (problem) {
+    io.err(problem);
+    return 2;
+  }
   const store = new SessionStore({ projectDir: dir, clock: systemClock, onProblem: (p) => io.err(`warning: ${p.kind} ${p.file}: ${p.reason}`) });
   const audit = new AuditLog({ paths: store.paths, clock: systemClock });
   const ctx: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}` };
@@ -81,7 +92,7 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
     case "inject": {
       const [target, ...words] = rest;
       if (!target || words.length === 0) return usage(io, 'inject needs a target and the text: inject <session|agent> "text"');
-      const config = await loadConfig(store.paths.configFile);
+      const config = await readConfig(store.paths.configFile);
       const res = await requestInject(ctx, target, words.join(" "), { maxLength: config.config.inject.maxLength });
       if (!res.ok) {
         io.err(`not sent: ${res.reason}`);
@@ -92,7 +103,7 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
       return 0;
     }
     case "status": {
-      const config = await loadConfig(store.paths.configFile);
+      const config = await readConfig(store.paths.configFile);
       const records = await store.list();
       const events = (await audit.read()).slice(-10);
       io.out(`project: ${dir}`);
@@ -110,6 +121,26 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
     default:
       return usage(io, `unknown command: ${command}`);
   }
+}
+
+/**
+ * Commands act on an existing OpenCode project and never create one by accident (a typo in --dir must not leave
+ * folders behind); `init` may start from a bare folder, and `doctor` diagnoses any folder without writing to it.
+ */
+function projectProblem(dir: string, anyFolder: boolean): string | undefined {
+  let stat;
+  try {
+    stat = statSync(dir);
+  } catch {
+    return `no such folder: ${dir}`;
+  }
+  if (!stat.isDirectory()) return `not a folder: ${dir}`;
+  if (anyFolder) return undefined;
+  const markers = ["opencode.json", "opencode.jsonc", ".opencode"];
+  if (!markers.some((m) => existsSync(path.join(dir, m)))) {
+    return `not an OpenCode project (no opencode.json or .opencode/ in ${dir}); run \`opencode-governance init\` there first`;
+  }
+  return undefined;
 }
 
 function usage(io: Io, message: string): number {

@@ -11,6 +11,7 @@ export const AuditEventType = z.enum([
   "state_transition",
   "session_resumed",
   "session_interrupted",
+  "session_aborted",
   "session_compacted",
   "delegation_blocked",
   "emergency_halt",
@@ -27,6 +28,18 @@ export const AuditEventType = z.enum([
   "config_problem",
   "store_problem",
   "hook_error",
+  "host_limit_raised",
+  "illegal_transition",
+  "compaction_context_added",
+  "descendants_interrupted",
+  "descendant_aborted",
+  "expired_resume",
+  "session_expired",
+  "session_error",
+  "resume_context_skipped",
+  "inject_queued",
+  "inject_dropped",
+  "tool_blocked",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

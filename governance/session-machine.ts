@@ -229,7 +229,7 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
     case "aborted":
       return [
         { type: "interrupt_descendants" },
-        { type: "audit", event: "session_interrupted", data: { from, lastToolCall: after.lastToolCall } },
+        { type: "audit", event: "session_aborted", data: { from, lastToolCall: after.lastToolCall } },
       ];
     case "compacted":
       return [{ type: "audit", event: "session_compacted", data: { from, trigger: ev.trigger, count: after.counters.compactions } }];

@@ -1,5 +1,5 @@
 import type { PluginInput } from "@opencode-ai/plugin";
-import { AuditLog } from "../governance/audit-log.ts";
+import { AuditEventType, AuditLog } from "../governance/audit-log.ts";
 import { systemClock, type Clock } from "../governance/clock.ts";
 import { DEFAULT_CONFIG, loadConfig, type GovernanceConfig } from "../governance/config.ts";
 import { ensureGovernanceDir, type GovernancePaths } from "../governance/governance-paths.ts";
@@ -10,6 +10,9 @@ import { transition, type Effect, type SessionEvent } from "../governance/sessio
 import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
 import { checkOrphans } from "./orphan-check.ts";
 import { createOpencodeApi, type OpencodeApi } from "./opencode-api.ts";
+
+/** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
+const WRITE_BEHIND_MS = 1_000;
 
 export type GovernorOptions = { clock?: Clock; api?: OpencodeApi };
 
@@ -23,7 +26,7 @@ export class Governor {
   readonly clock: Clock;
   readonly store: SessionStore;
   readonly paths: GovernancePaths;
-  readonly audit: AuditLog;
+  audit: AuditLog;
   readonly api: OpencodeApi;
   config: GovernanceConfig = DEFAULT_CONFIG;
   /** Sessions this process has handled; first activity of any other session with a record on disk is a resume. */
@@ -32,6 +35,10 @@ export class Governor {
   readonly status = new Map<string, string>();
   /** Sessions that have directives queued (filled by the watcher and by this process's own enqueues). */
   readonly pending = new Set<string>();
+  /** Notes for the result of one tool call (by call id), e.g. the log-only delegation note. */
+  readonly callNotes = new Map<string, string>();
+  /** Sessions whose compaction OpenCode started itself (see `markAutoCompaction`). */
+  readonly autoCompacting = new Set<string>();
   /** Agent of a session, learned from messages (the `session.created` event of a primary carries none). */
   readonly agents = new Map<string, string>();
   readonly #firstSeen = new Map<string, Promise<SessionRecord | undefined>>();
@@ -58,14 +65,32 @@ export class Governor {
   async reloadConfig(): Promise<void> {
     const loaded = await loadConfig(this.paths.configFile, this.config);
     this.config = loaded.config;
+    this.audit = new AuditLog({ paths: this.paths, clock: this.clock, maxBytes: this.config.audit.maxBytes, onProblem: (p) => this.#problem(p) });
     for (const p of loaded.problems) {
       await this.record("config_problem", { file: this.paths.configFile, message: p.message, line: p.line, column: p.column, source: loaded.source });
     }
   }
 
-  /** Appends to the audit log; never throws. */
-  async record(type: string, data: Record<string, unknown> = {}): Promise<void> {
-    await this.audit.append(type, data);
+  readonly #inFlight = new Set<Promise<unknown>>();
+
+  /** Appends to the audit log; never throws. Tracked so `flush` can wait for it when OpenCode shuts down. */
+  async record(type: AuditEventType, data: Record<string, unknown> = {}): Promise<void> {
+    const p = this.audit.append(type, data);
+    this.#inFlight.add(p);
+    try {
+      await p;
+    } finally {
+      this.#inFlight.delete(p);
+    }
+  }
+
+
+
+  /** Records an audit event named by the pure core (an effect); a name missing from the enum is itself reported. */
+  async recordEffect(name: string, data: Record<string, unknown>): Promise<void> {
+    const type = AuditEventType.safeParse(name);
+    if (type.success) await this.record(type.data, data);
+    else await this.record("hook_error", { hook: "audit", message: `unknown audit event type ${name}`, ...data });
   }
 
   reportHookError(hook: string, error: unknown): void {
@@ -77,12 +102,12 @@ export class Governor {
     const key = `${p.kind}:${p.file}`;
     if (this.#reported.has(key)) return;
     this.#reported.add(key);
-    void this.audit.append("store_problem", { ...p });
+    void this.record("store_problem", { ...p });
   }
 
-  /** The record as this process last saw it (no I/O). */
+  /** The record as this process last saw it, pending soft events included (no I/O). */
   peek(sessionId: string): SessionRecord | undefined {
-    return this.store.peek(sessionId);
+    return this.#views.get(sessionId) ?? this.store.peek(sessionId);
   }
 
   /**
@@ -131,31 +156,89 @@ export class Governor {
     return p;
   }
 
+  /** Soft events not yet written, per session, in order; and the in-memory record they produced. */
+  readonly #pendingEvents = new Map<string, SessionEvent[]>();
+  readonly #views = new Map<string, SessionRecord>();
+  readonly #flushTimers = new Map<string, ReturnType<typeof setTimeout>>();
+
+  #ctx(sessionId: string) {
+    return { sessionId, config: { minIdleMs: this.config.resume.minIdle, maxIdleMs: this.config.resume.maxIdle } };
+  }
+
   /**
-   * Applies one machine event durably (read-modify-write under the store's lock), then carries out its effects.
-   * An illegal transition is logged, not thrown.
+   * Applies one machine event, then carries out its effects. An illegal transition is logged, not thrown.
+   *
+   * Hot-path events (`soft`: a model step, a tool call) only move counters, timestamps and the last tool call, so they
+   * are applied in memory and written behind, batched with the next durable change or within `WRITE_BEHIND_MS`.
+   * Every other event is written at once (read-modify-write under the store's lock), replaying pending soft events
+   * first. Losing a second of counters in a crash is the tradeoff for one durable write per session per second
+   * instead of several per step (OpenCode awaits these hooks on every step).
    */
-  async apply(sessionId: string, event: SessionEvent, extraEffects?: (record: SessionRecord) => void): Promise<SessionRecord | undefined> {
+  async apply(sessionId: string, event: SessionEvent, opts: { soft?: boolean } = {}): Promise<SessionRecord | undefined> {
+    const base = opts.soft ? this.peek(sessionId) : undefined;
+    if (base) {
+      const result = transition(base, event, this.#ctx(sessionId));
+      if (result.illegal) return base;
+      this.#views.set(sessionId, result.next!);
+      this.#pendingEvents.set(sessionId, [...(this.#pendingEvents.get(sessionId) ?? []), event]);
+      this.#scheduleFlush(sessionId);
+      for (const effect of result.effects) await this.#effect(sessionId, effect, base, result.next);
+      return result.next;
+    }
     let effects: Effect[] = [];
     let previous: SessionRecord | undefined;
-    const ctx = { sessionId, config: { minIdleMs: this.config.resume.minIdle, maxIdleMs: this.config.resume.maxIdle } };
-    const next = await this.store.update(sessionId, (current) => {
+    const next = await this.update(sessionId, (current) => {
       previous = current;
-      const result = transition(current, event, ctx);
+      const result = transition(current, event, this.#ctx(sessionId));
       effects = result.effects;
       if (result.illegal) effects = [{ type: "audit", event: "illegal_transition", data: { event: event.type, reason: result.illegal.reason } }];
       return result.next;
     });
     for (const effect of effects) await this.#effect(sessionId, effect, previous, next);
-    if (next) extraEffects?.(next);
     return next;
+  }
+
+  /**
+   * The one way the plugin changes a record: pending soft events are replayed first (their effects already ran),
+   * then `fn`, in one locked read-modify-write.
+   */
+  async update(sessionId: string, fn: (current: SessionRecord | undefined) => SessionRecord | undefined): Promise<SessionRecord | undefined> {
+    const pending = this.#pendingEvents.get(sessionId) ?? [];
+    this.#pendingEvents.delete(sessionId);
+    clearTimeout(this.#flushTimers.get(sessionId));
+    this.#flushTimers.delete(sessionId);
+    try {
+      return await this.store.update(sessionId, (current) => {
+        let r = current;
+        for (const e of pending) r = transition(r, e, this.#ctx(sessionId)).next;
+        return fn(r) ?? r;
+      });
+    } finally {
+      this.#views.delete(sessionId);
+    }
+  }
+
+  #scheduleFlush(sessionId: string): void {
+    if (this.#flushTimers.has(sessionId)) return;
+    const timer = setTimeout(() => {
+      this.#flushTimers.delete(sessionId);
+      void this.update(sessionId, (r) => r).catch((e) => this.reportHookError("write-behind", e));
+    }, WRITE_BEHIND_MS);
+    timer.unref?.();
+    this.#flushTimers.set(sessionId, timer);
+  }
+
+  /** Writes every pending soft event and waits for audit lines in flight (OpenCode's `dispose`). */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.#pendingEvents.keys()].map((id) => this.update(id, (r) => r)));
+    await Promise.allSettled([...this.#inFlight]);
   }
 
   async #effect(sessionId: string, effect: Effect, previous: SessionRecord | undefined, next: SessionRecord | undefined): Promise<void> {
     switch (effect.type) {
       case "audit":
         if (effect.event === "illegal_transition" && effect.data.event === "tool_after") return;
-        await this.record(effect.event, { sessionId, ...effect.data });
+        await this.recordEffect(effect.event, { sessionId, ...effect.data });
         return;
       case "archive_previous":
         if (previous) await this.record("session_expired", { sessionId, lastActivityAt: previous.lastActivityAt });
@@ -174,7 +257,7 @@ export class Governor {
 
   /** Keeps the last three governance-relevant actions of a session (S2-R03: they survive compaction). */
   async remember(sessionId: string, action: string): Promise<void> {
-    await this.store.update(sessionId, (r) => (r ? { ...r, recentActions: [...r.recentActions, action.slice(0, 200)].slice(-3) } : r));
+    await this.update(sessionId, (r) => (r ? { ...r, recentActions: [...r.recentActions, action.slice(0, 200)].slice(-3) } : r));
   }
 
   /**
@@ -185,7 +268,7 @@ export class Governor {
     const at = this.clock.now();
     let closed = false;
     if (isSessionId(parentId)) {
-      await this.store.update(parentId, (p) => {
+      await this.update(parentId, (p) => {
         if (!p) return p;
         const link = p.children.find((c) => c.sessionId === childId);
         if (!link || link.closedAt !== null) return p;
@@ -193,7 +276,7 @@ export class Governor {
         return { ...p, children: p.children.map((c) => (c.sessionId === childId ? { ...c, closedAt: at, outcome: c.outcome === "running" ? outcome : c.outcome } : c)) };
       });
     }
-    await this.store.update(childId, (c) => (c && c.control === "active" && outcome === "completed" ? { ...c, control: "completed" } : c));
+    await this.update(childId, (c) => (c && c.control === "active" && outcome === "completed" ? { ...c, control: "completed" } : c));
     if (closed) await this.record("child_closed", { sessionId: parentId, childId, outcome });
   }
 

@@ -1,7 +1,7 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
 import { contain } from "./contain.ts";
 import { Governor } from "./governor.ts";
-import { compacting } from "./hooks/compacting.ts";
+import { compacting, markAutoCompaction } from "./hooks/compacting.ts";
 import { configHook } from "./hooks/config.ts";
 import { onEvent } from "./hooks/event.ts";
 import { messagesTransform } from "./hooks/messages-transform.ts";
@@ -36,7 +36,11 @@ async function server(input: PluginInput): Promise<Hooks> {
     "tool.execute.before": contain("tool.execute.before", (i, o) => toolBefore(gov, i, o), sink),
     "tool.execute.after": contain("tool.execute.after", (i, o) => toolAfter(gov, stops, i, o), sink),
     tool: governanceTools(gov, (id) => stops.poke(id)),
-    dispose: async () => stops.dispose(),
+    "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(gov, i), sink),
+    dispose: async () => {
+      stops.dispose();
+      await gov.flush();
+    },
   };
 }
 

@@ -24,8 +24,8 @@ export async function checkOrphans(gov: Governor, parent: SessionRecord): Promis
   });
   if (orphans.length === 0) return;
   for (const o of orphans) {
-    await gov.store.update(o.sessionId, (c) => (c && c.control === "active" ? { ...c, control: "orphaned" } : c));
-    await gov.store.update(parent.sessionId, (p) =>
+    await gov.update(o.sessionId, (c) => (c && c.control === "active" ? { ...c, control: "orphaned" } : c));
+    await gov.update(parent.sessionId, (p) =>
       p ? { ...p, children: p.children.map((c) => (c.sessionId === o.sessionId ? { ...c, outcome: "orphaned", closedAt: now } : c)) } : p,
     );
     await gov.record("orphan_closed", { sessionId: o.sessionId, parentId: parent.sessionId, staleForMs: o.staleForMs, basis: o.basis });

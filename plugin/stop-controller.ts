@@ -50,7 +50,7 @@ export class StopController {
 
   async #begin(sessionId: string, d: Extract<Directive, { kind: "stop" }>): Promise<void> {
     let effects: StopEffect[] = [];
-    const record = await this.#gov.store.update(sessionId, (r) => {
+    const record = await this.#gov.update(sessionId, (r) => {
       if (!r) return r;
       const res = startStop(r, { requestId: d.id, at: this.#gov.clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: this.#gov.config.stop.deadline });
       effects = res.effects;
@@ -73,7 +73,7 @@ export class StopController {
     this.#deadlines.delete(sessionId);
     let action: string = "none";
     let effects: StopEffect[] = [];
-    const record = await this.#gov.store.update(sessionId, (r) => {
+    const record = await this.#gov.update(sessionId, (r) => {
       if (!r) return r;
       const res = onDeadline(r, this.#gov.clock.now(), { retryDeadlineMs: this.#gov.config.stop.retryDeadline });
       action = res.action;
@@ -113,7 +113,7 @@ export class StopController {
 
   async #final(sessionId: string, how: StopHow): Promise<void> {
     let effects: StopEffect[] = [];
-    await this.#gov.store.update(sessionId, (r) => {
+    await this.#gov.update(sessionId, (r) => {
       if (!r) return r;
       const res = how === "compliance" ? onCompliance(r, this.#gov.clock.now()) : confirmStopped(r, this.#gov.clock.now(), how);
       effects = res.effects;
@@ -126,7 +126,7 @@ export class StopController {
 
   async #run(sessionId: string, effects: StopEffect[], how: StopHow = "ladder"): Promise<void> {
     for (const e of effects) {
-      if (e.type === "audit") await this.#gov.record(e.event, { sessionId, ...e.data });
+      if (e.type === "audit") await this.#gov.recordEffect(e.event, { sessionId, ...e.data });
       else if (e.type === "notify_parent") await this.#notifyParent(sessionId, e.parentId, how);
       else if (e.type === "abort_session") this.#abortSoon(sessionId);
     }
@@ -207,7 +207,7 @@ export class StopController {
     if (record?.control === "stopping") {
       let level: 1 | 2 | 3 | undefined;
       let effects: StopEffect[] = [];
-      record = await gov.store.update(sessionId, (r) => {
+      record = await gov.update(sessionId, (r) => {
         if (!r) return r;
         const res = onToolResult(r, gov.clock.now());
         if (res.action.kind === "deliver") level = res.action.level;

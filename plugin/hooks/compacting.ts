@@ -26,3 +26,18 @@ export async function compacting(gov: Governor, input: { sessionID: string }, ou
   );
   await gov.record("compaction_context_added", { sessionId: input.sessionID, lines: output.context.length });
 }
+
+/**
+ * `experimental.compaction.autocontinue` runs only for a compaction OpenCode started itself (observed in 1.18: before
+ * `session.compacted`, with `overflow: false` when the threshold was crossed between turns); a user's summarize never
+ * reaches it. So it marks the compaction "auto"; should it ever arrive after `session.compacted`, the history entry
+ * written as "summarize" is corrected.
+ */
+export async function markAutoCompaction(gov: Governor, input: { sessionID: string }): Promise<void> {
+  gov.autoCompacting.add(input.sessionID);
+  await gov.update(input.sessionID, (r) => {
+    const last = r?.compactionHistory.at(-1);
+    if (!r || !last || last.trigger !== "summarize" || gov.clock.now() - last.at > 30_000) return r;
+    return { ...r, compactionHistory: [...r.compactionHistory.slice(0, -1), { ...last, trigger: "auto" }] };
+  });
+}

@@ -37,7 +37,7 @@ export async function onEvent(gov: Governor, stops: StopController, raw: unknown
       return;
     case "compacted":
       await gov.ensureSeen(id);
-      await gov.apply(id, { type: "compacted", at, trigger: "auto" });
+      await gov.apply(id, { type: "compacted", at, trigger: gov.autoCompacting.delete(id) ? "auto" : "summarize" });
       return;
     case "todos":
       await gov.ensureSeen(id);
@@ -61,7 +61,7 @@ async function createRecord(gov: Governor, id: string, parentId: string | null, 
   });
   if (record && parent) {
     const link = { sessionId: id, agent, createdAt: record.createdAt, closedAt: null, outcome: "running" as const };
-    await gov.store.update(parent.sessionId, (p) =>
+    await gov.update(parent.sessionId, (p) =>
       p && !p.children.some((c) => c.sessionId === id) ? { ...p, children: [...p.children, link] } : p,
     );
     await gov.record("child_linked", { sessionId: parent.sessionId, childId: id, agent, depth: record.depth });

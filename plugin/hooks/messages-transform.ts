@@ -52,8 +52,8 @@ export async function messagesTransform(gov: Governor, stops: StopController, ou
   const sessionId = messages.find((m) => m.info.sessionID)?.info.sessionID;
   if (!sessionId) return;
   const agent = [...messages].reverse().find((m) => m.info.role === "user" && m.info.agent)?.info.agent ?? null;
-  const record = await gov.ensureSeen(sessionId, agent);
-  if (agent && record && record.agent !== agent) await gov.store.update(sessionId, (r) => (r && r.agent !== agent ? { ...r, agent } : r));
+  await gov.ensureSeen(sessionId, agent);
+  if (agent && gov.peek(sessionId) && gov.peek(sessionId)?.agent !== agent) await gov.update(sessionId, (r) => (r && r.agent !== agent ? { ...r, agent } : r));
 
   const current = gov.peek(sessionId);
   if (current?.compactedPending) {

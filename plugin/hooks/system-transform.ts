@@ -20,7 +20,7 @@ export async function systemTransform(gov: Governor, input: { sessionID?: string
   const sessionId = input.sessionID;
   if (!sessionId || isHousekeeping(output.system)) return;
   await gov.ensureSeen(sessionId);
-  const record = await gov.apply(sessionId, { type: "model_step", at: gov.clock.now() });
+  const record = await gov.apply(sessionId, { type: "model_step", at: gov.clock.now() }, { soft: true });
   if (!record) return;
   const agent = record.agent ?? gov.agents.get(sessionId) ?? null;
   const policy = roleOf(agent, gov.config);

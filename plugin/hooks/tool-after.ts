@@ -3,9 +3,10 @@ import type { Governor } from "../governor.ts";
 import type { StopController } from "../stop-controller.ts";
 
 /** How OpenCode's `task` result says a child ended, for the parent's bookkeeping. */
-function taskOutcome(output: string): "completed" | "aborted" | "failed" {
-  if (/state="(cancelled|aborted)"|Task cancelled|aborted/i.test(output.slice(0, 400))) return "aborted";
-  if (/state="error"|state="failed"/i.test(output.slice(0, 400))) return "failed";
+export function taskOutcome(output: string): "completed" | "aborted" | "failed" {
+  const head = output.slice(0, 200);
+  if (/^<task [^>]*state="(cancelled|aborted)"/.test(head) || head.startsWith("Task cancelled")) return "aborted";
+  if (/^<task [^>]*state="(error|failed)"/.test(head)) return "failed";
   return "completed";
 }
 
@@ -24,6 +25,11 @@ export async function toolAfter(
   if (input.tool === "task") {
     const childId = output.metadata?.sessionId;
     if (isSessionId(childId)) await gov.closeChild(sessionId, childId, taskOutcome(String(output.output ?? "")));
+  }
+  const note = gov.callNotes.get(input.callID);
+  if (note !== undefined) {
+    gov.callNotes.delete(input.callID);
+    output.output = `${note}\n\n${String(output.output ?? "")}`;
   }
   const rewritten = await stops.onToolResult(sessionId, String(output.output ?? ""));
   if (rewritten !== undefined) output.output = rewritten;

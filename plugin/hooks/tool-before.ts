@@ -1,6 +1,7 @@
 import { checkSpawn, roleOf } from "../../governance/delegation-policy.ts";
 import { onToolBefore } from "../../governance/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
+import { buildLogOnlyNote } from "../../governance/texts/delegation-messages.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { GovernanceBlock } from "../contain.ts";
 import type { Governor } from "../governor.ts";
@@ -30,7 +31,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
     tool: input.tool,
     callId: input.callID,
     summary: summarizeArgs(input.tool, output.args),
-  });
+  }, { soft: true });
   if (!record) return;
 
   const stop = onToolBefore(record);
@@ -48,7 +49,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
     const enforce = gov.config.enforcement === "enforce";
     const data = { sessionId, kind: decision.kind, callerAgent, targetAgent, callerDepth: record.depth, childDepth: decision.childDepth, enforced: enforce };
     await gov.record(decision.kind === "max_depth" ? "emergency_halt" : "delegation_blocked", data);
-    await gov.store.update(sessionId, (r) =>
+    await gov.update(sessionId, (r) =>
       r
         ? {
             ...r,
@@ -61,6 +62,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
       await gov.api.toast(decision.kind === "max_depth" ? `EMERGENCY HALT: ${callerAgent ?? "agent"} tried to delegate beyond depth ${gov.config.delegation.maxDepth}` : `Delegation blocked: ${callerAgent ?? "agent"} → ${targetAgent}`, decision.kind === "max_depth" ? "error" : "warning");
       throw new GovernanceBlock(decision.message);
     }
+    gov.callNotes.set(input.callID, buildLogOnlyNote({ kind: decision.kind, callerAgent, targetAgent }));
   }
   const targetRole = roleOf(targetAgent, gov.config).role;
   const childDepth = record.depth + 1;

@@ -197,6 +197,14 @@ describe("log-only enforcement", () => {
         ["not_allowed", false],
         ["leaf", false],
       ]);
+      // The model is told, on the task's result, that enforce mode would have blocked it.
+      const coordinatorResult = model.requests
+        .filter((r) => r.sessionId === s.id && r.kind === "agent")
+        .at(-1)!
+        .messages.filter((m) => m.role === "tool")
+        .map((m) => textOf(m.content))
+        .join("\n");
+      expect(coordinatorResult).toContain("log-only");
     } finally {
       await serve.stop();
       await model.close();

@@ -116,6 +116,7 @@ describe("automatic compaction forced by a large reported usage", () => {
         return r && r.compactionHistory.length > 0 ? r : undefined;
       }, "compaction recorded");
       expect(record.counters.compactions).toBeGreaterThanOrEqual(1);
+      await waitFor(() => sessionRecord(project.governanceDir, id)?.compactionHistory[0]?.trigger === "auto", "recorded as automatic");
       await serve.http.waitIdle([id]);
       const after = model.requests.filter((r) => r.kind === "agent" && r.sessionId === id && r.index > compaction.index);
       if (after.length === 0) await serve.http.prompt(id, "continue after compaction");

@@ -102,7 +102,7 @@ describe("session lifecycle in a real opencode serve", () => {
       const r = sessionRecord(project.governanceDir, sessionId);
       return r?.state === "compacted" ? r : undefined;
     }, "compacted record");
-    expect(record.compactionHistory.length).toBe(1);
+    expect(record.compactionHistory).toEqual([expect.objectContaining({ trigger: "summarize" })]);
     expect(record.compactedPending).toBe(true);
 
     const next = model.requests.length;
@@ -124,7 +124,7 @@ describe("session lifecycle in a real opencode serve", () => {
       return r?.state === "interrupted" ? r : undefined;
     }, "interrupted record");
     expect(record.interruptedAt).toBeGreaterThan(0);
-    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_interrupted" && e.sessionId === sessionId), "audit session_interrupted");
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_aborted" && e.sessionId === sessionId), "audit session_aborted");
   });
 
   test("S5: continued 2 hours later with opencode run -s, the resume context comes before the prefix; at 49 hours it starts fresh", async () => {

@@ -221,7 +221,7 @@ describe("aborted (S4)", () => {
     const first = transition(start, { type: "aborted", at: AT }, ctx);
     expect(first.next).toMatchObject({ state: "interrupted", interruptedAt: AT, stateBeforeInterrupt: "compacted" });
     expect(first.effects.filter((e) => e.type === "interrupt_descendants")).toHaveLength(1);
-    expect(audits(first.effects)).toEqual(["session_interrupted"]);
+    expect(audits(first.effects)).toEqual(["session_aborted"]);
     const again = transition(first.next, { type: "aborted", at: AT + 25 }, ctx);
     expect(again.next).toBe(first.next);
     expect(again.effects).toEqual([]);

@@ -1,0 +1,151 @@
+/**
+ * `npm run demo`: what governance does inside a REAL OpenCode (the pinned `opencode` binary) driven by a scripted
+ * model, in a throwaway project. Prints a timeline, scene by scene, of what the model was shown and what the plugin
+ * recorded, then the session records and the audit counts. Exits 1 if the plugin did not load or a scene did not
+ * happen. `--keep` leaves the temp project on disk (its path is printed); `--without-plugin` is the control run
+ * (same project, no plugin: the demo must say so and exit 1).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import {
+  allSessionRecords,
+  createTestProject,
+  PLUGIN_ENTRY,
+  REPO_ROOT,
+  startScriptedModel,
+  WARM_DEPS,
+  type ScriptedModel,
+  type TestProject,
+} from "../test/harness/index.ts";
+import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/harness/warm-cache.ts";
+import { respond } from "./demo/model-script.ts";
+import * as Scenes from "./demo/scenes.ts";
+import { Stage } from "./demo/stage.ts";
+import { bold, dim, red, short, table, Timeline, yellow } from "./demo/timeline.ts";
+
+const keep = process.argv.includes("--keep");
+const withoutPlugin = process.argv.includes("--without-plugin");
+const t = new Timeline();
+
+let model: ScriptedModel | undefined;
+let project: TestProject | undefined;
+let stage: Stage | undefined;
+
+/** This project lets the built-in `general` agent use `task` in OpenCode; scene 1 makes it a leaf in governance.yaml. */
+const GENERAL_AGENT = `---
+description: General-purpose agent for research and multi-step tasks.
+mode: subagent
+permission:
+  task:
+    "*": allow
+---
+General-purpose agent. Do the task you are given and report the result.
+`;
+
+async function main(): Promise<number> {
+  console.log(bold(`opencode-governance demo: real OpenCode ${opencodeVersion()} (node_modules/.bin/opencode), a scripted model, a temp project`));
+  console.log(dim("times are seconds since the start; ses…xxxxxx is the end of an OpenCode session id"));
+  if (!fs.existsSync(PLUGIN_ENTRY)) {
+    console.log(red(`${path.relative(REPO_ROOT, PLUGIN_ENTRY)} is missing: run \`npm run demo\` (it builds first) or \`npm run build\`.`));
+    return 1;
+  }
+  if (!fs.existsSync(path.join(WARM_DEPS, "node_modules"))) t.line("first run: caching OpenCode's plugin dependency in .e2e-cache/ (once)");
+  ensureOpencodeBinary();
+  ensureWarmDeps();
+  model = await startScriptedModel(respond);
+  project = createTestProject({
+    modelUrl: model.url,
+    plugin: withoutPlugin ? "none" : "local",
+    agents: true,
+    extraAgents: { general: GENERAL_AGENT },
+    files: {
+      "README.md": `# Demo project\n\n${Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of the demo README.`).join("\n")}\n`,
+      "docs/notes.md": "# Notes\n\nRelease checklist: README reviewed, tests green.\n",
+    },
+  });
+  stage = new Stage(t, model, project);
+  const shipped = fs.readdirSync(path.join(REPO_ROOT, "agents")).filter((f) => f.endsWith(".md")).length;
+  t.line(`project ${dim(project.dir)}`);
+  t.line(`  a git repo with ${withoutPlugin ? yellow("NO plugin (control run)") : "the plugin in .opencode/plugin/governance.js"} and this repo's ${shipped} agents in .opencode/agent/`);
+
+  const s = stage;
+  const shared: Scenes.Shared = { withoutPlugin };
+  const loaded = await t.scene(1, "The plugin loads; its config is generated", () => Scenes.pluginLoads(s, shared));
+  if (!loaded || s.auditOf("plugin_started").length === 0) {
+    console.log(red(bold("\nThe plugin did not load in OpenCode, so nothing else can be shown.")));
+    return 1;
+  }
+  await t.scene(2, "A governed session: the prefix reaches every model step", () => Scenes.prefixOnEveryStep(s, shared));
+  await t.scene(3, "Delegation to depth 3, then the emergency halt at depth 4", () => Scenes.delegationAndHalt(s, shared));
+  await t.scene(4, "Leaf agents cannot delegate", () => Scenes.leavesCannotDelegate(s, shared));
+  await t.scene(5, "Inject guidance into a running subagent, then stop it (CLI)", () => Scenes.injectThenStop(s));
+  await t.scene(6, "Compaction keeps the governance context", () => Scenes.compaction(s, shared));
+  await t.scene(7, "Escape: aborting a session interrupts its running child too", () => Scenes.escape(s, shared));
+  await t.scene(8, "Resume two hours later: the resume context", () => Scenes.resume(s, shared));
+
+  summary(s);
+  const failed = t.results.filter((r) => !r.ok);
+  console.log("");
+  if (failed.length === 0) console.log(bold(`All ${t.results.length} scenes happened in ${((Date.now() - t.started) / 1000).toFixed(1)} s.`));
+  else {
+    console.log(red(bold(`${failed.length} of ${t.results.length} scenes did not happen:`)));
+    for (const f of failed) console.log(red(`  ✗ ${f.n}. ${f.title}: ${f.reason?.split("\n")[0]}`));
+  }
+  return failed.length === 0 ? 0 : 1;
+}
+
+/** The records as the plugin left them, and how many audit events of each type it wrote. */
+function summary(s: Stage): void {
+  t.heading(9, "Summary: the session records and the audit log");
+  const records = allSessionRecords(s.project.governanceDir).sort((a, b) => a.createdAt - b.createdAt);
+  const rows = [["session", "agent", "depth", "parent", "state", "control", "tool calls"]];
+  for (const r of records) {
+    rows.push([short(r.sessionId), String(r.agent ?? "?"), String(r.depth), short(r.parentId), String(r.state), String(r.control), String(r.counters?.toolCalls ?? "")]);
+  }
+  for (const line of table(rows)) console.log(`  ${line}`);
+  const events = s.audit();
+  const counts = new Map<string, number>();
+  for (const e of events) counts.set(e.type, (counts.get(e.type) ?? 0) + 1);
+  console.log("");
+  console.log(`  ${bold("audit events by type")} (${events.length} lines in .opencode/governance/audit.log)`);
+  const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
+  for (let i = 0; i < sorted.length; i += 3) {
+    console.log(`  ${sorted.slice(i, i + 3).map(([k, v]) => `${String(v).padStart(3)} ${k}`.padEnd(34)).join("")}`.trimEnd());
+  }
+  for (const e of events.filter((e) => e.type === "hook_error" || e.type === "store_problem").slice(0, 5)) {
+    console.log(yellow(`  ${e.type} ${String(e.hook ?? e.kind ?? "")}: ${String(e.message ?? e.reason ?? "").slice(0, 140)}`));
+  }
+}
+
+async function cleanup(): Promise<void> {
+  if (keep && stage?.serve && project) fs.writeFileSync(path.join(project.dir, "..", "opencode-serve.log"), stage.serve.logs());
+  await stage?.serve?.stop().catch(() => undefined);
+  if (stage) stage.serve = undefined;
+  await model?.close().catch(() => undefined);
+  model = undefined;
+  if (project) {
+    if (keep) console.log(`\nproject kept at ${project.dir} (state in .opencode/governance/)`);
+    else project.cleanup();
+    project = undefined;
+  }
+}
+
+// Ctrl-C: stop the opencode processes (they run in their own process groups) before leaving.
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  process.once(signal, () => {
+    console.log(red(`\n${signal}: cleaning up`));
+    void cleanup().finally(() => process.exit(130));
+  });
+}
+
+let code = 1;
+try {
+  code = await main();
+} catch (error) {
+  console.error(red(`demo crashed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`));
+  code = 1;
+} finally {
+  await cleanup();
+  console.log(dim(`wall time ${((Date.now() - t.started) / 1000).toFixed(1)} s`));
+}
+process.exit(code);

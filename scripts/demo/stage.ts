@@ -1,0 +1,158 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import {
+  auditEvents,
+  CLI_ENTRY,
+  lastOf,
+  sessionRecord,
+  waitFor,
+  type ModelRequest,
+  type ScriptedModel,
+  type ServeHandle,
+  type TestProject,
+} from "../../test/harness/index.ts";
+import { bold, dim, expect, short, type Timeline } from "./timeline.ts";
+
+const execFileP = promisify(execFile);
+
+export const COORDINATOR = "governance-coordinator";
+
+type AuditEvent = ReturnType<typeof auditEvents>[number];
+
+/**
+ * Everything a scene needs to drive OpenCode and read what governance did: the scripted model (what the model was
+ * shown), the project's governance files (records, audit log), the running `opencode serve`, and the CLI.
+ */
+export class Stage {
+  serve: ServeHandle | undefined;
+
+  constructor(
+    readonly t: Timeline,
+    readonly model: ScriptedModel,
+    readonly project: TestProject,
+  ) {}
+
+  get http() {
+    expect(this.serve, "opencode serve is not running");
+    return this.serve.http;
+  }
+
+  /** Index to pass as `from` so a scene only looks at the requests it caused. */
+  mark(): number {
+    return this.model.requests.length;
+  }
+
+  /** Agent-step requests of one session since `from`. */
+  stepsOf(id: string, from = 0): ModelRequest[] {
+    return this.model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
+  }
+
+  /** The first agent request since `from` whose last user message (the prompt, or a child's task prompt) has `marker`. */
+  requestWith(marker: string, from = 0): ModelRequest | undefined {
+    return this.model.requests.slice(from).find((r) => r.kind === "agent" && (lastOf(r, "user") ?? "").includes(marker));
+  }
+
+  async sessionWith(marker: string, from = 0, timeoutMs = 10_000): Promise<string> {
+    return waitFor(() => this.requestWith(marker, from)?.sessionId, `a session prompted with ${marker}`, timeoutMs);
+  }
+
+  audit(): AuditEvent[] {
+    return auditEvents(this.project.governanceDir);
+  }
+
+  /** Audit events of a type, optionally of one session and written at or after `since` (epoch ms). */
+  auditOf(type: string, opts: { sessionId?: string; since?: number } = {}): AuditEvent[] {
+    return this.audit().filter((e) => e.type === type && (!opts.sessionId || e.sessionId === opts.sessionId) && (!opts.since || e.at >= opts.since));
+  }
+
+  record(id: string): Record<string, any> | undefined {
+    return sessionRecord(this.project.governanceDir, id);
+  }
+
+  async recordWhere(id: string, what: string, pred: (r: Record<string, any>) => boolean, timeoutMs = 8_000): Promise<Record<string, any>> {
+    return waitFor(() => {
+      const r = this.record(id);
+      return r && pred(r) ? r : undefined;
+    }, what, timeoutMs);
+  }
+
+  /** A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo. */
+  async prompt(id: string, text: string, ms = 20_000): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`the prompt did not finish in ${ms / 1000} s`)), ms);
+    });
+    try {
+      await Promise.race([this.http.prompt(id, text, { agent: COORDINATOR }), timeout]);
+    } catch (error) {
+      await this.http.abort(id).catch(() => undefined);
+      throw error;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
+  /** `node dist/cli/main.js <args> --dir <project>`: the CLI a user runs, as a separate process. */
+  async cli(...args: string[]): Promise<{ code: number; out: string }> {
+    try {
+      const { stdout, stderr } = await execFileP(process.execPath, [CLI_ENTRY, ...args, "--dir", this.project.dir], { timeout: 10_000 });
+      return { code: 0, out: `${stdout}${stderr}`.trim() };
+    } catch (error) {
+      const e = error as { code?: number; stdout?: string; stderr?: string; message: string };
+      return { code: typeof e.code === "number" ? e.code : 1, out: `${e.stdout ?? ""}${e.stderr ?? e.message}`.trim() };
+    }
+  }
+
+  /** A session's tool results as OpenCode stored them (what the user sees in the transcript), oldest first. */
+  async toolOutputs(id: string): Promise<string[]> {
+    const messages = await this.http.messages(id);
+    return messages.flatMap((m) =>
+      m.parts
+        .filter((p) => p.type === "tool")
+        .map((p) => {
+          const state = (p.state ?? {}) as { output?: unknown; error?: unknown };
+          return String(state.output ?? state.error ?? "");
+        }),
+    );
+  }
+
+  /** Makes OpenCode drop and re-create the project's instance, which reloads its plugins and their config. */
+  async reloadInstance(): Promise<void> {
+    const url = new URL("/instance/dispose", this.serve!.url);
+    url.searchParams.set("directory", this.project.dir);
+    const res = await fetch(url, { method: "POST" });
+    expect(res.ok, `POST /instance/dispose → ${res.status}`);
+    await this.http.status();
+  }
+
+  /**
+   * Prints audit lines of the given types as the plugin writes them, while `body` runs, so the timeline shows when
+   * governance acted, not when the demo looked.
+   */
+  async tail<T>(types: readonly string[], body: () => Promise<T>): Promise<T> {
+    const wanted = new Set(types);
+    let seen = this.audit().length;
+    const flush = () => {
+      const all = this.audit();
+      for (const e of all.slice(seen)) if (wanted.has(e.type)) this.t.line(auditLine(e));
+      seen = all.length;
+    };
+    const timer = setInterval(flush, 100);
+    try {
+      return await body();
+    } finally {
+      clearInterval(timer);
+      flush();
+    }
+  }
+}
+
+/** One audit line, compact: ids shortened, long strings clipped, empty fields left out. */
+export function auditLine(e: Record<string, unknown>): string {
+  const { at: _at, type, sessionId, ...rest } = e;
+  const fields = Object.entries(rest)
+    .filter(([, v]) => v !== undefined && v !== null && !(typeof v === "object" && Object.keys(v as object).length === 0))
+    .map(([k, v]) => `${k}=${typeof v === "string" ? (v.startsWith("ses_") ? short(v) : JSON.stringify(v.length > 60 ? `${v.slice(0, 59)}…` : v)) : JSON.stringify(v).replace(/ses_[A-Za-z0-9]+/g, (id) => short(id))}`)
+    .join(" ");
+  return `audit ${bold(String(type))} ${sessionId ? short(String(sessionId)) : ""} ${dim(fields)}`.replace(/\s+$/, "");
+}

@@ -1,0 +1,149 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/paths.ts";
+
+/**
+ * Conventions 1 and 2 as a test: dependencies point one way (plugin/ and cli/ → governance/, only plugin/ touches
+ * the OpenCode host API), files stay small, and every relative import names its `.ts` file (Node ESM and
+ * `rewriteRelativeImportExtensions` need the extension; a bare specifier works under tsx and breaks in dist/).
+ *
+ * Imports are read with TypeScript's own pre-processor, so `import type`, `export … from`, side-effect imports and
+ * `import()` all count, and text in comments or strings does not.
+ */
+
+const SOURCE_FOLDERS = ["governance", "plugin", "cli"] as const;
+type Folder = (typeof SOURCE_FOLDERS)[number];
+const HOST_API = "@opencode-ai/plugin";
+const MAX_LINES = 400;
+
+type Source = { file: string; folder: string; text: string };
+type Violation = string;
+
+/** `.ts` files under `dir`; declaration files never, test files only when asked. */
+function tsFiles(dir: string, withTests: boolean): string[] {
+  let entries;
+  try {
+    entries = readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+  return entries.flatMap((e) => {
+    const full = join(dir, e.name);
+    if (e.isDirectory()) return e.name === "node_modules" ? [] : tsFiles(full, withTests);
+    if (!/\.(ts|mts|tsx)$/.test(e.name) || e.name.endsWith(".d.ts")) return [];
+    return withTests || !/\.(test|spec)\.ts$/.test(e.name) ? [full] : [];
+  });
+}
+
+function load(folder: string, withTests = false): Source[] {
+  return tsFiles(join(REPO_ROOT, folder), withTests).map((file) => ({ file: relative(REPO_ROOT, file), folder, text: readFileSync(file, "utf8") }));
+}
+
+function importsOf(text: string): string[] {
+  return ts.preProcessFile(text, true, true).importedFiles.map((f) => f.fileName);
+}
+
+/** The repository folder a relative import lands in (`governance`, `plugin`, …), or undefined for a package. */
+function targetFolder(file: string, specifier: string): string | undefined {
+  if (!specifier.startsWith(".")) return undefined;
+  const target = relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), specifier));
+  return target.split(sep)[0];
+}
+
+const isHostApi = (s: string) => s === HOST_API || s.startsWith(`${HOST_API}/`);
+
+/** Which folders each source folder must not import from; the host API is checked separately for every folder. */
+const FORBIDDEN: Record<Folder, readonly string[]> = { governance: ["plugin", "cli"], cli: ["plugin"], plugin: ["cli"] };
+
+function directionViolations(sources: readonly Source[]): Violation[] {
+  const out: Violation[] = [];
+  for (const s of sources) {
+    for (const spec of importsOf(s.text)) {
+      const to = targetFolder(s.file, spec);
+      const forbidden = FORBIDDEN[s.folder as Folder] ?? [];
+      if (to && forbidden.includes(to)) out.push(`${s.file} imports ${spec} (${s.folder}/ must not depend on ${to}/)`);
+      if (isHostApi(spec) && s.folder !== "plugin") out.push(`${s.file} imports ${spec} (only plugin/ may use the OpenCode host API)`);
+    }
+  }
+  return out;
+}
+
+function extensionViolations(sources: readonly Source[]): Violation[] {
+  return sources.flatMap((s) =>
+    importsOf(s.text)
+      .filter((spec) => spec.startsWith(".") && !/\.(ts|mts|tsx|json)$/.test(spec))
+      .map((spec) => `${s.file} imports "${spec}" without an explicit .ts extension`),
+  );
+}
+
+function sizeViolations(sources: readonly Source[], max = MAX_LINES): Violation[] {
+  return sources.flatMap((s) => {
+    const lines = s.text.split("\n").length - (s.text.endsWith("\n") ? 1 : 0);
+    return lines > max ? [`${s.file} has ${lines} lines (max ${max}): split it by concept`] : [];
+  });
+}
+
+const sources = SOURCE_FOLDERS.flatMap((folder) => load(folder));
+/**
+ * Everything outside plugin/ that could import the host API by mistake: the core, the CLI, scripts and tests.
+ * test/plugin/ is exempt: adapter tests mirror plugin/ and may type hook inputs with the host's own types.
+ */
+const outsidePlugin = [...load("governance", true), ...load("cli", true), ...load("scripts", true), ...load("test", true)].filter(
+  (s) => !s.file.startsWith(`test${sep}plugin${sep}`),
+);
+
+describe("the checks catch what they claim to (so a green run means something)", () => {
+  const fake = (file: string, text: string): Source => ({ file, folder: file.split("/")[0]!, text });
+
+  it("direction: core → adapter, cli → plugin, and host API outside plugin/ are flagged, whatever the import form", () => {
+    const bad = [
+      fake("governance/a.ts", 'import { Governor } from "../plugin/governor.ts";'),
+      fake("governance/texts/b.ts", 'import type { X } from "../../cli/main.ts";'),
+      fake("governance/c.ts", 'export * from "../plugin/index.ts";'),
+      fake("governance/d.ts", 'const m = await import("../cli/init.ts");'),
+      fake("cli/e.ts", 'import "../plugin/index.ts";'),
+      fake("cli/f.ts", 'import type { Hooks } from "@opencode-ai/plugin";'),
+      fake("governance/g.ts", 'import { tool } from "@opencode-ai/plugin/tool";'),
+    ];
+    expect(directionViolations(bad)).toHaveLength(bad.length);
+  });
+
+  it("direction: allowed edges and look-alikes in comments or strings pass", () => {
+    const ok = [
+      fake("plugin/a.ts", 'import type { PluginInput } from "@opencode-ai/plugin";\nimport { x } from "../governance/x.ts";'),
+      fake("cli/b.ts", 'import { y } from "../governance/y.ts";\n// import "../plugin/index.ts"\nconst s = "from \'@opencode-ai/plugin\'";'),
+      fake("governance/c.ts", 'import { z } from "zod";\nimport { w } from "./texts/w.ts";'),
+    ];
+    expect(directionViolations(ok)).toEqual([]);
+  });
+
+  it("extensions and size are flagged", () => {
+    expect(extensionViolations([fake("cli/a.ts", 'import { b } from "./b";\nexport * from "../governance/c.js";\nimport "node:fs";')])).toHaveLength(2);
+    expect(sizeViolations([fake("plugin/big.ts", "x\n".repeat(401))])).toHaveLength(1);
+    expect(sizeViolations([fake("plugin/ok.ts", "x\n".repeat(400))])).toEqual([]);
+  });
+});
+
+describe("the repository's sources", () => {
+  it("finds the sources it checks", () => {
+    for (const folder of SOURCE_FOLDERS) expect(sources.filter((s) => s.folder === folder).length, folder).toBeGreaterThan(0);
+  });
+
+  it("dependencies point one way: governance/ imports neither plugin/ nor cli/, cli/ never imports plugin/", () => {
+    expect(directionViolations(sources)).toEqual([]);
+  });
+
+  it(`only plugin/ imports ${HOST_API}`, () => {
+    expect(directionViolations(outsidePlugin).filter((v) => v.includes(HOST_API))).toEqual([]);
+  });
+
+  it("every relative import in governance/, plugin/ and cli/ names its .ts file", () => {
+    expect(extensionViolations(sources)).toEqual([]);
+  });
+
+  it(`no source file in governance/, plugin/ or cli/ is over ${MAX_LINES} lines`, () => {
+    expect(sizeViolations(sources)).toEqual([]);
+  });
+});

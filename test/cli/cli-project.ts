@@ -1,0 +1,77 @@
+import { execFileSync } from "node:child_process";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { systemClock } from "../../governance/clock.ts";
+import type { QueueFile } from "../../governance/directive-queue.ts";
+import { SessionRecord } from "../../governance/session-record.ts";
+import { SessionStore } from "../../governance/session-store.ts";
+
+/**
+ * A temp OpenCode project, nested two levels below a sandbox folder so a test can prove that nothing was created
+ * outside the project (`sandboxEntries()` lists the sandbox without the project).
+ */
+export type CliProject = {
+  sandbox: string;
+  dir: string;
+  /** Writes a record the way a running plugin does: through the store, under its lock, atomically. */
+  put(record: Partial<SessionRecord> & Pick<SessionRecord, "sessionId">): Promise<SessionRecord>;
+  /** Pending directive files of a session in queue order (file name order = FIFO), parsed. */
+  queued(sessionId: string): Promise<QueueFile[]>;
+  /** Every path under the sandbox, relative, excluding the project folder itself. */
+  sandboxEntries(): Promise<string[]>;
+  cleanup(): Promise<void>;
+};
+
+export async function createCliProject(opts: { git?: boolean; bare?: boolean } = {}): Promise<CliProject> {
+  const sandbox = await mkdtemp(join(tmpdir(), "ocg-cli-"));
+  const dir = join(sandbox, "work", "project");
+  await mkdir(dir, { recursive: true });
+  // An OpenCode project (the CLI refuses folders that are not one); `init` tests start from a bare folder.
+  if (!opts.bare) await writeFile(join(dir, "opencode.json"), "{}\n");
+  if (opts.git) execFileSync("git", ["init", "-q"], { cwd: dir });
+  const store = new SessionStore({ projectDir: dir, clock: systemClock });
+  const now = Date.now();
+  return {
+    sandbox,
+    dir,
+    async put(partial) {
+      const record = SessionRecord.parse({
+        schemaVersion: 1,
+        parentId: null,
+        rootId: partial.sessionId,
+        level: 1,
+        depth: 0,
+        agent: "build",
+        state: "between_turn",
+        control: "active",
+        createdAt: now,
+        updatedAt: now,
+        lastActivityAt: now,
+        ...partial,
+      });
+      const stored = await store.update(record.sessionId, () => record);
+      if (!stored) throw new Error(`store did not write ${record.sessionId}`);
+      return stored;
+    },
+    async queued(sessionId) {
+      const folder = join(store.paths.queues, sessionId);
+      const names = (await readdir(folder).catch(() => [] as string[])).filter((n) => /^\d{15}-.*\.json$/.test(n)).sort();
+      return Promise.all(names.map(async (n) => JSON.parse(await readFile(join(folder, n), "utf8")) as QueueFile));
+    },
+    async sandboxEntries() {
+      const out: string[] = [];
+      const walk = async (folder: string): Promise<void> => {
+        for (const e of await readdir(folder, { withFileTypes: true })) {
+          const full = join(folder, e.name);
+          if (full === dir) continue;
+          out.push(relative(sandbox, full));
+          if (e.isDirectory()) await walk(full);
+        }
+      };
+      await walk(sandbox);
+      return out.sort();
+    },
+    cleanup: () => rm(sandbox, { recursive: true, force: true }),
+  };
+}

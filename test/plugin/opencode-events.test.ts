@@ -1,0 +1,107 @@
+import { describe, expect, it } from "vitest";
+import { parseEvent } from "../../plugin/opencode-events.ts";
+
+const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";
+const PARENT = "ses_3f1c2a000ffeq7Yd1kB2mN4pQr";
+
+/**
+ * The 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`) although the plugin package
+ * types events as v1. These payloads are shaped like what OpenCode 1.18 was observed to emit; a parser that only
+ * understood one shape would silently miss children, aborts or idles.
+ */
+describe("parseEvent: session.created", () => {
+  it("v2: a task child carries its parent and agent in properties.info", () => {
+    const raw = {
+      type: "session.created",
+      properties: { sessionID: ID, info: { id: ID, parentID: PARENT, agent: "governance-executor", title: "inspect", time: { created: 1 } } },
+    };
+    expect(parseEvent(raw)).toEqual({ type: "created", sessionId: ID, parentId: PARENT, agent: "governance-executor" });
+  });
+
+  it("v1: info only, no parent → a root with no agent (primaries learn their agent from messages)", () => {
+    expect(parseEvent({ type: "session.created", properties: { info: { id: ID } } })).toEqual({ type: "created", sessionId: ID, parentId: null, agent: null });
+  });
+
+  it("an explicit null parentID is a root", () => {
+    expect(parseEvent({ type: "session.created", properties: { sessionID: ID, info: { id: ID, parentID: null } } })).toMatchObject({ parentId: null });
+  });
+
+  it("without info it cannot be linked: ignored", () => {
+    expect(parseEvent({ type: "session.created", properties: { sessionID: ID } })).toBeUndefined();
+  });
+});
+
+describe("parseEvent: session.error", () => {
+  it("MessageAbortedError (Escape, SDK abort) → aborted", () => {
+    const raw = { type: "session.error", properties: { sessionID: ID, error: { name: "MessageAbortedError", data: { message: "The operation was aborted." } } } };
+    expect(parseEvent(raw)).toEqual({ type: "aborted", sessionId: ID });
+  });
+
+  it.each(["ProviderAuthError", "APIError", "UnknownError"])("%s → errored with the name", (name) => {
+    expect(parseEvent({ type: "session.error", properties: { sessionID: ID, error: { name, data: {} } } })).toEqual({ type: "errored", sessionId: ID, name });
+  });
+
+  it("an error without a name object still counts as errored, never as aborted", () => {
+    expect(parseEvent({ type: "session.error", properties: { sessionID: ID } })).toEqual({ type: "errored", sessionId: ID, name: "UnknownError" });
+  });
+
+  it("without a session id it cannot be attributed: ignored", () => {
+    expect(parseEvent({ type: "session.error", properties: { error: { name: "MessageAbortedError" } } })).toBeUndefined();
+  });
+});
+
+describe("parseEvent: idle, compacted, deleted", () => {
+  it.each([
+    ["session.idle", "idle"],
+    ["session.compacted", "compacted"],
+    ["session.deleted", "deleted"],
+  ] as const)("%s with v2 properties.sessionID → %s", (type, kind) => {
+    expect(parseEvent({ type, properties: { sessionID: ID } })).toEqual({ type: kind, sessionId: ID });
+  });
+
+  it("session.deleted in the v1 shape (properties.info.id) is read too", () => {
+    expect(parseEvent({ type: "session.deleted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "deleted", sessionId: ID });
+  });
+
+  it("the top-level sessionID wins over info.id when both are present", () => {
+    expect(parseEvent({ type: "session.idle", properties: { sessionID: ID, info: { id: PARENT } } })).toEqual({ type: "idle", sessionId: ID });
+  });
+});
+
+describe("parseEvent: status and todos", () => {
+  it("session.status carries busy/idle/retry", () => {
+    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "busy" } } })).toEqual({ type: "status", sessionId: ID, status: "busy" });
+    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "retry", attempt: 2, message: "429" } } })).toMatchObject({ status: "retry" });
+  });
+
+  it("todo.updated counts all and open todos (completed and cancelled are closed)", () => {
+    const todos = ["pending", "in_progress", "completed", "cancelled", "pending"].map((status, i) => ({ id: String(i), content: `t${i}`, status, priority: "high" }));
+    expect(parseEvent({ type: "todo.updated", properties: { sessionID: ID, todos } })).toEqual({ type: "todos", sessionId: ID, total: 5, open: 3 });
+  });
+
+  it("an empty todo list is zero of zero, not ignored", () => {
+    expect(parseEvent({ type: "todo.updated", properties: { sessionID: ID, todos: [] } })).toEqual({ type: "todos", sessionId: ID, total: 0, open: 0 });
+  });
+});
+
+describe("parseEvent: anything else is ignored, never thrown", () => {
+  it.each([
+    ["undefined", undefined],
+    ["null", null],
+    ["a string", "session.idle"],
+    ["a number", 42],
+    ["an array", [{ type: "session.idle" }]],
+    ["no type", { properties: { sessionID: ID } }],
+    ["an unknown type", { type: "message.part.updated", properties: { sessionID: ID } }],
+    ["permission.asked", { type: "permission.asked", properties: { sessionID: ID, id: "per_1" } }],
+    ["no properties", { type: "session.idle" }],
+    ["properties not an object", { type: "session.created", properties: "x" }],
+    ["a numeric session id", { type: "session.idle", properties: { sessionID: 7 } }],
+    ["status without status", { type: "session.status", properties: { sessionID: ID } }],
+    ["todos not a list", { type: "todo.updated", properties: { sessionID: ID, todos: "3" } }],
+    ["a todo without status", { type: "todo.updated", properties: { sessionID: ID, todos: [{ content: "x" }] } }],
+    ["created with info.id missing", { type: "session.created", properties: { info: { parentID: PARENT } } }],
+  ])("%s → undefined", (_label, raw) => {
+    expect(parseEvent(raw)).toBeUndefined();
+  });
+});
