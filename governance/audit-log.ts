@@ -26,6 +26,7 @@ export const AuditEventType = z.enum([
   "parent_notified",
   "orphan_closed",
   "config_problem",
+  "config_loaded",
   "store_problem",
   "hook_error",
   "host_limit_raised",

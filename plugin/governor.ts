@@ -1,4 +1,5 @@
 import type { PluginInput } from "@opencode-ai/plugin";
+import { statSync } from "node:fs";
 import { AuditEventType, AuditLog } from "../governance/audit-log.ts";
 import { systemClock, type Clock } from "../governance/clock.ts";
 import { DEFAULT_CONFIG, loadConfig, type GovernanceConfig } from "../governance/config.ts";
@@ -10,6 +11,9 @@ import { transition, type Effect, type SessionEvent } from "../governance/sessio
 import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
 import { checkOrphans } from "./orphan-check.ts";
 import { createOpencodeApi, type OpencodeApi } from "./opencode-api.ts";
+
+/** How often the config file is checked for hand edits. */
+const CONFIG_POLL_MS = 2_000;
 
 /** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
 const WRITE_BEHIND_MS = 1_000;
@@ -29,6 +33,8 @@ export class Governor {
   audit: AuditLog;
   readonly api: OpencodeApi;
   config: GovernanceConfig = DEFAULT_CONFIG;
+  /** The last config read from the file without problems; kept when a later edit breaks it. */
+  #lastGood: GovernanceConfig | undefined;
   /** Sessions this process has handled; first activity of any other session with a record on disk is a resume. */
   readonly seen = new Set<string>();
   /** Latest `session.status` per session (absent = idle). */
@@ -60,12 +66,45 @@ export class Governor {
     await this.reloadConfig();
     const archived = await this.store.archiveStale(this.config.resume.maxIdle);
     await this.record("plugin_started", { directory: this.directory, archived: archived.length, pid: process.pid });
+    this.#watchConfig();
+  }
+
+  #configTimer: ReturnType<typeof setInterval> | undefined;
+  #configStamp = "";
+
+  /**
+   * Users hand-edit `governance.yaml` while OpenCode runs: a changed file is reloaded within `CONFIG_POLL_MS`
+   * (a stat, off the hot path); a broken edit is reported and the last good config stays in force.
+   */
+  #watchConfig(): void {
+    const stamp = () => {
+      try {
+        const st = statSync(this.paths.configFile);
+        return `${st.mtimeMs}:${st.size}`;
+      } catch {
+        return "missing";
+      }
+    };
+    this.#configStamp = stamp();
+    this.#configTimer = setInterval(() => {
+      const now = stamp();
+      if (now === this.#configStamp) return;
+      this.#configStamp = now;
+      void this.reloadConfig().catch((e) => this.reportHookError("config-reload", e));
+    }, CONFIG_POLL_MS);
+    this.#configTimer.unref?.();
+  }
+
+  stopWatching(): void {
+    clearInterval(this.#configTimer);
   }
 
   async reloadConfig(): Promise<void> {
-    const loaded = await loadConfig(this.paths.configFile, this.config);
+    const loaded = await loadConfig(this.paths.configFile, this.#lastGood);
     this.config = loaded.config;
+    if (loaded.source === "file") this.#lastGood = loaded.config;
     this.audit = new AuditLog({ paths: this.paths, clock: this.clock, maxBytes: this.config.audit.maxBytes, onProblem: (p) => this.#problem(p) });
+    if (loaded.problems.length === 0 && loaded.source === "file") await this.record("config_loaded", { file: this.paths.configFile, created: loaded.created });
     for (const p of loaded.problems) {
       await this.record("config_problem", { file: this.paths.configFile, message: p.message, line: p.line, column: p.column, source: loaded.source });
     }

@@ -39,6 +39,7 @@ async function server(input: PluginInput): Promise<Hooks> {
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(gov, i), sink),
     dispose: async () => {
       stops.dispose();
+      gov.stopWatching();
       await gov.flush();
     },
   };

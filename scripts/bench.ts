@@ -100,6 +100,10 @@ async function hotPath(): Promise<void> {
       step.push(t3 - t2);
       prefixBytes = Buffer.byteLength(system.join("\n"), "utf8");
     }
+    // Hot-path events are written behind (batched); this is the one durable write that carries them all.
+    const flushStarted = performance.now();
+    await gov.flush();
+    const flushMs = performance.now() - flushStarted;
     const record = await gov.store.read(sessionID);
     stops.dispose();
 
@@ -109,7 +113,8 @@ async function hotPath(): Promise<void> {
     console.log(row("per tool call (before + after)", stats(toolCall)));
     console.log(row("per model step (system.transform)", stats(step)));
     console.log(`  governance prefix added to every model request: ${prefixBytes} bytes (UTF-8), ~${Math.round(prefixBytes / 4)} tokens at 4 bytes/token`);
-    console.log(`  record after the run: ${record?.counters.toolCalls ?? "?"} tool calls, ${record?.counters.modelSteps ?? "?"} model steps counted`);
+    console.log(`  write-behind flush of the pending events: ${flushMs.toFixed(3)} ms (hot-path events are written at most once a second per session)`);
+    console.log(`  record after the flush: ${record?.counters.toolCalls ?? "?"} tool calls, ${record?.counters.modelSteps ?? "?"} model steps counted`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
