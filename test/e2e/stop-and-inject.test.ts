@@ -95,6 +95,12 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
       return { text: "parent after stuck child" };
     }
     if (first.includes("STUCK-CHILD")) return { hang: true };
+    const toolTarget = /TOOL-STOP (ses_\w+)/.exec(first)?.[1];
+    if (toolTarget) {
+      if (tools === 0) return { toolCalls: [{ name: "governance_sessions", args: {} }] };
+      if (tools === 1) return { toolCalls: [{ name: "governance_stop", args: { target: toolTarget, level: 2, reason: "from the coordinator's tool" } }] };
+      return { text: "asked it to stop" };
+    }
     if (first.includes("DEEP")) {
       if (req.system.includes("You are the governance coordinator") && tools === 0)
         return { toolCalls: [{ name: "task", args: { description: "d1", prompt: "DEEP level 1", subagent_type: "governance-executor" } }] };
@@ -242,6 +248,24 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const told = agentRequests(parent).filter((r) => conversation(r).includes("SUBAGENT INTERRUPTED"));
     expect(told.length).toBe(1);
     expect(conversation(told[0]!)).toContain("made no tool call in time");
+  });
+
+  test("a primary agent's governance_sessions and governance_stop tools see and stop another session's running child", async () => {
+    const { parent, child, gate } = await startLoopingChild();
+    const coordinator = (await serve.http.createSession()).id;
+    await serve.http.prompt(coordinator, `TOOL-STOP ${child}`, { agent: "governance-coordinator" });
+    const steps = agentRequests(coordinator);
+    expect(toolTexts(steps[1]!)[0]).toContain(child); // the session tree listed the running child
+    expect(toolTexts(steps[2]!)[1]).toContain(`Stop requested for ${child}`);
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "stop noticed at once");
+    expect(sessionRecord(project.governanceDir, child)!.stop).toMatchObject({ nextLevel: 2, reason: "from the coordinator's tool" });
+    const base = agentRequests(child).length;
+    gate.release(2);
+    const l2 = await waitFor(() => agentRequests(child)[base], "L2 step");
+    expect(lastToolText(l2)).toContain("🛑 SESSION STOP — IMMEDIATE");
+    gate.releaseAll();
+    await serve.http.waitIdle([parent, child], 20_000);
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopped", "child stopped");
   });
 
   test("a CLI stop of an unknown or finished session says so and exits non-zero", async () => {
