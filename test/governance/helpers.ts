@@ -3,7 +3,8 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { SessionRecord } from "../../governance/session-record.ts";
+import type { SessionRecord } from "../../governance/session-record.ts";
+import { makeRecord as baseRecord } from "./fixtures/records.ts";
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker.ts", import.meta.url));
 
@@ -51,22 +52,9 @@ export function sid(label: string): string {
   return `ses_${label.replace(/[^A-Za-z0-9]/g, "").padEnd(8, "0")}`;
 }
 
+/** A root record created and last active at `at` (the store tests' shape of {@link baseRecord}). */
 export function makeRecord(sessionId: string, at: number, overrides: Partial<SessionRecord> = {}): SessionRecord {
-  return SessionRecord.parse({
-    schemaVersion: 1,
-    sessionId,
-    parentId: null,
-    rootId: sessionId,
-    level: 1,
-    depth: 0,
-    agent: "build",
-    state: "beginning",
-    control: "active",
-    createdAt: at,
-    updatedAt: at,
-    lastActivityAt: at,
-    ...overrides,
-  });
+  return baseRecord({ sessionId, agent: "build", state: "beginning", createdAt: at, updatedAt: at, lastActivityAt: at, ...overrides });
 }
 
 export interface Worker {
