@@ -102,10 +102,11 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
       return { text: "asked it to stop" };
     }
     if (first.includes("DEEP")) {
-      if (req.system.includes("You are the governance coordinator") && tools === 0)
-        return { toolCalls: [{ name: "task", args: { description: "d1", prompt: "DEEP level 1", subagent_type: "governance-executor" } }] };
-      if (req.system.includes("You are an executor") && tools === 0)
-        return { toolCalls: [{ name: "task", args: { description: "d2", prompt: "DEEP level 2", subagent_type: "governance-verifier" } }] };
+      // coordinator → high (depth 1) → executor (depth 2) → verifier (depth 3), which then thinks forever.
+      const next = (type: string, prompt: string): Reply => ({ toolCalls: [{ name: "task", args: { description: prompt, prompt, subagent_type: type } }] });
+      if (req.system.includes("You are the governance coordinator") && tools === 0) return next("governance-high", "DEEP level 1");
+      if (req.system.includes("You are a delegating governance agent") && tools === 0) return next("governance-executor", "DEEP level 2");
+      if (req.system.includes("You are an executor") && tools === 0) return next("governance-verifier", "DEEP level 3");
       if (req.system.includes("You are a verifier")) return { hang: true };
     }
     return { text: "ok" };
@@ -283,10 +284,11 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     await serve.http.promptAsync(root, "DEEP start", { agent: "governance-coordinator" });
     const d1 = await waitFor(async () => (await serve.http.children(root))[0]?.id, "depth 1");
     const d2 = await waitFor(async () => (await serve.http.children(d1))[0]?.id, "depth 2");
-    await waitFor(() => agentRequests(d2).some((r) => r.closedAt === undefined), "depth 2 streaming");
+    const d3 = await waitFor(async () => (await serve.http.children(d2))[0]?.id, "depth 3");
+    await waitFor(() => agentRequests(d3).some((r) => r.closedAt === undefined), "depth 3 streaming");
     await serve.http.abort(root);
-    await serve.http.waitIdle([root, d1, d2], 10_000);
-    for (const id of [root, d1, d2]) {
+    await serve.http.waitIdle([root, d1, d2, d3], 10_000);
+    for (const id of [root, d1, d2, d3]) {
       const r = await waitFor(() => {
         const rec = sessionRecord(project.governanceDir, id);
         return rec?.state === "interrupted" ? rec : undefined;
@@ -294,7 +296,8 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
       expect(r.interruptedAt).toBeGreaterThan(0);
     }
     expect(sessionRecord(project.governanceDir, d2)!.depth).toBe(2);
+    expect(sessionRecord(project.governanceDir, d3)!.depth).toBe(3);
     const status = await serve.http.status();
-    for (const id of [root, d1, d2]) expect(status[id]).toBeUndefined();
+    for (const id of [root, d1, d2, d3]) expect(status[id]).toBeUndefined();
   });
 });
