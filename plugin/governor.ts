@@ -43,8 +43,8 @@ export class Governor {
   readonly pending = new Set<string>();
   /** Notes for the result of one tool call (by call id), e.g. the log-only delegation note. */
   readonly callNotes = new Map<string, string>();
-  /** Sessions whose compaction OpenCode started itself (see `markAutoCompaction`). */
-  readonly autoCompacting = new Set<string>();
+  /** Sessions whose automatic compaction was already recorded by the autocontinue hook (see `markAutoCompaction`). */
+  readonly compactedByHook = new Set<string>();
   /** Agent of a session, learned from messages (the `session.created` event of a primary carries none). */
   readonly agents = new Map<string, string>();
   readonly #firstSeen = new Map<string, Promise<SessionRecord | undefined>>();

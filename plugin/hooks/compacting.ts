@@ -28,16 +28,25 @@ export async function compacting(gov: Governor, input: { sessionID: string }, ou
 }
 
 /**
- * `experimental.compaction.autocontinue` runs only for a compaction OpenCode started itself (observed in 1.18: before
- * `session.compacted`, with `overflow: false` when the threshold was crossed between turns); a user's summarize never
- * reaches it. So it marks the compaction "auto"; should it ever arrive after `session.compacted`, the history entry
- * written as "summarize" is corrected.
+ * `experimental.compaction.autocontinue` runs only for a compaction OpenCode started itself (observed in 1.18: awaited
+ * after the summary and before the synthetic "continue" step, and before `session.compacted` reaches plugins; a
+ * user's summarize never reaches it). The compaction is recorded here, so that "continue" step already carries the
+ * post-compaction reminder, and the `session.compacted` event that follows is not counted twice. Should the event
+ * ever come first, its entry is only corrected to "auto".
  */
 export async function markAutoCompaction(gov: Governor, input: { sessionID: string }): Promise<void> {
-  gov.autoCompacting.add(input.sessionID);
-  await gov.update(input.sessionID, (r) => {
-    const last = r?.compactionHistory.at(-1);
-    if (!r || !last || last.trigger !== "summarize" || gov.clock.now() - last.at > 30_000) return r;
-    return { ...r, compactionHistory: [...r.compactionHistory.slice(0, -1), { ...last, trigger: "auto" }] };
-  });
+  const id = input.sessionID;
+  await gov.ensureSeen(id);
+  const last = gov.peek(id)?.compactionHistory.at(-1);
+  if (last && gov.clock.now() - last.at < RECENT_MS) {
+    if (last.trigger === "summarize") {
+      await gov.update(id, (r) => (r ? { ...r, compactionHistory: [...r.compactionHistory.slice(0, -1), { ...last, trigger: "auto" }] } : r));
+    }
+    return;
+  }
+  gov.compactedByHook.add(id);
+  await gov.apply(id, { type: "compacted", at: gov.clock.now(), trigger: "auto" });
 }
+
+/** A compaction entry this recent belongs to the compaction now finishing. */
+const RECENT_MS = 30_000;

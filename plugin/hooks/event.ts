@@ -37,7 +37,8 @@ export async function onEvent(gov: Governor, stops: StopController, raw: unknown
       return;
     case "compacted":
       await gov.ensureSeen(id);
-      await gov.apply(id, { type: "compacted", at, trigger: gov.autoCompacting.delete(id) ? "auto" : "summarize" });
+      if (gov.compactedByHook.delete(id)) return; // an automatic compaction, already recorded
+      await gov.apply(id, { type: "compacted", at, trigger: "summarize" });
       return;
     case "todos":
       await gov.ensureSeen(id);

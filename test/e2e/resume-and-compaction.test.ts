@@ -120,6 +120,9 @@ describe("automatic compaction forced by a large reported usage", () => {
       if (after.length === 0) await serve.http.prompt(id, "continue after compaction");
       const next = model.requests.find((r) => r.kind === "agent" && r.sessionId === id && r.index > compaction.index)!;
       expect(JSON.stringify(next.messages)).toContain(REMINDER);
+      // Recorded once, although both the autocontinue hook and the session.compacted event report it.
+      await serve.http.waitIdle([id]);
+      expect(sessionRecord(project.governanceDir, id)!.counters.compactions).toBe(1);
     } finally {
       await serve.stop();
       await model.close();
