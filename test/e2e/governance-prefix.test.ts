@@ -1,6 +1,8 @@
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
+  REPO_ROOT,
   createTestProject,
   runOpencode,
   startScriptedModel,
@@ -31,8 +33,8 @@ describe("governance prefix reaches every model request (real opencode run)", ()
     for (const p of projects) p.cleanup();
   });
 
-  async function runOnce(plugin: "local" | "none"): Promise<{ project: TestProject; requests: ModelRequest[] }> {
-    const project = createTestProject({ modelUrl: model.url, plugin, files: { "README.md": "# demo project\n" } });
+  async function runOnce(plugin: "local" | "none", opencodeConfig?: Record<string, unknown>): Promise<{ project: TestProject; requests: ModelRequest[] }> {
+    const project = createTestProject({ modelUrl: model.url, plugin, files: { "README.md": "# demo project\n" }, ...(opencodeConfig ? { opencodeConfig } : {}) });
     projects.push(project);
     const before = model.requests.length;
     const result = await runOpencode(project, ["Please inspect the project."]);
@@ -44,6 +46,14 @@ describe("governance prefix reaches every model request (real opencode run)", ()
     const { project, requests } = await runOnce("local");
     expect(requests.length).toBe(3);
     expect(requests.filter((r) => r.messages.some((m) => m.role === "tool")).length).toBe(2);
+    for (const r of requests) expect(r.system).toContain(PREFIX_HEADING);
+    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+  });
+
+  test("as a package in opencode.json's plugin list, resolved through package.json like an npm install", async () => {
+    // OpenCode resolves a package folder by its package.json (exports["./server"] or main), as it does for npm plugins.
+    const { project, requests } = await runOnce("none", { plugin: [pathToFileURL(REPO_ROOT).href] });
+    expect(requests.length).toBe(3);
     for (const r of requests) expect(r.system).toContain(PREFIX_HEADING);
     expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
   });
