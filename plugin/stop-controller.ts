@@ -218,8 +218,10 @@ export class StopController {
       if (level) body = buildStopDirective({ level, sessionId, reason: record?.stop?.reason ?? "", ...(level === 1 ? { originalOutput: output } : {}) });
       if (injects.length > 0) await gov.record("inject_dropped", { sessionId, count: injects.length, because: "stop wins over inject" });
     } else if (injects.length > 0) {
-      const texts = injects.map((d) => validateInjectText(d.text, { maxLength: gov.config.inject.maxLength }).sanitized).filter(Boolean);
-      body = buildInjectBlock(texts) + output;
+      // Validated again on delivery: a queue file may have been written by hand or by an older version.
+      const checked = injects.map((d) => validateInjectText(d.text, { maxLength: gov.config.inject.maxLength }));
+      const texts = checked.filter((c) => c.valid).map((c) => c.sanitized);
+      if (texts.length > 0) body = buildInjectBlock(texts) + output;
       for (const d of injects) await gov.record("session_injected", { sessionId, injectId: d.id, preview: d.text.slice(0, 60), by: d.by });
     }
     if (notes.length === 0) return body;
