@@ -116,14 +116,6 @@ export class Stage {
     );
   }
 
-  /** Makes OpenCode drop and re-create the project's instance, which reloads its plugins and their config. */
-  async reloadInstance(): Promise<void> {
-    const url = new URL("/instance/dispose", this.serve!.url);
-    url.searchParams.set("directory", this.project.dir);
-    const res = await fetch(url, { method: "POST" });
-    expect(res.ok, `POST /instance/dispose → ${res.status}`);
-    await this.http.status();
-  }
 
   /**
    * Prints audit lines of the given types as the plugin writes them, while `body` runs, so the timeline shows when
