@@ -44,6 +44,13 @@ function respond(req: ModelRequest) {
     return { toolCalls: [{ name: "task", args: { description: "inspect", prompt: "CHILD inspect the readme", subagent_type: "general" } }] };
   }
   if (user.includes("TOOL") && toolResults === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step", description: "one step" } }] };
+  if (user.includes("TODOS") && req.messages.at(-1)?.role === "user") {
+    const todos = [
+      { id: "1", content: "write the tests", status: "completed", priority: "high" },
+      { id: "2", content: "ship it", status: "pending", priority: "medium" },
+    ];
+    return { toolCalls: [{ name: "todowrite", args: { todos } }] };
+  }
   return { text: "done" };
 }
 
@@ -87,6 +94,16 @@ describe("session lifecycle in a real opencode serve", () => {
     expect(record.lastToolCall).toMatchObject({ tool: "bash" });
     expect(record.firstTool).toBe("bash");
     expect(auditEvents(project.governanceDir).map((e) => e.type)).toContain("plugin_started");
+  });
+
+  test("the prefix counts the session's todos from OpenCode's todo events", async () => {
+    const from = model.requests.length;
+    await serve.http.prompt(sessionId, "TODOS plan the work");
+    const steps = agentRequestsOf(sessionId, from);
+    expect(steps.length).toBe(2);
+    expect(steps[0]!.system).not.toContain("**Todos:**");
+    expect(steps[1]!.system).toContain("**Todos:** 1 open of 2.");
+    await waitFor(() => sessionRecord(project.governanceDir, sessionId)?.todo?.total === 2, "todo count recorded");
   });
 
   test("S2: summarize puts anchors and language into the compaction request; the record says compacted; the next step carries the reminder", async () => {
