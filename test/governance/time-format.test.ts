@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { formatIdle, formatIsoUtc, formatReadable, formatTimeOfDay, formatTimestamp, parseDuration } from "../../governance/time-format.ts";
+import { useProcessTimeZone } from "./fixtures/time-zone.ts";
 
 const AT = Date.UTC(2026, 1, 4, 10, 30, 0); // Wed 4 Feb 2026 10:30:00 UTC
 
@@ -52,15 +53,7 @@ describe.each([
   ["America/New_York", "EST"],
   ["Asia/Kolkata", "GMT+5:30"],
 ])("in process time zone %s", (zone, zoneName) => {
-  let saved: string | undefined;
-  beforeAll(() => {
-    saved = process.env.TZ;
-    process.env.TZ = zone;
-  });
-  afterAll(() => {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
-  });
+  useProcessTimeZone(zone);
 
   it("ISO output is UTC and zone-independent", () => {
     expect(formatIsoUtc(AT)).toBe("2026-02-04T10:30:00Z");

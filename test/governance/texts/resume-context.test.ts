@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { buildResumeContext, RESUME_HEADING, type ResumeContextInput } from "../../../governance/texts/resume-context.ts";
+import { useProcessTimeZone } from "../fixtures/time-zone.ts";
 
 const AT = Date.UTC(2026, 1, 4, 10, 30, 0);
 
@@ -85,15 +86,7 @@ describe("buildResumeContext", () => {
 });
 
 describe.each(["UTC", "Pacific/Auckland"])("buildResumeContext with process time zone %s", (zone) => {
-  let saved: string | undefined;
-  beforeAll(() => {
-    saved = process.env.TZ;
-    process.env.TZ = zone;
-  });
-  afterAll(() => {
-    if (saved === undefined) delete process.env.TZ;
-    else process.env.TZ = saved;
-  });
+  useProcessTimeZone(zone);
 
   it("the ISO timestamp never moves, and an explicit timeZone wins over the process zone", () => {
     expect(buildResumeContext(input)).toContain("Last activity: 2026-02-04T10:30:00Z (Wed 4 Feb 2026, 11:30 GMT+1).");
