@@ -41,6 +41,7 @@ export const AuditEventType = z.enum([
   "inject_queued",
   "inject_dropped",
   "tool_blocked",
+  "stop_ignored",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

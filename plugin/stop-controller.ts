@@ -45,7 +45,14 @@ export class StopController {
     if (!this.#gov.seen.has(sessionId)) return;
     this.#gov.pending.add(sessionId);
     const stops = (await peekAll(this.#gov.paths, sessionId)).filter((d) => d.kind === "stop");
+    if (stops.length > 0 && this.#gov.peek(sessionId)?.control === "stopped") return this.#drainStops(sessionId);
     for (const stop of stops) await this.#begin(sessionId, stop);
+  }
+
+  /** Stop requests that arrive for (or outlive) a stopped session are done with: claimed, so the watcher rests. */
+  async #drainStops(sessionId: string): Promise<void> {
+    const drained = await claimAll(this.#gov.paths, sessionId, { clock: this.#gov.clock, kinds: ["stop"] });
+    if (drained.length > 0) await this.#gov.record("stop_ignored", { sessionId, count: drained.length, because: "already stopped" });
   }
 
   async #begin(sessionId: string, d: Extract<Directive, { kind: "stop" }>): Promise<void> {
@@ -122,6 +129,7 @@ export class StopController {
     clearTimeout(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
     await this.#run(sessionId, effects, how);
+    await this.#drainStops(sessionId);
   }
 
   async #run(sessionId: string, effects: StopEffect[], how: StopHow = "ladder"): Promise<void> {

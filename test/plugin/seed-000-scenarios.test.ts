@@ -95,6 +95,11 @@ describe("registry (session store + directive queues)", () => {
     expect(record.control).toBe("stopped");
     await expect(toolCall(CHILD)).rejects.toThrow(/SESSION TERMINATED/);
     expect(gov.peek(CHILD)!.stop?.delivered).toEqual([1, 2, 3]);
+    // Another stop for a stopped session is taken off the queue (so nothing keeps polling it) and audited.
+    await stop(CHILD, 2);
+    await noticed(CHILD);
+    expect(await claimAll(gov.paths, CHILD)).toEqual([]);
+    expect((await gov.audit.read()).some((e) => e.type === "stop_ignored" && e.sessionId === CHILD)).toBe(true);
   });
 
   test("6. three injects are dequeued together in FIFO order", async () => {
