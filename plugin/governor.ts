@@ -62,10 +62,12 @@ export class Governor {
 
   /** Creates the git-ignored state folder first, then config (created with defaults if missing), then sweeps. */
   async start(): Promise<void> {
+    const began = performance.now();
     await ensureGovernanceDir(this.paths);
     await this.reloadConfig();
     const archived = await this.store.archiveStale(this.config.resume.maxIdle);
-    await this.record("plugin_started", { directory: this.directory, archived: archived.length, pid: process.pid });
+    const startupMs = Math.round(performance.now() - began);
+    await this.record("plugin_started", { directory: this.directory, archived: archived.length, pid: process.pid, startupMs });
     this.#watchConfig();
   }
 
