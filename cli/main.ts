@@ -8,6 +8,7 @@ import { systemClock } from "../governance/clock.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
 import { readConfig } from "./read-config.ts";
 import { SessionStore } from "../governance/session-store.ts";
+import { startDashboard } from "./dashboard-server.ts";
 import { runDoctor } from "./doctor.ts";
 import { runInit } from "./init.ts";
 
@@ -23,6 +24,7 @@ Commands:
   status                                   config, counts, and the last audit events
   doctor                                   check the installation: plugin loaded, config valid, state git-ignored
   init                                     install the plugin and the governed agents into this project
+  dashboard [--port N]                     a local web page with the session tree and Stop / Inject buttons
 
 Options:
   --dir <path>    the OpenCode project (default: the current directory)
@@ -44,6 +46,7 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
         all: { type: "boolean" },
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
+        port: { type: "string" },
       },
     });
   } catch (error) {
@@ -116,6 +119,16 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
     }
     case "doctor":
       return runDoctor(dir, io);
+    case "dashboard": {
+      const port = values.port === undefined ? 0 : Number(values.port);
+      if (!Number.isInteger(port) || port < 0 || port > 65535) return usage(io, "--port must be a port number");
+      const config = await readConfig(store.paths.configFile);
+      const dashboard = await startDashboard({ ...ctx, by: `dashboard:${process.env.USER ?? "user"}` }, { port, maxInjectLength: config.config.inject.maxLength });
+      io.out(`dashboard for ${dir}\nopen ${dashboard.url}\n(local only; the token in the URL is required; Ctrl-C to stop)`);
+      await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
+      await dashboard.close();
+      return 0;
+    }
     case "init":
       return runInit(dir, io);
     default:
