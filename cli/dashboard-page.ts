@@ -14,8 +14,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
   th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
   td.tool { font-family: ui-monospace, monospace; font-size: 12px; color: #555; }
   tr.done td { color: #999; }
-  .controls { display: flex; gap: .3rem; flex-wrap: wrap; }
-  input[type=text] { width: 16rem; }
+  .controls { display: flex; gap: .3rem; white-space: nowrap; }
+  input[type=text] { width: 14rem; }
   #status { margin: .5rem 0; min-height: 1.2em; }
   .err { color: #b00020; } .ok { color: #1b5e20; }
 </style>
