@@ -94,6 +94,11 @@ export class AuditLog {
     };
   }
 
+  /** The size at which `audit.log` is rotated. */
+  get maxBytes(): number {
+    return this.#maxBytes;
+  }
+
   /** Appends `{"at", "type", ...data}` as one line. Never throws; failures are returned and reported. */
   async append(
     type: AuditEventType | (string & {}),

@@ -74,7 +74,6 @@ export const Effect = z.discriminatedUnion("type", [
   InterruptDescendantsEffect,
   ResumeContextEffect,
   ArchivePreviousEffect,
-  NotifyParentEffect,
 ]);
 export type Effect = z.infer<typeof Effect>;
 

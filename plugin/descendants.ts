@@ -48,7 +48,7 @@ export async function interruptDescendants(gov: Governor, sessionId: string): Pr
     await gov.apply(record.sessionId, { type: "aborted", at });
     if (record.parentId) await gov.closeChild(record.parentId, record.sessionId, "aborted");
   }
-  await gov.closeChild(root.parentId ?? "", sessionId, "aborted");
+  if (root.parentId) await gov.closeChild(root.parentId, sessionId, "aborted");
   if (running.length === 0) return;
   await gov.record("descendants_interrupted", { sessionId, count: running.length, ids: running.map((d) => d.record.sessionId) });
   const check = async () => {

@@ -45,8 +45,6 @@ export class Governor {
   readonly callNotes = new Map<string, string>();
   /** Sessions whose automatic compaction was already recorded by the autocontinue hook (see `markAutoCompaction`). */
   readonly compactedByHook = new Set<string>();
-  /** Agent of a session, learned from messages (the `session.created` event of a primary carries none). */
-  readonly agents = new Map<string, string>();
   readonly #firstSeen = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #reported = new Set<string>();
 
@@ -57,7 +55,11 @@ export class Governor {
     const onProblem = (p: StoreProblem) => this.#problem(p);
     this.store = new SessionStore({ projectDir: this.directory, clock: this.clock, onProblem });
     this.paths = this.store.paths;
-    this.audit = new AuditLog({ paths: this.paths, clock: this.clock, onProblem });
+    this.audit = this.#auditLog(DEFAULT_CONFIG.audit.maxBytes);
+  }
+
+  #auditLog(maxBytes: number): AuditLog {
+    return new AuditLog({ paths: this.paths, clock: this.clock, maxBytes, onProblem: (p) => this.#problem(p) });
   }
 
   /** Creates the git-ignored state folder first, then config (created with defaults if missing), then sweeps. */
@@ -105,7 +107,7 @@ export class Governor {
     const loaded = await loadConfig(this.paths.configFile, this.#lastGood);
     this.config = loaded.config;
     if (loaded.source === "file") this.#lastGood = loaded.config;
-    this.audit = new AuditLog({ paths: this.paths, clock: this.clock, maxBytes: this.config.audit.maxBytes, onProblem: (p) => this.#problem(p) });
+    if (loaded.config.audit.maxBytes !== this.audit.maxBytes) this.audit = this.#auditLog(loaded.config.audit.maxBytes);
     if (loaded.problems.length === 0 && loaded.source === "file") await this.record("config_loaded", { file: this.paths.configFile, created: loaded.created });
     for (const p of loaded.problems) {
       await this.record("config_problem", { file: this.paths.configFile, message: p.message, line: p.line, column: p.column, source: loaded.source });
@@ -124,8 +126,6 @@ export class Governor {
       this.#inFlight.delete(p);
     }
   }
-
-
 
   /** Records an audit event named by the pure core (an effect); a name missing from the enum is itself reported. */
   async recordEffect(name: string, data: Record<string, unknown>): Promise<void> {
@@ -158,7 +158,6 @@ export class Governor {
    */
   ensureSeen(sessionId: string, agent?: string | null): Promise<SessionRecord | undefined> {
     if (!isSessionId(sessionId)) return Promise.resolve(undefined);
-    if (agent) this.agents.set(sessionId, agent);
     const existing = this.#firstSeen.get(sessionId);
     if (existing) return existing;
     this.seen.add(sessionId);
@@ -169,7 +168,7 @@ export class Governor {
 
   async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
     const onDisk = await this.store.read(sessionId);
-    let parent: { parentId: string | null } | undefined;
+    let parent: { parentId: string | null; agent: string | null } | undefined;
     let parentRecord: SessionRecord | undefined;
     if (!onDisk) {
       parent = await this.api.parentOf(sessionId);
@@ -178,7 +177,7 @@ export class Governor {
     const record = await this.apply(sessionId, {
       type: "first_seen",
       at: this.clock.now(),
-      agent,
+      agent: agent ?? parent?.agent ?? null,
       ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
       ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
     });
@@ -290,9 +289,6 @@ export class Governor {
       case "resume_context":
         if (!effect.allowed) await this.record("resume_context_skipped", { sessionId, level: next?.level, rule: "S5-R08" });
         return;
-      case "notify_parent":
-        await this.onNotifyParent?.(sessionId, effect.parentId, effect.reason);
-        return;
     }
   }
 
@@ -331,6 +327,4 @@ export class Governor {
   onInterrupted?: (sessionId: string) => Promise<void>;
   /** Set by the stop controller: a stopped session made another tool call (refused); abort it now. */
   onBlockedCall?: (sessionId: string) => void;
-  /** Set by the stop controller: tells a parent that its child was stopped. */
-  onNotifyParent?: (childId: string, parentId: string, reason: string) => Promise<void>;
 }

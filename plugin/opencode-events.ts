@@ -21,9 +21,8 @@ export const SessionError = z.object({
   }),
 });
 const SessionOnly = z.object({ sessionID: z.string().optional(), info: Info.optional() });
-export const SessionIdle = z.object({ type: z.literal("session.idle"), properties: SessionOnly });
-export const SessionCompacted = z.object({ type: z.literal("session.compacted"), properties: SessionOnly });
-export const SessionDeleted = z.object({ type: z.literal("session.deleted"), properties: SessionOnly });
+/** `session.idle` and `session.compacted` carry only the session. */
+export const SessionOnlyEvent = z.object({ type: z.enum(["session.idle", "session.compacted"]), properties: SessionOnly });
 export const SessionStatus = z.object({
   type: z.literal("session.status"),
   properties: z.object({ sessionID: z.string(), status: z.object({ type: z.string() }).passthrough() }),
@@ -39,7 +38,6 @@ export type GovernanceEvent =
   | { type: "errored"; sessionId: string; name: string }
   | { type: "idle"; sessionId: string }
   | { type: "compacted"; sessionId: string }
-  | { type: "deleted"; sessionId: string }
   | { type: "status"; sessionId: string; status: string }
   | { type: "todos"; sessionId: string; total: number; open: number };
 
@@ -61,14 +59,11 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
       return name === "MessageAbortedError" ? { type: "aborted", sessionId: id } : { type: "errored", sessionId: id, name };
     }
     case "session.idle":
-    case "session.compacted":
-    case "session.deleted": {
-      const schema = type === "session.idle" ? SessionIdle : type === "session.compacted" ? SessionCompacted : SessionDeleted;
-      const e = schema.safeParse(raw);
+    case "session.compacted": {
+      const e = SessionOnlyEvent.safeParse(raw);
       const id = e.success ? sessionIdOf(e.data.properties) : undefined;
       if (!id) return undefined;
-      const kind = type === "session.idle" ? "idle" : type === "session.compacted" ? "compacted" : "deleted";
-      return { type: kind, sessionId: id };
+      return { type: type === "session.idle" ? "idle" : "compacted", sessionId: id };
     }
     case "session.status": {
       const e = SessionStatus.safeParse(raw);

@@ -26,7 +26,6 @@ export class StopController {
   constructor(gov: Governor) {
     this.#gov = gov;
     this.#watcher = new QueueWatcher(gov.paths.queues, (id) => this.#onQueued(id), () => gov.seen);
-    gov.onNotifyParent = (childId, parentId) => this.#notifyParent(childId, parentId);
     gov.onBlockedCall = (id) => this.onBlockedCall(id);
   }
 
@@ -45,8 +44,10 @@ export class StopController {
     if (!this.#gov.seen.has(sessionId)) return;
     this.#gov.pending.add(sessionId);
     const stops = (await peekAll(this.#gov.paths, sessionId)).filter((d) => d.kind === "stop");
-    if (stops.length > 0 && this.#gov.peek(sessionId)?.control === "stopped") return this.#drainStops(sessionId);
-    for (const stop of stops) await this.#begin(sessionId, stop);
+    const record = this.#gov.peek(sessionId);
+    if (stops.length > 0 && record?.control === "stopped") return this.#drainStops(sessionId);
+    // The poll sees a pending request again every 500 ms until a tool call claims it: begin each request once.
+    for (const stop of stops) if (record?.stop?.requestId !== stop.id) await this.#begin(sessionId, stop);
   }
 
   /** Stop requests that arrive for (or outlive) a stopped session are done with: claimed, so the watcher rests. */
@@ -159,7 +160,7 @@ export class StopController {
     this.#abortSoon(sessionId, 50);
   }
 
-  async #notifyParent(childId: string, parentId: string, how: StopHow | string = "ladder"): Promise<void> {
+  async #notifyParent(childId: string, parentId: string, how: StopHow): Promise<void> {
     // One notification per stopped child, however many paths (ladder, hard stop, compliance) report it.
     if (this.#notified.has(childId)) return;
     this.#notified.add(childId);
@@ -168,7 +169,7 @@ export class StopController {
       childAgent: child?.agent ?? null,
       childSessionId: childId,
       reason: child?.stop?.reason ?? "",
-      how: HOW_FOR_PARENT[how as StopHow] ?? "ladder",
+      how: HOW_FOR_PARENT[how],
       lastToolCall: child?.lastToolCall ?? null,
     });
     const res = await enqueue(this.#gov.paths, parentId, { kind: "notify", id: `notify-${childId}`, at: this.#gov.clock.now(), text });

@@ -8,7 +8,7 @@ import type { Governor } from "../governor.ts";
  */
 export async function compacting(gov: Governor, input: { sessionID: string }, output: { context: string[] }): Promise<void> {
   const record = (await gov.ensureSeen(input.sessionID)) ?? gov.peek(input.sessionID);
-  const agent = record?.agent ?? gov.agents.get(input.sessionID) ?? null;
+  const agent = record?.agent ?? null;
   const policy = roleOf(agent, gov.config);
   output.context.push(
     ...buildCompactionContext({

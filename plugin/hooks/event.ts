@@ -12,39 +12,35 @@ export async function onEvent(gov: Governor, stops: StopController, raw: unknown
   if (!event || !isSessionId(event.sessionId)) return;
   const id = event.sessionId;
   const at = gov.clock.now();
+  if (event.type === "created") {
+    await gov.created(id, () => createRecord(gov, id, event.parentId, event.agent));
+    return;
+  }
+  if (event.type === "status") {
+    if (event.status === "idle") gov.status.delete(id);
+    else gov.status.set(id, event.status);
+    stops.onStatus(id, event.status);
+    return;
+  }
+  await gov.ensureSeen(id);
   switch (event.type) {
-    case "created":
-      await gov.created(id, () => createRecord(gov, id, event.parentId, event.agent));
-      return;
-    case "status":
-      if (event.status === "idle") gov.status.delete(id);
-      else gov.status.set(id, event.status);
-      stops.onStatus(id, event.status);
-      return;
     case "aborted":
-      await gov.ensureSeen(id);
       await gov.apply(id, { type: "aborted", at });
       await stops.onAborted(id);
       return;
     case "errored":
-      await gov.ensureSeen(id);
       await gov.apply(id, { type: "errored", at, message: event.name });
       return;
     case "idle":
-      await gov.ensureSeen(id);
       await gov.apply(id, { type: "idle", at });
       await stops.onIdle(id);
       return;
     case "compacted":
-      await gov.ensureSeen(id);
       if (gov.compactedByHook.delete(id)) return; // an automatic compaction, already recorded
       await gov.apply(id, { type: "compacted", at, trigger: "summarize" });
       return;
     case "todos":
-      await gov.ensureSeen(id);
       await gov.apply(id, { type: "todo_updated", at, total: event.total, open: event.open });
-      return;
-    case "deleted":
       return;
   }
 }
@@ -52,7 +48,6 @@ export async function onEvent(gov: Governor, stops: StopController, raw: unknown
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */
 async function createRecord(gov: Governor, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
   const parent = parentId && isSessionId(parentId) ? ((await gov.store.read(parentId)) ?? (await gov.ensureSeen(parentId))) : undefined;
-  if (agent) gov.agents.set(id, agent);
   const record = await gov.apply(id, {
     type: "created",
     at: gov.clock.now(),

@@ -30,14 +30,14 @@ type ToolPart = { type: "tool"; state?: { status?: string; output?: unknown; err
 function attachNotice(messages: Message[], text: string): void {
   const last = messages.at(-1);
   if (last?.info.role === "assistant") {
-    const tool = [...last.parts].reverse().find((p): p is ToolPart => p.type === "tool" && ["completed", "error"].includes(String((p as ToolPart).state?.status)));
+    const tool = last.parts.findLast((p): p is ToolPart => p.type === "tool" && ["completed", "error"].includes(String((p as ToolPart).state?.status)));
     if (tool?.state) {
       if (tool.state.status === "error") tool.state.error = `${String(tool.state.error ?? "")}\n\n${text}`;
       else tool.state.output = `${text}\n\n${String(tool.state.output ?? "")}`;
       return;
     }
   }
-  const lastUser = [...messages].reverse().find((m) => m.info.role === "user");
+  const lastUser = messages.findLast((m) => m.info.role === "user");
   if (lastUser) appendText([lastUser], text);
 }
 
@@ -51,9 +51,10 @@ export async function messagesTransform(gov: Governor, stops: StopController, ou
   const messages = output.messages;
   const sessionId = messages.find((m) => m.info.sessionID)?.info.sessionID;
   if (!sessionId) return;
-  const agent = [...messages].reverse().find((m) => m.info.role === "user" && m.info.agent)?.info.agent ?? null;
+  const agent = messages.findLast((m) => m.info.role === "user" && m.info.agent)?.info.agent ?? null;
   await gov.ensureSeen(sessionId, agent);
-  if (agent && gov.peek(sessionId) && gov.peek(sessionId)?.agent !== agent) await gov.update(sessionId, (r) => (r && r.agent !== agent ? { ...r, agent } : r));
+  const seen = gov.peek(sessionId);
+  if (agent && seen && seen.agent !== agent) await gov.update(sessionId, (r) => (r && r.agent !== agent ? { ...r, agent } : r));
 
   const current = gov.peek(sessionId);
   if (current?.compactedPending) {

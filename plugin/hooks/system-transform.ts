@@ -22,7 +22,7 @@ export async function systemTransform(gov: Governor, input: { sessionID?: string
   await gov.ensureSeen(sessionId);
   const record = await gov.apply(sessionId, { type: "model_step", at: gov.clock.now() }, { soft: true });
   if (!record) return;
-  const agent = record.agent ?? gov.agents.get(sessionId) ?? null;
+  const agent = record.agent;
   const policy = roleOf(agent, gov.config);
   const prefix = buildGovernancePrefix({
     agent,

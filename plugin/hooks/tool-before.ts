@@ -42,7 +42,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
   }
   if (!SPAWNING_TOOLS.has(input.tool) || !output.args || typeof output.args !== "object") return;
 
-  const callerAgent = record.agent ?? gov.agents.get(sessionId) ?? null;
+  const callerAgent = record.agent;
   const targetAgent = String(output.args.subagent_type ?? "general");
   const decision = checkSpawn({ callerAgent, callerDepth: record.depth, targetAgent, config: gov.config });
   if (!decision.ok) {

@@ -50,17 +50,20 @@ describe("parseEvent: session.error", () => {
   });
 });
 
-describe("parseEvent: idle, compacted, deleted", () => {
+describe("parseEvent: idle, compacted", () => {
   it.each([
     ["session.idle", "idle"],
     ["session.compacted", "compacted"],
-    ["session.deleted", "deleted"],
   ] as const)("%s with v2 properties.sessionID → %s", (type, kind) => {
     expect(parseEvent({ type, properties: { sessionID: ID } })).toEqual({ type: kind, sessionId: ID });
   });
 
-  it("session.deleted in the v1 shape (properties.info.id) is read too", () => {
-    expect(parseEvent({ type: "session.deleted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "deleted", sessionId: ID });
+  it("the v1 shape (properties.info.id) is read too", () => {
+    expect(parseEvent({ type: "session.compacted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "compacted", sessionId: ID });
+  });
+
+  it("events the plugin does not act on (session.deleted) are ignored", () => {
+    expect(parseEvent({ type: "session.deleted", properties: { sessionID: ID } })).toBeUndefined();
   });
 
   it("the top-level sessionID wins over info.id when both are present", () => {
