@@ -1,8 +1,8 @@
 import { randomBytes, timingSafeEqual } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { isRunning, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
-import type { SessionRecord } from "../governance/session-record.ts";
+import { isRunning, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
 import { DASHBOARD_PAGE } from "./dashboard-page.ts";
 
 /**

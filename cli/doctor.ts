@@ -1,10 +1,10 @@
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
 import path from "node:path";
-import { AuditLog } from "../governance/audit-log.ts";
-import { systemClock } from "../governance/clock.ts";
+import { AuditLog } from "../governance/storage/audit-log.ts";
+import { systemClock } from "../governance/time/clock.ts";
 import { readConfig } from "./read-config.ts";
-import { governancePaths } from "../governance/governance-paths.ts";
+import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };

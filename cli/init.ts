@@ -1,7 +1,7 @@
 import fs from "fs-extra";
 import path from "node:path";
-import { DEFAULT_CONFIG_YAML } from "../governance/config.ts";
-import { ensureGovernanceDir, governancePaths } from "../governance/governance-paths.ts";
+import { DEFAULT_CONFIG_YAML } from "../governance/config/config.ts";
+import { ensureGovernanceDir, governancePaths } from "../governance/storage/governance-paths.ts";
 import { PLUGIN_NAME, packageRoot } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };

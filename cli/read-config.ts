@@ -1,5 +1,5 @@
 import fs from "node:fs";
-import { DEFAULT_CONFIG, loadConfig, type LoadedConfig } from "../governance/config.ts";
+import { DEFAULT_CONFIG, loadConfig, type LoadedConfig } from "../governance/config/config.ts";
 
 /**
  * The config as the plugin would load it, for read-only commands: unlike `loadConfig`, a missing file is reported

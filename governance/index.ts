@@ -1,19 +1,9 @@
-export * as SessionRecordSchema from "./session-record.ts";
-export * as Clock from "./clock.ts";
-export * as GovernancePaths from "./governance-paths.ts";
-export * as AtomicWrite from "./atomic-write.ts";
-export * as FileLock from "./file-lock.ts";
-export * as Quarantine from "./quarantine.ts";
-export * as RecordMigrations from "./record-migrations.ts";
-export * as SessionStore from "./session-store.ts";
-export * as AuditLog from "./audit-log.ts";
-export * as DirectiveQueue from "./directive-queue.ts";
-export * as Config from "./config.ts";
+/** The governance core, one folder per concern; each folder's index is its public face. */
+export * from "./session/index.ts";
+export * from "./delegation/index.ts";
+export * from "./stop/index.ts";
+export * from "./storage/index.ts";
+export * from "./config/index.ts";
+export * from "./time/index.ts";
 export * as Texts from "./texts/index.ts";
-export * as InjectSanitizer from "./inject-sanitizer.ts";
-export * as DelegationPolicy from "./delegation-policy.ts";
-export * as TimeFormat from "./time-format.ts";
-export * as SessionMachine from "./session-machine.ts";
-export * as ResumeWindow from "./resume-window.ts";
-export * as StopLadder from "./stop-ladder.ts";
-export * as Orphans from "./orphans.ts";
+export { InjectSanitizer } from "./texts/index.ts";

@@ -1,4 +1,4 @@
-import type { SessionRecord } from "../governance/session-record.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
 import type { InterruptedWork } from "../governance/texts/resume-context.ts";
 import type { Governor } from "./governor.ts";
 

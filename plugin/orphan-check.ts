@@ -1,5 +1,5 @@
-import { findOrphans } from "../governance/orphans.ts";
-import type { SessionRecord } from "../governance/session-record.ts";
+import { findOrphans } from "../governance/session/orphans.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
 import type { Governor } from "./governor.ts";
 
 /**

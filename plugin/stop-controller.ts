@@ -1,7 +1,7 @@
-import { claimAll, enqueue, peekAll, type Directive } from "../governance/directive-queue.ts";
-import { validateInjectText } from "../governance/inject-sanitizer.ts";
-import type { SessionRecord } from "../governance/session-record.ts";
-import { confirmStopped, onCompliance, onDeadline, onToolResult, startStop, type StopEffect, type StopHow } from "../governance/stop-ladder.ts";
+import { claimAll, enqueue, peekAll, type Directive } from "../governance/stop/directive-queue.ts";
+import { validateInjectText } from "../governance/texts/inject-sanitizer.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
+import { confirmStopped, onCompliance, onDeadline, onToolResult, startStop, type StopEffect, type StopHow } from "../governance/stop/stop-ladder.ts";
 import { buildInjectBlock, buildParentNotification, buildStopDirective } from "../governance/texts/stop-directives.ts";
 import type { Governor } from "./governor.ts";
 import { QueueWatcher } from "./queue-watcher.ts";

@@ -1,6 +1,6 @@
 import { tool, type ToolDefinition } from "@opencode-ai/plugin";
-import { roleOf } from "../governance/delegation-policy.ts";
-import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/control-requests.ts";
+import { roleOf } from "../governance/delegation/delegation-policy.ts";
+import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
 import type { Governor } from "./governor.ts";
 
 const z = tool.schema;

@@ -1,4 +1,4 @@
-import type { AgentRole, Anchor } from "../config.ts";
+import type { AgentRole, Anchor } from "../config/config.ts";
 import { importantAnchors } from "./post-compact-reminder.ts";
 import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
 

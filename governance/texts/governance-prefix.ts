@@ -1,5 +1,5 @@
-import type { AgentRole } from "../config.ts";
-import { formatIdle } from "../time-format.ts";
+import type { AgentRole } from "../config/config.ts";
+import { formatIdle } from "../time/time-format.ts";
 import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL, sessionToken } from "./text-parts.ts";
 
 /** Stable first line; adapters and tests find the prefix by it (and strip a stale copy by it). */

@@ -6,3 +6,4 @@ export * from "./stop-directives.ts";
 export * from "./delegation-messages.ts";
 export * from "./task-context-block.ts";
 export { fence, quoteInline, agentToken, describeTargets } from "./text-parts.ts";
+export * as InjectSanitizer from "./inject-sanitizer.ts";

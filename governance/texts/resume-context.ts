@@ -1,6 +1,6 @@
-import type { Anchor } from "../config.ts";
-import type { SessionState } from "../session-record.ts";
-import { formatIdle, formatTimeOfDay, formatTimestamp } from "../time-format.ts";
+import type { Anchor } from "../config/config.ts";
+import type { SessionState } from "../session/session-record.ts";
+import { formatIdle, formatTimeOfDay, formatTimestamp } from "../time/time-format.ts";
 import { anchorLine, importantAnchors } from "./post-compact-reminder.ts";
 import { agentToken, quoteInline, sessionToken } from "./text-parts.ts";
 

@@ -1,4 +1,4 @@
-import type { StopLevel } from "../session-record.ts";
+import type { StopLevel } from "../session/session-record.ts";
 import { agentToken, fence, quoteInline, sessionToken } from "./text-parts.ts";
 
 /** Separates an L1 directive from the tool output it is prepended to. */

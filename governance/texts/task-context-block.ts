@@ -1,4 +1,4 @@
-import type { AgentRole } from "../config.ts";
+import type { AgentRole } from "../config/config.ts";
 import { STOP_HEADINGS } from "./stop-directives.ts";
 import { agentToken, quoteInline, ROLE_LABEL, sessionToken } from "./text-parts.ts";
 

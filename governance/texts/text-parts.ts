@@ -1,4 +1,4 @@
-import type { AgentRole } from "../config.ts";
+import type { AgentRole } from "../config/config.ts";
 
 /**
  * Small building blocks shared by the text builders. They exist so that every value that did not come from this

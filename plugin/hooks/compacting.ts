@@ -1,4 +1,4 @@
-import { roleOf } from "../../governance/delegation-policy.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildCompactionContext } from "../../governance/texts/compaction-context.ts";
 import type { Governor } from "../governor.ts";
 

@@ -1,4 +1,4 @@
-import { isSessionId, type SessionRecord } from "../../governance/session-record.ts";
+import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { Governor } from "../governor.ts";
 import { parseEvent } from "../opencode-events.ts";
 import type { StopController } from "../stop-controller.ts";

@@ -1,4 +1,4 @@
-import { roleOf } from "../../governance/delegation-policy.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
 import type { Governor } from "../governor.ts";
 import type { StopController } from "../stop-controller.ts";

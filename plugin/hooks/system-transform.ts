@@ -1,5 +1,5 @@
-import { roleOf } from "../../governance/delegation-policy.ts";
-import { resumeContextDue } from "../../governance/session-machine.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { resumeContextDue } from "../../governance/session/session-machine.ts";
 import { buildGovernancePrefix, defaultFirstActions } from "../../governance/texts/governance-prefix.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import type { Governor } from "../governor.ts";

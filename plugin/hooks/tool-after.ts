@@ -1,4 +1,4 @@
-import { isSessionId } from "../../governance/session-record.ts";
+import { isSessionId } from "../../governance/session/session-record.ts";
 import type { Governor } from "../governor.ts";
 import type { StopController } from "../stop-controller.ts";
 

@@ -1,5 +1,5 @@
-import { checkSpawn, roleOf } from "../../governance/delegation-policy.ts";
-import { onToolBefore } from "../../governance/stop-ladder.ts";
+import { checkSpawn, roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { buildLogOnlyNote } from "../../governance/texts/delegation-messages.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";

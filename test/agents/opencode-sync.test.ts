@@ -29,14 +29,14 @@ test("every agent file has valid frontmatter; leaf agents deny task", () => {
 });
 
 test("each agent's OpenCode task permissions match the plugin's default allow-list for it", async () => {
-  const { DEFAULT_CONFIG } = await import("../../governance/config.ts");
+  const { DEFAULT_CONFIG } = await import("../../governance/config/config.ts");
   const dir = path.join(ROOT, "agents");
   for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".md"))) {
     const name = f.replace(/\.md$/, "");
     const fm = parseYaml(/^---\n([\s\S]*?)\n---/.exec(fs.readFileSync(path.join(dir, f), "utf8"))![1]!) as { mode: string; permission: { task: Record<string, string> } };
     const allowed = Object.entries(fm.permission.task).filter(([, v]) => v === "allow").map(([k]) => k).sort();
     const policy = DEFAULT_CONFIG.agents[name];
-    expect(policy, `${name} has no default policy in governance/config.ts`).toBeDefined();
+    expect(policy, `${name} has no default policy in governance/config/config.ts`).toBeDefined();
     expect(allowed, `${name}: agents/${f} task allow-list differs from the governance default`).toEqual([...policy!.mayDelegateTo].sort());
     expect(fm.mode === "primary", `${name}: mode matches role`).toBe(policy!.role === "primary");
   }

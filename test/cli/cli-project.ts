@@ -2,10 +2,10 @@ import { execFileSync } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { systemClock } from "../../governance/clock.ts";
-import type { QueueFile } from "../../governance/directive-queue.ts";
-import { SessionRecord } from "../../governance/session-record.ts";
-import { SessionStore } from "../../governance/session-store.ts";
+import { systemClock } from "../../governance/time/clock.ts";
+import type { QueueFile } from "../../governance/stop/directive-queue.ts";
+import { SessionRecord } from "../../governance/session/session-record.ts";
+import { SessionStore } from "../../governance/storage/session-store.ts";
 
 /**
  * A temp OpenCode project, nested two levels below a sandbox folder so a test can prove that nothing was created

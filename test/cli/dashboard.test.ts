@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { AuditLog } from "../../governance/audit-log.ts";
-import { systemClock } from "../../governance/clock.ts";
-import { SessionStore } from "../../governance/session-store.ts";
+import { AuditLog } from "../../governance/storage/audit-log.ts";
+import { systemClock } from "../../governance/time/clock.ts";
+import { SessionStore } from "../../governance/storage/session-store.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";
 import { DASHBOARD_PAGE } from "../../cli/dashboard-page.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";

@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { SessionRecord } from "../../governance/session-record.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { makeRecord as baseRecord } from "./fixtures/records.ts";
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker.ts", import.meta.url));

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG } from "../../../governance/config.ts";
+import { DEFAULT_CONFIG } from "../../../governance/config/config.ts";
 import {
   buildGovernancePrefix,
   defaultFirstActions,

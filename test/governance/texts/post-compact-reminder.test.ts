@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Anchor } from "../../../governance/config.ts";
+import type { Anchor } from "../../../governance/config/config.ts";
 import { buildPostCompactReminder, POST_COMPACT_HEADING, type PostCompactReminderInput } from "../../../governance/texts/post-compact-reminder.ts";
 
 const anchors: Anchor[] = [

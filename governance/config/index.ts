@@ -1,0 +1,2 @@
+export * as ConfigDefaults from "./config-defaults.ts";
+export * as Config from "./config.ts";

@@ -1,0 +1,91 @@
+import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
+import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } from "../texts/delegation-messages.ts";
+
+/**
+ * Who may spawn whom. Pure: config in, decision out. The adapter calls {@link checkSpawn} from
+ * `tool.execute.before(task)` and, in enforce mode, throws the message of a refusal.
+ */
+
+type PolicyConfig = Pick<GovernanceConfig, "agents" | "defaultRole" | "delegation">;
+
+/**
+ * The policy of `agent`; an unknown or missing name gets `config.defaultRole` (OpenCode built-ins such as build,
+ * plan, general, explore), so an ungoverned setup keeps working. Own keys only: an agent named "constructor" must
+ * not resolve to Object.prototype.
+ */
+export function roleOf(agent: string | null | undefined, config: Pick<GovernanceConfig, "agents" | "defaultRole">): AgentPolicy {
+  if (agent && Object.hasOwn(config.agents, agent)) {
+    const policy = config.agents[agent];
+    if (policy) return policy;
+  }
+  return config.defaultRole;
+}
+
+/** Seed 003 level from the exact depth: 1 primary, 2 first delegation, 3 anything deeper. */
+export function levelOf(depth: number): number {
+  return Math.min(depth + 1, 3);
+}
+
+/** `*` matches any run of characters (including none), `?` one character; everything else literally; whole name. */
+export function matchesGlob(pattern: string, name: string): boolean {
+  const source = pattern
+    .split("")
+    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\/-]/g, "\\$&")))
+    .join("");
+  return new RegExp(`^${source}$`, "s").test(name);
+}
+
+/**
+ * Evaluates an allow-list like OpenCode's `permission.task`: entries are globs, `!glob` denies, and the LAST matching
+ * entry decides; no match denies. So `["*", "!governance-coordinator"]` allows everyone but the coordinator, and
+ * `["!x", "*"]` allows x again.
+ */
+export function isTargetAllowed(mayDelegateTo: readonly string[], target: string): boolean {
+  let allowed = false;
+  for (const entry of mayDelegateTo) {
+    const deny = entry.startsWith("!");
+    if (matchesGlob(deny ? entry.slice(1) : entry, target)) allowed = !deny;
+  }
+  return allowed;
+}
+
+export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth";
+
+export type SpawnCheck =
+  | { ok: true; childDepth: number; childLevel: number; targetRole: AgentRole }
+  | { ok: false; kind: SpawnRefusal; message: string; childDepth: number };
+
+export interface SpawnRequest {
+  callerAgent: string | null;
+  /** The caller session's exact depth (parentID chain length; 0 for a root session). */
+  callerDepth: number;
+  targetAgent: string;
+  config: PolicyConfig;
+}
+
+/**
+ * Decides a `task` spawn. Checks run most-specific first: a leaf caller (it may not delegate at all), then the depth
+ * limit (the emergency halt: child depth > `delegation.maxDepth`), then the caller's allow-list. Enforcement mode is
+ * not consulted here; the adapter blocks or only logs (see `buildLogOnlyNote`).
+ */
+export function checkSpawn(request: SpawnRequest): SpawnCheck {
+  const { callerAgent, callerDepth, targetAgent, config } = request;
+  const caller = roleOf(callerAgent, config);
+  const childDepth = callerDepth + 1;
+  const maxDepth = config.delegation.maxDepth;
+  if (caller.role === "leaf") {
+    return { ok: false, kind: "leaf", childDepth, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
+  }
+  if (childDepth > maxDepth) {
+    return { ok: false, kind: "max_depth", childDepth, message: buildHaltMessage({ callerAgent, callerDepth, targetAgent, maxDepth }) };
+  }
+  if (!isTargetAllowed(caller.mayDelegateTo, targetAgent)) {
+    return {
+      ok: false,
+      kind: "not_allowed",
+      childDepth,
+      message: buildNotAllowedMessage({ callerAgent, targetAgent, allowed: caller.mayDelegateTo }),
+    };
+  }
+  return { ok: true, childDepth, childLevel: levelOf(childDepth), targetRole: roleOf(targetAgent, config).role };
+}

@@ -1,0 +1,1 @@
+export * as DelegationPolicy from "./delegation-policy.ts";

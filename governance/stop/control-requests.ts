@@ -1,0 +1,92 @@
+import { randomBytes } from "node:crypto";
+import type { AuditLog } from "../storage/audit-log.ts";
+import type { Clock } from "../time/clock.ts";
+import { enqueue } from "./directive-queue.ts";
+import type { GovernancePaths } from "../storage/governance-paths.ts";
+import { validateInjectText } from "../texts/inject-sanitizer.ts";
+import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
+import type { SessionStore } from "../storage/session-store.ts";
+
+/**
+ * The requests a human (CLI, dashboard) or a primary agent's tool makes of running sessions. Every way in writes the
+ * same per-session directive files; the plugin process hosting the session picks them up. Expected failures
+ * (unknown target, finished session, empty guidance) are values with a message for the user.
+ */
+export type ControlContext = { paths: GovernancePaths; store: SessionStore; audit: AuditLog; clock: Clock; by: string };
+
+export type TargetResult = { ok: true; sessions: SessionRecord[] } | { ok: false; reason: string };
+
+const RUNNING: ReadonlySet<string> = new Set(["active", "stopping"]);
+
+export function isRunning(r: SessionRecord): boolean {
+  return RUNNING.has(r.control) && r.state !== "interrupted";
+}
+
+/**
+ * A target is a session id, or an agent name meaning every running session of that agent. A known but finished
+ * session is refused with its status, so "stop" on something already done says so instead of pretending.
+ */
+export async function resolveTarget(ctx: ControlContext, target: string): Promise<TargetResult> {
+  if (isSessionId(target)) {
+    const record = await ctx.store.read(target);
+    if (!record) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
+    if (!isRunning(record)) return { ok: false, reason: `session ${target} is not running (state ${record.state}, ${record.control})` };
+    return { ok: true, sessions: [record] };
+  }
+  if (!/^[\w.@-]{1,80}$/.test(target)) return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
+  const running = (await ctx.store.list()).filter((r) => r.agent === target && isRunning(r));
+  if (running.length === 0) return { ok: false, reason: `no running session of agent "${target}"` };
+  return { ok: true, sessions: running };
+}
+
+function newId(prefix: string): string {
+  return `${prefix}-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
+}
+
+export type RequestResult = { ok: true; sessionIds: string[]; warnings: string[] } | { ok: false; reason: string };
+
+export async function requestStop(ctx: ControlContext, target: string, opts: { level?: StopLevel; reason?: string } = {}): Promise<RequestResult> {
+  const resolved = await resolveTarget(ctx, target);
+  if (!resolved.ok) return resolved;
+  const level = opts.level ?? 1;
+  const reason = (opts.reason ?? "").replace(/\s+/g, " ").trim().slice(0, 500);
+  for (const s of resolved.sessions) {
+    const id = newId("stop");
+    const res = await enqueue(ctx.paths, s.sessionId, { kind: "stop", id, at: ctx.clock.now(), level, reason, by: ctx.by.slice(0, 100) });
+    if (!res.ok) return { ok: false, reason: res.reason };
+    await ctx.audit.append("session_interrupted", { sessionId: s.sessionId, requestId: id, level, reason, by: ctx.by, agent: s.agent });
+  }
+  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: [] };
+}
+
+export async function requestInject(ctx: ControlContext, target: string, text: string, opts: { maxLength?: number } = {}): Promise<RequestResult> {
+  const checked = validateInjectText(text, { maxLength: opts.maxLength ?? 500 });
+  if (!checked.valid) return { ok: false, reason: `guidance refused: ${checked.warnings.join("; ") || "nothing left after sanitizing"}` };
+  const resolved = await resolveTarget(ctx, target);
+  if (!resolved.ok) return resolved;
+  for (const s of resolved.sessions) {
+    const id = newId("inject");
+    const res = await enqueue(ctx.paths, s.sessionId, { kind: "inject", id, at: ctx.clock.now(), text: checked.sanitized, by: ctx.by.slice(0, 100) });
+    if (!res.ok) return { ok: false, reason: res.reason };
+    await ctx.audit.append("inject_queued", { sessionId: s.sessionId, injectId: id, preview: checked.sanitized.slice(0, 60), warnings: checked.warnings, by: ctx.by });
+  }
+  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: checked.warnings };
+}
+
+/** One line per session, children indented under their parents, for the CLI and the `governance_sessions` tool. */
+export function renderTree(records: readonly SessionRecord[], opts: { now: number; all?: boolean }): string[] {
+  const byId = new Map(records.map((r) => [r.sessionId, r]));
+  const roots = records.filter((r) => !r.parentId || !byId.has(r.parentId)).sort((a, b) => a.createdAt - b.createdAt);
+  const lines: string[] = [];
+  const visit = (r: SessionRecord, indent: number): void => {
+    const keep = opts.all || isRunning(r) || r.children.some((c) => c.outcome === "running");
+    if (keep) {
+      const last = r.lastToolCall ? `${r.lastToolCall.tool} ${r.lastToolCall.summary}`.trim() : "-";
+      const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
+      lines.push(`${"  ".repeat(indent)}${r.sessionId}  ${r.agent ?? "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last.slice(0, 60)}  (${ago}s ago)`);
+    }
+    for (const c of records.filter((x) => x.parentId === r.sessionId).sort((a, b) => a.createdAt - b.createdAt)) visit(c, keep ? indent + 1 : indent);
+  };
+  for (const r of roots) visit(r, 0);
+  return lines;
+}

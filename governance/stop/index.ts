@@ -1,0 +1,3 @@
+export * as ControlRequests from "./control-requests.ts";
+export * as DirectiveQueue from "./directive-queue.ts";
+export * as StopLadder from "./stop-ladder.ts";

@@ -1,0 +1,6 @@
+export * as AtomicWrite from "./atomic-write.ts";
+export * as AuditLog from "./audit-log.ts";
+export * as FileLock from "./file-lock.ts";
+export * as GovernancePaths from "./governance-paths.ts";
+export * as Quarantine from "./quarantine.ts";
+export * as SessionStore from "./session-store.ts";

@@ -1,0 +1,213 @@
+import { existsSync } from "node:fs";
+import { readdir, readFile, rename } from "node:fs/promises";
+import { join } from "node:path";
+import { sweepTempFiles, writeFileAtomic } from "./atomic-write.ts";
+import type { Clock } from "../time/clock.ts";
+import { withFileLock, type FileLockOptions } from "./file-lock.ts";
+import { ensureGovernanceDir, governancePaths, sessionFilePath, type GovernancePaths } from "./governance-paths.ts";
+import { parseJsonText, quarantineFile, type StoreProblem } from "./quarantine.ts";
+import { migrateRecord } from "../session/record-migrations.ts";
+import { SessionRecord } from "../session/session-record.ts";
+
+export interface SessionStoreOptions {
+  projectDir: string;
+  clock: Clock;
+  /** Called once per file that was set aside or could not be touched. Must not throw. */
+  onProblem?: (problem: StoreProblem) => void;
+  /** Cross-process lock tuning; the defaults suit production (see `FileLock.withFileLock`). */
+  lock?: Omit<FileLockOptions, "onCompromised">;
+}
+
+/** A record updater. It must not mutate `current` (records are deeply frozen) and returns `undefined` or `current` to skip the write. */
+export type RecordUpdater = (current: SessionRecord | undefined) => SessionRecord | undefined;
+
+type Loaded = { kind: "missing" } | { kind: "ok"; record: SessionRecord } | { kind: "bad"; reason: string };
+
+const RECORD_FILE = /^(ses_[A-Za-z0-9]+)\.json$/;
+
+/**
+ * One JSON file per session under `sessions/`; the files are the truth (no index, nothing to rebuild on restart).
+ * Every write is a read-modify-write under a cross-process lock followed by an atomic rename, so concurrent
+ * processes never lose an update and a crash never leaves a torn record. A file that cannot be decoded is moved to
+ * `quarantine/` with a reason and reported once; it never takes other records down and is never overwritten in place.
+ */
+export class SessionStore {
+  readonly paths: GovernancePaths;
+  readonly #clock: Clock;
+  readonly #onProblem: (problem: StoreProblem) => void;
+  readonly #lock: FileLockOptions;
+  readonly #cache = new Map<string, SessionRecord>();
+  #swept: Promise<unknown> | undefined;
+
+  constructor(options: SessionStoreOptions) {
+    this.paths = governancePaths(options.projectDir);
+    this.#clock = options.clock;
+    const onProblem = options.onProblem;
+    this.#onProblem = (problem) => {
+      try {
+        onProblem?.(problem);
+      } catch {
+        // A reporting failure must not turn into a storage failure.
+      }
+    };
+    this.#lock = {
+      ...options.lock,
+      onCompromised: (error) =>
+        this.#onProblem({ kind: "io_error", file: this.paths.sessions, reason: `lock compromised: ${error.message}`, at: this.#clock.now() }),
+    };
+  }
+
+  /** The last record this instance read or wrote for `id`, without I/O. May lag behind other processes. */
+  peek(id: string): SessionRecord | undefined {
+    return this.#cache.get(id);
+  }
+
+  /** The record on disk, migrated to the current schema; `undefined` if absent, quarantined, or `id` is not a session id. */
+  async read(id: string): Promise<SessionRecord | undefined> {
+    const file = sessionFilePath(this.paths, id);
+    if (!file.ok) return undefined;
+    await this.#prepare();
+    return this.#loadOrQuarantine(id, file.path, false);
+  }
+
+  /**
+   * Applies `fn` to the freshest record under the cross-process lock and writes the result atomically.
+   * Returns the stored record (or the unchanged one when the write was skipped). Throws on an invalid id, on a
+   * result that fails the schema or names another session (caller bugs), and on I/O errors.
+   */
+  async update(id: string, fn: RecordUpdater): Promise<SessionRecord | undefined> {
+    const file = sessionFilePath(this.paths, id);
+    if (!file.ok) throw new TypeError(file.reason);
+    await this.#prepare();
+    return withFileLock(
+      file.path,
+      async () => {
+        const current = await this.#loadOrQuarantine(id, file.path, true);
+        const next = fn(current);
+        if (next === undefined || next === current) return current;
+        const record = deepFreeze(SessionRecord.parse(next));
+        if (record.sessionId !== id) throw new Error(`updater for ${id} returned a record of ${record.sessionId}`);
+        await writeFileAtomic(file.path, `${JSON.stringify(record, null, 2)}\n`);
+        this.#cache.set(id, record);
+        return record;
+      },
+      this.#lock,
+    );
+  }
+
+  /** Every readable record; unreadable ones are quarantined and reported, the rest still load. */
+  async list(): Promise<SessionRecord[]> {
+    await this.#prepare();
+    const names = (await readdir(this.paths.sessions)).sort();
+    const records: SessionRecord[] = [];
+    for (const name of names) {
+      const id = RECORD_FILE.exec(name)?.[1];
+      if (!id) continue;
+      const file = sessionFilePath(this.paths, id);
+      if (!file.ok) continue;
+      const record = await this.#loadOrQuarantine(id, file.path, false);
+      if (record) records.push(record);
+    }
+    return records;
+  }
+
+  /**
+   * Moves (never deletes) records whose last update and last activity are both older than `maxAgeMs` to
+   * `archive/`. Staleness is re-checked under the lock, so a session another process just touched stays.
+   * Returns the archived ids.
+   */
+  async archiveStale(maxAgeMs: number): Promise<string[]> {
+    const cutoff = this.#clock.now() - maxAgeMs;
+    const isStale = (record: SessionRecord) => Math.max(record.updatedAt, record.lastActivityAt) < cutoff;
+    const archived: string[] = [];
+    for (const candidate of await this.list()) {
+      if (!isStale(candidate)) continue;
+      const id = candidate.sessionId;
+      const file = sessionFilePath(this.paths, id);
+      if (!file.ok) continue;
+      const moved = await withFileLock(
+        file.path,
+        async () => {
+          const fresh = await this.#loadOrQuarantine(id, file.path, true);
+          if (!fresh || !isStale(fresh)) return false;
+          let target = join(this.paths.archive, `${id}.json`);
+          if (existsSync(target)) target = join(this.paths.archive, `${id}.${this.#clock.now()}.json`);
+          await rename(file.path, target);
+          return true;
+        },
+        this.#lock,
+      );
+      if (moved) {
+        this.#cache.delete(id);
+        archived.push(id);
+      }
+    }
+    return archived;
+  }
+
+  /** Folder set-up is re-checked every call (one stat); dead writers' temp files are swept once per instance. */
+  async #prepare(): Promise<void> {
+    await ensureGovernanceDir(this.paths);
+    this.#swept ??= sweepTempFiles(this.paths.sessions).catch(() => undefined);
+    await this.#swept;
+  }
+
+  async #load(id: string, file: string): Promise<Loaded> {
+    let text: string;
+    try {
+      text = await readFile(file, "utf8");
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === "ENOENT") return { kind: "missing" };
+      if (code === "EISDIR") return { kind: "bad", reason: "is a directory, not a record file" };
+      throw error;
+    }
+    const json = parseJsonText(text);
+    if (!json.ok) return { kind: "bad", reason: json.reason };
+    const migrated = migrateRecord(json.value);
+    if (!migrated.ok) return { kind: "bad", reason: migrated.reason };
+    if (migrated.record.sessionId !== id) {
+      return { kind: "bad", reason: `file name says ${id} but the record is ${migrated.record.sessionId}` };
+    }
+    return { kind: "ok", record: deepFreeze(migrated.record) };
+  }
+
+  /**
+   * Loads a record, quarantining it if it cannot be decoded. Quarantine always happens under the lock with a
+   * re-read, so a file another process fixed in the meantime is never moved aside.
+   */
+  async #loadOrQuarantine(id: string, file: string, locked: boolean): Promise<SessionRecord | undefined> {
+    let loaded = await this.#load(id, file);
+    if (loaded.kind === "bad") {
+      loaded = locked
+        ? await this.#quarantineIfBad(file, loaded)
+        : await withFileLock(file, async () => this.#quarantineIfBad(file, await this.#load(id, file)), this.#lock);
+    }
+    if (loaded.kind === "ok") {
+      this.#cache.set(id, loaded.record);
+      return loaded.record;
+    }
+    this.#cache.delete(id);
+    return undefined;
+  }
+
+  async #quarantineIfBad(file: string, loaded: Loaded): Promise<Loaded> {
+    if (loaded.kind !== "bad") return loaded;
+    await this.#quarantine(file, loaded.reason);
+    return { kind: "missing" };
+  }
+
+  async #quarantine(file: string, reason: string): Promise<void> {
+    const result = await quarantineFile(this.paths, file, reason, this.#clock);
+    if (result.ok) this.#onProblem(result.problem);
+    else if (!result.gone) this.#onProblem({ kind: "io_error", file, reason: result.reason, at: this.#clock.now() });
+  }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (typeof value === "object" && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}

@@ -1,0 +1,218 @@
+import { describe, expect, it } from "vitest";
+import type { SessionRecord, StopLevel } from "../../../governance/session/session-record.ts";
+import {
+  type StopEffect,
+  type StopRequest,
+  confirmStopped,
+  gaveUp,
+  onCompliance,
+  onDeadline,
+  onToolBefore,
+  onToolResult,
+  startStop,
+} from "../../../governance/stop/stop-ladder.ts";
+import { ROOT_ID, SECOND, T0, makeChildRecord, makeRecord, rehydrate } from "../fixtures/records.ts";
+
+const request = (overrides: Partial<StopRequest> = {}): StopRequest => ({
+  requestId: "stop_1",
+  at: T0,
+  level: 1,
+  reason: "wrong approach",
+  by: "cli",
+  deadlineMs: 5 * SECOND,
+  ...overrides,
+});
+const stopping = (overrides: Partial<StopRequest> = {}, record = makeChildRecord()) => startStop(record, request(overrides)).next;
+const notifications = (effects: StopEffect[]) => effects.filter((e) => e.type === "notify_parent");
+
+/** Feeds `n` tool results and returns the delivered levels and every effect. */
+function results(record: SessionRecord, n: number) {
+  const levels: Array<StopLevel | null> = [];
+  const effects: StopEffect[] = [];
+  let current = record;
+  for (let i = 0; i < n; i++) {
+    const r = onToolResult(current, T0 + (i + 1) * 100);
+    levels.push(r.action.kind === "deliver" ? r.action.level : null);
+    effects.push(...r.effects);
+    current = r.next;
+  }
+  return { record: current, levels, effects };
+}
+
+describe("startStop", () => {
+  it("puts an active session in `stopping` with the requested level and a deadline", () => {
+    const { next, outcome, effects } = startStop(makeChildRecord(), request({ level: 2 }));
+    expect(outcome).toBe("started");
+    expect(next.control).toBe("stopping");
+    expect(next.stop).toMatchObject({ requestId: "stop_1", nextLevel: 2, delivered: [], deadlineAt: T0 + 5 * SECOND, abortAttempts: 0 });
+    expect(next.stop).toMatchObject({ reason: "wrong approach", requestedBy: "cli", requestedAt: T0 });
+    expect(effects).toEqual([expect.objectContaining({ type: "audit", event: "session_stop_requested" })]);
+  });
+
+  it("is idempotent: the same request twice changes nothing", () => {
+    const first = stopping();
+    const again = startStop(first, request({ at: T0 + 1000 }));
+    expect(again.outcome).toBe("already_stopping");
+    expect(again.next).toBe(first);
+    expect(again.effects).toEqual([]);
+  });
+
+  it("a second request at a lower or equal level is absorbed; a higher one raises the pending level, keeps the earlier deadline", () => {
+    const first = stopping({ level: 2 });
+    expect(startStop(first, request({ requestId: "stop_2", level: 1 })).outcome).toBe("already_stopping");
+    const raised = startStop(first, request({ requestId: "stop_3", level: 3, at: T0 + 1000, deadlineMs: 60 * SECOND }));
+    expect(raised.outcome).toBe("escalated");
+    expect(raised.next.stop).toMatchObject({ requestId: "stop_1", nextLevel: 3, deadlineAt: T0 + 5 * SECOND });
+  });
+
+  it("one stopped record however many signals; nothing to stop in a finished session", () => {
+    const stopped = makeChildRecord({ control: "stopped", stoppedAt: T0 });
+    expect(startStop(stopped, request())).toEqual({ next: stopped, outcome: "already_stopped", effects: [] });
+    expect(startStop(makeChildRecord({ control: "completed" }), request()).outcome).toBe("not_running");
+  });
+
+  it("caps free text to what the record schema accepts", () => {
+    const next = stopping({ reason: "r".repeat(900), by: "b".repeat(300) });
+    expect(next.stop?.reason).toHaveLength(500);
+    expect(next.stop?.requestedBy).toHaveLength(100);
+    expect(() => rehydrate(next)).not.toThrow();
+  });
+});
+
+describe("the ladder on consecutive tool results", () => {
+  it("L1 → L2 → L3, then stopped: SDK abort and one parent notification", () => {
+    const { record, levels, effects } = results(stopping(), 5);
+    expect(levels).toEqual([1, 2, 3, null, null]);
+    expect(record).toMatchObject({ control: "stopped", stoppedAt: T0 + 300 });
+    expect(record.stop?.delivered).toEqual([1, 2, 3]);
+    expect(effects.filter((e) => e.type === "abort_session")).toHaveLength(1);
+    expect(notifications(effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, reason: "child_stopped" }]);
+    expect(onToolBefore(record)).toEqual({ block: true, reason: "session_stopped", requestId: "stop_1" });
+  });
+
+  it("a request at L2 starts at L2", () => {
+    expect(results(stopping({ level: 2 }), 3).levels).toEqual([2, 3, null]);
+  });
+
+  it("a request at L3 terminates on the very next tool result", () => {
+    const { record, levels } = results(stopping({ level: 3 }), 2);
+    expect(levels).toEqual([3, null]);
+    expect(record.control).toBe("stopped");
+  });
+
+  it("survives a process restart between tool results (record read back from disk)", () => {
+    let record = stopping();
+    const levels: StopLevel[] = [];
+    for (let i = 0; i < 3; i++) {
+      const r = onToolResult(rehydrate(record), T0 + i);
+      if (r.action.kind === "deliver") levels.push(r.action.level);
+      record = r.next;
+    }
+    expect(levels).toEqual([1, 2, 3]);
+    expect(record.control).toBe("stopped");
+  });
+
+  it("a stopping session's tool calls still run (the result carries the directive); an active one is untouched", () => {
+    expect(onToolBefore(stopping())).toEqual({ block: false });
+    const active = makeChildRecord();
+    expect(onToolResult(active, T0)).toEqual({ next: active, action: { kind: "none" }, effects: [] });
+  });
+
+  it("a root session stopped by the ladder has no parent to notify", () => {
+    const { effects } = results(stopping({ level: 3 }, makeRecord()), 1);
+    expect(notifications(effects)).toEqual([]);
+    expect(effects.some((e) => e.type === "abort_session")).toBe(true);
+  });
+});
+
+describe("the hard stop: deadline → abort → retry → give up", () => {
+  const retry = { retryDeadlineMs: 5 * SECOND };
+
+  it("walks abort, retry-abort, give-up (once), with `none` between deadlines", () => {
+    let record = stopping();
+    const step = (at: number) => {
+      const r = onDeadline(record, at, retry);
+      record = r.next;
+      return r.action;
+    };
+    expect(step(T0 + 5 * SECOND - 1)).toBe("none");
+    expect(step(T0 + 5 * SECOND)).toBe("abort");
+    expect(record.stop).toMatchObject({ abortAttempts: 1, deadlineAt: T0 + 10 * SECOND });
+    expect(step(T0 + 10 * SECOND - 1)).toBe("none");
+    expect(step(T0 + 10 * SECOND)).toBe("retry-abort");
+    expect(step(T0 + 15 * SECOND)).toBe("give-up");
+    expect(gaveUp(record)).toBe(true);
+    expect(record.control).toBe("stopping");
+    expect(step(T0 + 60 * SECOND)).toBe("none");
+  });
+
+  it("the abort and the retry ask for an SDK abort; giving up is reported loudly", () => {
+    let record = stopping();
+    const all: StopEffect[][] = [];
+    for (const at of [T0 + 5 * SECOND, T0 + 10 * SECOND, T0 + 15 * SECOND]) {
+      const r = onDeadline(record, at, retry);
+      all.push(r.effects);
+      record = r.next;
+    }
+    expect(all.map((e) => e.some((x) => x.type === "abort_session"))).toEqual([true, true, false]);
+    expect(all[2]).toEqual([expect.objectContaining({ type: "audit", event: "stop_failed" })]);
+  });
+
+  it("an abort confirmed idle stops the session; a later deadline does nothing", () => {
+    const aborted = onDeadline(stopping(), T0 + 5 * SECOND, retry).next;
+    const confirmed = confirmStopped(aborted, T0 + 5 * SECOND + 40, "abort");
+    expect(confirmed.stoppedNow).toBe(true);
+    expect(confirmed.next).toMatchObject({ control: "stopped", stoppedAt: T0 + 5 * SECOND + 40 });
+    expect(onDeadline(confirmed.next, T0 + 10 * SECOND, retry).action).toBe("none");
+  });
+
+  it("nothing happens on a session that is not stopping", () => {
+    const active = makeChildRecord();
+    expect(onDeadline(active, T0 + 99 * SECOND, retry)).toEqual({ next: active, action: "none", effects: [] });
+  });
+});
+
+describe("exactly one \"you stopped it\"", () => {
+  type Path = "ladder" | "abort" | "compliance";
+  const paths: Path[] = ["ladder", "abort", "compliance"];
+  const orders: Path[][] = paths.flatMap((a) => paths.filter((b) => b !== a).flatMap((b) => [[a, b, paths.find((c) => c !== a && c !== b)!]]));
+
+  it.each(orders.map((o) => [o.join(" → "), o] as const))("%s: one stoppedNow, one notification", (_name, order) => {
+    let record = stopping({ level: 3 });
+    let stoppedNow = 0;
+    const effects: StopEffect[] = [];
+    order.forEach((path, i) => {
+      const at = T0 + (i + 1) * 1000;
+      if (path === "ladder") {
+        const r = onToolResult(record, at);
+        if (r.next.control === "stopped" && record.control !== "stopped") stoppedNow++;
+        effects.push(...r.effects);
+        record = r.next;
+      } else {
+        const r = path === "abort" ? confirmStopped(record, at, "abort") : onCompliance(record, at);
+        if (r.stoppedNow) stoppedNow++;
+        effects.push(...r.effects);
+        record = r.next;
+      }
+    });
+    expect(stoppedNow).toBe(1);
+    expect(notifications(effects)).toHaveLength(1);
+    expect(record.stoppedAt).toBe(T0 + 1000);
+  });
+
+  it("compliance: ending the turn while stopping stops it; on an active session it is a no-op", () => {
+    const r = onCompliance(stopping(), T0 + 2000);
+    expect(r).toMatchObject({ stoppedNow: true, next: { control: "stopped", stoppedAt: T0 + 2000 } });
+    expect(r.effects).toContainEqual(expect.objectContaining({ event: "session_stopped", data: expect.objectContaining({ how: "compliance" }) }));
+    const active = makeChildRecord();
+    expect(onCompliance(active, T0)).toEqual({ next: active, stoppedNow: false, effects: [] });
+  });
+
+  it("stop wins: once stopped, new requests, tool results and deadlines change nothing", () => {
+    const stopped = onCompliance(stopping(), T0 + 1).next;
+    expect(startStop(stopped, request({ requestId: "stop_9", level: 3 })).outcome).toBe("already_stopped");
+    expect(onToolResult(stopped, T0 + 2).next).toBe(stopped);
+    expect(onDeadline(stopped, T0 + 99 * SECOND, { retryDeadlineMs: 1 }).next).toBe(stopped);
+    expect(onToolBefore(stopped).block).toBe(true);
+  });
+});
