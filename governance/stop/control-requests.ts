@@ -6,6 +6,7 @@ import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
+import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 
 /**
  * The requests a human (CLI, dashboard) or a primary agent's tool makes of running sessions. Every way in writes the
@@ -73,20 +74,22 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: checked.warnings };
 }
 
-/** One line per session, children indented under their parents, for the CLI and the `governance_sessions` tool. */
+/**
+ * One line per session, children indented under their parents, for the CLI and the `governance_sessions` tool.
+ * The walk ({@link sessionTree}) survives parent cycles and absurd stored depths; finished sessions are skipped
+ * unless `all`, and their children move up one indent.
+ */
 export function renderTree(records: readonly SessionRecord[], opts: { now: number; all?: boolean }): string[] {
-  const byId = new Map(records.map((r) => [r.sessionId, r]));
-  const roots = records.filter((r) => !r.parentId || !byId.has(r.parentId)).sort((a, b) => a.createdAt - b.createdAt);
   const lines: string[] = [];
-  const visit = (r: SessionRecord, indent: number): void => {
+  const childIndent = new Map<string, number>();
+  for (const { record: r, cycle } of sessionTree(records)) {
+    const indent = Math.min(cycle ? 0 : (r.parentId && childIndent.get(r.parentId)) || 0, MAX_TREE_INDENT);
     const keep = opts.all || isRunning(r) || r.children.some((c) => c.outcome === "running");
-    if (keep) {
-      const last = r.lastToolCall ? `${r.lastToolCall.tool} ${r.lastToolCall.summary}`.trim() : "-";
-      const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
-      lines.push(`${"  ".repeat(indent)}${r.sessionId}  ${r.agent ?? "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last.slice(0, 60)}  (${ago}s ago)`);
-    }
-    for (const c of records.filter((x) => x.parentId === r.sessionId).sort((a, b) => a.createdAt - b.createdAt)) visit(c, keep ? indent + 1 : indent);
-  };
-  for (const r of roots) visit(r, 0);
+    childIndent.set(r.sessionId, keep ? indent + 1 : indent);
+    if (!keep) continue;
+    const last = r.lastToolCall ? `${r.lastToolCall.tool} ${r.lastToolCall.summary}`.trim() : "-";
+    const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
+    lines.push(`${"  ".repeat(indent)}${r.sessionId}  ${r.agent ?? "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last.slice(0, 60)}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`);
+  }
   return lines;
 }
