@@ -1,5 +1,5 @@
 /**
- * Generates this repository's own `.opencode/` (dogfood install) from `agents/` and the plugin source.
+ * Generates this repository's own `.opencode/` (dogfood install) from `agents/`, `commands/` and the plugin source.
  * `npm run sync-agents` writes it; test/agents/opencode-sync.test.ts fails when it drifts.
  */
 import fs from "fs-extra";
@@ -8,12 +8,19 @@ import { fileURLToPath } from "node:url";
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 
+/** Folders of `.opencode/` that hold only generated files: anything else in them is stale. */
+export const GENERATED_DIRS = ["agent", "command"] as const;
+
 /** Every generated file: path relative to the repo → content. */
 export function expectedOpencodeFiles(): Map<string, string> {
   const files = new Map<string, string>();
   const agentsDir = path.join(ROOT, "agents");
   for (const f of fs.readdirSync(agentsDir).filter((f) => f.endsWith(".md")).sort()) {
     files.set(path.join(".opencode", "agent", f), fs.readFileSync(path.join(agentsDir, f), "utf8"));
+  }
+  const commandsDir = path.join(ROOT, "commands");
+  for (const f of fs.readdirSync(commandsDir).filter((f) => f.endsWith(".md")).sort()) {
+    files.set(path.join(".opencode", "command", f), fs.readFileSync(path.join(commandsDir, f), "utf8"));
   }
   files.set(
     path.join(".opencode", "plugin", "governance.ts"),
@@ -25,9 +32,11 @@ export function expectedOpencodeFiles(): Map<string, string> {
 
 function main(): void {
   for (const [rel, content] of expectedOpencodeFiles()) fs.outputFileSync(path.join(ROOT, rel), content);
-  const agentDir = path.join(ROOT, ".opencode", "agent");
-  const wanted = new Set([...expectedOpencodeFiles().keys()].map((k) => path.basename(k)));
-  for (const f of fs.readdirSync(agentDir)) if (!wanted.has(f)) fs.removeSync(path.join(agentDir, f));
+  const wanted = new Set(expectedOpencodeFiles().keys());
+  for (const sub of GENERATED_DIRS) {
+    const dir = path.join(ROOT, ".opencode", sub);
+    for (const f of fs.readdirSync(dir)) if (!wanted.has(path.join(".opencode", sub, f))) fs.removeSync(path.join(dir, f));
+  }
   console.log(`synced ${expectedOpencodeFiles().size} files into .opencode/`);
 }
 

@@ -2,16 +2,35 @@ import fs from "fs-extra";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
-import { ROOT, expectedOpencodeFiles } from "../../scripts/sync-opencode.ts";
+import { GENERATED_DIRS, ROOT, expectedOpencodeFiles } from "../../scripts/sync-opencode.ts";
 
-test(".opencode/ is generated from agents/ and has not drifted (npm run sync-agents)", () => {
+test(".opencode/ is generated from agents/ and commands/ and has not drifted (npm run sync-agents)", () => {
   for (const [rel, content] of expectedOpencodeFiles()) {
     const file = path.join(ROOT, rel);
     expect(fs.existsSync(file), `${rel} missing: run npm run sync-agents`).toBe(true);
     expect(fs.readFileSync(file, "utf8"), `${rel} drifted from its source: run npm run sync-agents`).toBe(content);
   }
-  const extra = fs.readdirSync(path.join(ROOT, ".opencode", "agent")).filter((f) => !expectedOpencodeFiles().has(path.join(".opencode", "agent", f)));
-  expect(extra, "agent files in .opencode/ that agents/ does not have").toEqual([]);
+  for (const sub of GENERATED_DIRS) {
+    const extra = fs.readdirSync(path.join(ROOT, ".opencode", sub)).filter((f) => !expectedOpencodeFiles().has(path.join(".opencode", sub, f)));
+    expect(extra, `files in .opencode/${sub}/ that have no source: run npm run sync-agents`).toEqual([]);
+  }
+});
+
+test("every command file has a description and runs the governance CLI by shell interpolation", () => {
+  const dir = path.join(ROOT, "commands");
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".md"));
+  expect(files.sort()).toEqual(["governance-inject.md", "governance-stop.md", "governance.md"]);
+  for (const f of files) {
+    const text = fs.readFileSync(path.join(dir, f), "utf8");
+    const m = /^---\n([\s\S]*?)\n---\n([\s\S]+)$/.exec(text);
+    expect(m, `${f}: frontmatter`).not.toBeNull();
+    const fm = parseYaml(m![1]!) as { description: string };
+    expect(fm.description, `${f}: description shown in the TUI's command list`).toMatch(/^Governance — /);
+    // OpenCode 1.18 runs !`…` when the command is used (ConfigMarkdown.SHELL_REGEX) and puts the output in the prompt.
+    const shell = [...m![2]!.matchAll(/!`([^`]+)`/g)].map((x) => x[1]!);
+    expect(shell, `${f}: one shell interpolation`).toHaveLength(1);
+    expect(shell[0]).toMatch(/^npx --no-install --no-update-notifier opencode-governance (sessions|stop|inject)\b/);
+  }
 });
 
 test("every agent file has valid frontmatter; leaf agents deny task", () => {
