@@ -1,109 +1,172 @@
-import { randomBytes, timingSafeEqual } from "node:crypto";
+import { randomBytes } from "node:crypto";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { isRunning, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
-import type { SessionRecord } from "../governance/session/session-record.ts";
-import { DASHBOARD_PAGE } from "./dashboard-page.ts";
+import type { LoadedConfig } from "../governance/config/config.ts";
+import { requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
+import { checkRequest, parseControlBody } from "./dashboard-guard.ts";
+import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./dashboard-page.ts";
+import { buildSnapshot, changeSignature } from "./dashboard-snapshot.ts";
+import { readConfig } from "./read-config.ts";
 
 /**
- * The local web dashboard: the session tree with Stop and Inject controls, writing the same requests as the CLI.
+ * The local web dashboard: the live session tree with Stop and Inject, the resumable sessions with the command
+ * that resumes each, and the audit tail. It writes the same requests as the CLI.
  *
- * It listens on 127.0.0.1 only, and every request must carry a random token (in the URL it prints, then in a header
- * for the API), so another web page open in the user's browser cannot stop or steer their agents (no CSRF, no DNS
- * rebinding: a page on another origin never learns the token).
+ * It listens on 127.0.0.1 only; every request passes {@link checkRequest} (Host and Origin pinned to that address
+ * and port, the random token required for data and actions), and every answer carries a strict CSP without inline
+ * script, `frame-ancestors 'none'` and `Referrer-Policy: no-referrer`. The page is live through server-sent events:
+ * while a page is connected the server stats the governance folder (a few `stat` calls) and pushes a new snapshot
+ * when it changed.
  */
 export type Dashboard = { url: string; token: string; close(): Promise<void> };
 
-const MAX_BODY = 16 * 1024;
-
-/** A request the client got wrong (answered 400, not 500). */
-class BadRequest extends Error {}
-
-type SessionView = Pick<SessionRecord, "sessionId" | "parentId" | "agent" | "depth" | "state" | "control" | "lastActivityAt" | "lastToolCall"> & {
-  running: boolean;
+export type DashboardOptions = {
+  port?: number;
+  maxInjectLength?: number;
+  /** The config as read-only commands see it (resume window, anchors); defaults when absent. */
+  config?: () => Promise<LoadedConfig>;
+  /** How often the governance folder is checked for changes while a page is connected. Default 250 ms. */
+  watchIntervalMs?: number;
 };
 
-function view(r: SessionRecord): SessionView {
-  const { sessionId, parentId, agent, depth, state, control, lastActivityAt, lastToolCall } = r;
-  return { sessionId, parentId, agent, depth, state, control, lastActivityAt, lastToolCall, running: isRunning(r) };
-}
+const MAX_BODY = 16 * 1024;
+/** A client that keeps sending far past the limit is cut off (the 413 has been answered by then). */
+const MAX_DRAIN = 1024 * 1024;
 
-function send(res: http.ServerResponse, status: number, body: unknown, type = "application/json"): void {
+const SECURITY_HEADERS = {
+  "cache-control": "no-store",
+  "x-content-type-options": "nosniff",
+  "x-frame-options": "DENY",
+  "referrer-policy": "no-referrer",
+  "cross-origin-opener-policy": "same-origin",
+  "cross-origin-resource-policy": "same-origin",
+  "content-security-policy":
+    "default-src 'none'; script-src 'self'; style-src 'self'; connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+function send(res: http.ServerResponse, status: number, body: unknown, type = "application/json", extra: Record<string, string> = {}): void {
+  if (res.headersSent) return void res.end();
   const text = type === "application/json" ? JSON.stringify(body) : String(body);
-  res.writeHead(status, {
-    "content-type": `${type}; charset=utf-8`,
-    "cache-control": "no-store",
-    "x-content-type-options": "nosniff",
-    "content-security-policy": "default-src 'none'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; connect-src 'self'",
-  });
+  res.writeHead(status, { ...SECURITY_HEADERS, ...extra, "content-type": `${type}; charset=utf-8`, "content-length": String(Buffer.byteLength(text)) });
   res.end(text);
 }
 
-function readBody(req: http.IncomingMessage): Promise<unknown> {
-  return new Promise((resolve, reject) => {
+type Body = { ok: true; value: unknown } | { ok: false; status: number; error: string };
+
+/** Reads the whole body; an oversized one is read to the end (up to {@link MAX_DRAIN}) and refused with 413, no reset. */
+function readBody(req: http.IncomingMessage): Promise<Body> {
+  return new Promise((resolve) => {
     let size = 0;
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY) {
-        reject(new BadRequest("request body too large"));
-        req.destroy();
-      } else chunks.push(c);
-    });
-    req.on("end", () => {
-      try {
-        resolve(JSON.parse(Buffer.concat(chunks).toString("utf8") || "{}"));
-      } catch {
-        reject(new BadRequest("request body is not JSON"));
+      if (size <= MAX_BODY) chunks.push(c);
+      else if (size > MAX_DRAIN) {
+        resolve({ ok: false, status: 413, error: `request body over ${MAX_BODY} bytes` });
+        req.pause();
       }
     });
-    req.on("error", reject);
+    req.on("end", () => {
+      if (size > MAX_BODY) return resolve({ ok: false, status: 413, error: `request body over ${MAX_BODY} bytes` });
+      try {
+        resolve({ ok: true, value: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
+      } catch {
+        resolve({ ok: false, status: 400, error: "request body is not JSON" });
+      }
+    });
+    req.on("error", () => resolve({ ok: false, status: 400, error: "request body could not be read" }));
   });
 }
 
-function tokenMatches(given: string | null | undefined, token: string): boolean {
-  if (!given || given.length !== token.length) return false;
-  return timingSafeEqual(Buffer.from(given), Buffer.from(token));
-}
-
-export async function startDashboard(ctx: ControlContext, opts: { port?: number; maxInjectLength?: number } = {}): Promise<Dashboard> {
+export async function startDashboard(ctx: ControlContext, opts: DashboardOptions = {}): Promise<Dashboard> {
   const token = randomBytes(18).toString("base64url");
+  const config = opts.config ?? (() => readConfig(ctx.paths.configFile));
+  const streams = new Set<http.ServerResponse>();
+  let port = 0;
+
   const server = http.createServer((req, res) => {
-    void handle(req, res).catch((error: unknown) =>
-      send(res, error instanceof BadRequest ? 400 : 500, { error: error instanceof Error ? error.message : String(error) }),
-    );
+    handle(req, res).catch((error: unknown) => {
+      // A bug, not a bad request: say so without details that could leak paths.
+      process.stderr.write(`dashboard: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`);
+      send(res, 500, { error: "internal error (see the dashboard's terminal)" });
+    });
+  });
+  // Malformed HTTP (bad request line, oversized headers) is answered 400/431 by Node itself; never crash on it.
+  server.on("clientError", (_error, socket) => {
+    if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
+    else socket.destroy();
   });
 
   async function handle(req: http.IncomingMessage, res: http.ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? "/", "http://127.0.0.1");
-    const given = url.pathname === "/" ? url.searchParams.get("token") : (req.headers["x-governance-token"] as string | undefined);
-    if (!tokenMatches(given, token)) return send(res, 403, { error: "missing or wrong token: open the URL the dashboard printed" });
+    const checked = checkRequest(req, { port, token });
+    if (!checked.ok) {
+      req.resume();
+      return send(res, checked.refusal.status, { error: checked.refusal.error }, "application/json", checked.refusal.headers);
+    }
+    const { route } = checked;
+    if (route.path === "/") return send(res, 200, DASHBOARD_PAGE, "text/html");
+    if (route.path === "/dashboard.js") return send(res, 200, DASHBOARD_SCRIPT, "text/javascript");
+    if (route.path === "/dashboard.css") return send(res, 200, DASHBOARD_STYLE, "text/css");
+    if (route.path === "/api/sessions") return send(res, 200, await buildSnapshot(ctx, config));
+    if (route.path === "/api/events") return openStream(res);
 
-    if (req.method === "GET" && url.pathname === "/") return send(res, 200, DASHBOARD_PAGE, "text/html");
-    if (req.method === "GET" && url.pathname === "/api/sessions") {
-      const records = await ctx.store.list();
-      return send(res, 200, { now: ctx.clock.now(), sessions: records.map(view) });
-    }
-    if (req.method === "POST" && (url.pathname === "/api/stop" || url.pathname === "/api/inject")) {
-      const body = (await readBody(req)) as { target?: unknown; level?: unknown; reason?: unknown; text?: unknown };
-      if (typeof body.target !== "string") return send(res, 400, { error: "target (a session id or agent name) is required" });
-      const result =
-        url.pathname === "/api/stop"
-          ? await requestStop(ctx, body.target, {
-              level: body.level === 2 || body.level === 3 ? body.level : 1,
-              reason: typeof body.reason === "string" ? body.reason : "",
-            })
-          : await requestInject(ctx, body.target, typeof body.text === "string" ? body.text : "", { maxLength: opts.maxInjectLength ?? 500 });
-      return result.ok ? send(res, 200, result) : send(res, 409, { error: result.reason });
-    }
-    return send(res, 404, { error: `no route ${req.method} ${url.pathname}` });
+    const body = await readBody(req);
+    if (!body.ok) return send(res, body.status, { error: body.error });
+    const parsed = parseControlBody(body.value);
+    if (!parsed.ok) return send(res, 400, { error: parsed.error });
+    const { target, level, reason, text } = parsed.body;
+    const result =
+      route.path === "/api/stop"
+        ? await requestStop(ctx, target, { level, reason })
+        : await requestInject(ctx, target, text, { maxLength: opts.maxInjectLength ?? 500 });
+    if (result.ok) void push();
+    return result.ok ? send(res, 200, result) : send(res, 409, { error: result.reason });
   }
 
+  async function openStream(res: http.ServerResponse): Promise<void> {
+    res.writeHead(200, { ...SECURITY_HEADERS, "content-type": "text/event-stream; charset=utf-8", connection: "keep-alive" });
+    res.write("retry: 1000\n\n");
+    streams.add(res);
+    res.on("close", () => streams.delete(res));
+    res.write(`event: snapshot\ndata: ${JSON.stringify(await buildSnapshot(ctx, config))}\n\n`);
+  }
+
+  let lastSignature = "";
+  let pushing = false;
+  let heartbeat = 0;
+  /** Sends a fresh snapshot to every connected page. One at a time; a change during a push is caught by the next tick. */
+  async function push(): Promise<void> {
+    if (pushing || streams.size === 0) return;
+    pushing = true;
+    try {
+      lastSignature = await changeSignature(ctx);
+      const frame = `event: snapshot\ndata: ${JSON.stringify(await buildSnapshot(ctx, config))}\n\n`;
+      for (const s of streams) s.write(frame);
+    } finally {
+      pushing = false;
+    }
+  }
+  const timer = setInterval(() => {
+    if (streams.size === 0) return;
+    void (async () => {
+      const signature = await changeSignature(ctx);
+      if (signature !== lastSignature) await push();
+      else if (++heartbeat % 60 === 0) for (const s of streams) s.write(": keep-alive\n\n");
+    })().catch((error: unknown) => process.stderr.write(`dashboard watch: ${error instanceof Error ? error.message : String(error)}\n`));
+  }, opts.watchIntervalMs ?? 250);
+  timer.unref();
+
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, "127.0.0.1", resolve));
-  const port = (server.address() as AddressInfo).port;
+  port = (server.address() as AddressInfo).port;
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+    close: () =>
+      new Promise<void>((resolve) => {
+        clearInterval(timer);
+        for (const s of streams) s.end();
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
   };
 }

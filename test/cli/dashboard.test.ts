@@ -3,7 +3,7 @@ import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";
-import { DASHBOARD_PAGE } from "../../cli/dashboard-page.ts";
+import { DASHBOARD_PAGE, DASHBOARD_SCRIPT } from "../../cli/dashboard-page.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";
 
 const ROOT = "ses_dashroot00000000000000001";
@@ -68,7 +68,55 @@ describe("dashboard (local web page + API)", () => {
   });
 
   test("the page never renders session data as HTML", () => {
-    expect(DASHBOARD_PAGE).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
-    expect(DASHBOARD_PAGE).toContain("textContent");
+    expect(DASHBOARD_SCRIPT).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write/);
+    expect(DASHBOARD_SCRIPT).toContain("textContent");
+    expect(DASHBOARD_PAGE).not.toMatch(/<script(?![^>]*\bsrc=)[^>]*>/);
+  });
+
+  test("a parent cycle, an absurd depth and control characters cannot hide or break rows", async () => {
+    const A = "ses_dashcyclea000000000000001";
+    const B = "ses_dashcycleb000000000000001";
+    await p.put({ sessionId: A, parentId: B, rootId: B, depth: 1, agent: "looper" });
+    await p.put({ sessionId: B, parentId: A, rootId: A, depth: 1e9, agent: "looper\u001b[31m\u0007", lastToolCall: { tool: "bash", callId: "c", at: Date.now(), summary: "echo \u001b]0;pwned\u0007 \u009b2J done" } });
+    const data = (await (await api("/api/sessions")).json()) as { sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; agent: string; lastToolCall: { summary: string } | null }[] };
+    const ids = data.sessions.map((s) => s.sessionId);
+    expect(ids).toContain(A);
+    expect(ids).toContain(B);
+    expect(data.sessions.filter((s) => s.cycle)).toHaveLength(1);
+    expect(Math.max(...data.sessions.map((s) => s.indent))).toBeLessThanOrEqual(8);
+    const b = data.sessions.find((s) => s.sessionId === B)!;
+    expect(b.running).toBe(true);
+    // JSON escapes C0 as \u00XX; C1 would appear raw.
+    expect(JSON.stringify(data)).not.toMatch(/\\u00[01][0-9a-f]|[\u007f-\u009f]/i);
+    expect(b.agent).toBe("looper[31m");
+    expect(b.lastToolCall!.summary).toBe("echo ]0;pwned 2J done");
+  });
+
+  test("the event stream pushes a new snapshot when a record changes, without polling from the page", async () => {
+    const res = await fetch(`${base}/api/events?token=${dash.token}`);
+    expect(res.headers.get("content-type")).toMatch(/^text\/event-stream/);
+    const reader = res.body!.getReader();
+    let buffer = "";
+    const nextSnapshot = async (): Promise<{ sessions: { sessionId: string }[] }> => {
+      for (;;) {
+        const end = buffer.indexOf("\n\n", buffer.indexOf("event: snapshot"));
+        if (buffer.includes("event: snapshot") && end >= 0) {
+          const frame = buffer.slice(buffer.indexOf("event: snapshot"), end);
+          buffer = buffer.slice(end + 2);
+          return JSON.parse(frame.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+        }
+        const { value, done } = await reader.read();
+        if (done) throw new Error("stream ended");
+        buffer += new TextDecoder().decode(value);
+      }
+    };
+    const first = await nextSnapshot();
+    const NEW = "ses_dashnew000000000000000001";
+    expect(first.sessions.map((s) => s.sessionId)).not.toContain(NEW);
+    await p.put({ sessionId: NEW, parentId: ROOT, rootId: ROOT, depth: 1, level: 2, agent: "governance-validator" });
+    let next = await nextSnapshot();
+    while (!next.sessions.some((s) => s.sessionId === NEW)) next = await nextSnapshot();
+    expect(next.sessions.map((s) => s.sessionId)).toContain(NEW);
+    await reader.cancel();
   });
 });

@@ -1,0 +1,93 @@
+import { stat } from "node:fs/promises";
+import type { LoadedConfig } from "../governance/config/config.ts";
+import { sessionTree } from "../governance/session/session-tree.ts";
+import { isRunning, type ControlContext } from "../governance/stop/control-requests.ts";
+import { plainDeep, plainLines } from "./plain-text.ts";
+import { type Resumable, resumableSessions } from "./resumable.ts";
+
+/** One row of the session tree as the page shows it. `indent` comes from the walk (capped), not from `depth`. */
+export type SessionRow = {
+  sessionId: string;
+  parentId: string | null;
+  agent: string | null;
+  depth: number;
+  indent: number;
+  cycle: boolean;
+  state: string;
+  control: string;
+  running: boolean;
+  lastActivityAt: number;
+  lastToolCall: { tool: string; summary: string; at: number } | null;
+};
+
+export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
+
+/** Everything the page shows, sent whole on every change (small: a project has tens of sessions, not thousands). */
+export type Snapshot = { now: number; sessions: SessionRow[]; resumable: Resumable[]; audit: AuditRow[] };
+
+const AUDIT_TAIL = 30;
+const DETAIL_KEYS = ["agent", "level", "reason", "preview", "state", "from", "to", "detail", "by"] as const;
+
+function auditDetail(event: Record<string, unknown>): string {
+  const parts: string[] = [];
+  for (const key of DETAIL_KEYS) {
+    const v = event[key];
+    if (v === undefined || v === null || v === "") continue;
+    parts.push(`${key}=${typeof v === "string" ? v.slice(0, 80) : JSON.stringify(v).slice(0, 80)}`);
+  }
+  return parts.join(" ");
+}
+
+/** Reads records, the config's resume window and the audit tail; every string is stripped of control characters. */
+export async function buildSnapshot(ctx: ControlContext, config: () => Promise<LoadedConfig>): Promise<Snapshot> {
+  const now = ctx.clock.now();
+  const records = await ctx.store.list();
+  const sessions: SessionRow[] = sessionTree(records).map(({ record: r, indent, cycle }) => ({
+    sessionId: r.sessionId,
+    parentId: r.parentId,
+    agent: r.agent,
+    depth: r.depth,
+    indent,
+    cycle,
+    state: r.state,
+    control: r.control,
+    running: isRunning(r),
+    lastActivityAt: r.lastActivityAt,
+    lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
+  }));
+  const loaded = await config();
+  const resumable = resumableSessions(records, {
+    now,
+    minIdleMs: loaded.config.resume.minIdle,
+    maxIdleMs: loaded.config.resume.maxIdle,
+    anchors: loaded.config.anchors,
+  });
+  const audit = (await ctx.audit.read()).slice(-AUDIT_TAIL).reverse().map((e) => ({
+    at: e.at,
+    type: e.type,
+    sessionId: typeof e.sessionId === "string" ? e.sessionId : null,
+    detail: auditDetail(e as Record<string, unknown>),
+  }));
+  return {
+    now,
+    sessions: plainDeep(sessions),
+    resumable: resumable.map((r) => ({ ...plainDeep(r), context: plainLines(r.context) })),
+    audit: plainDeep(audit),
+  };
+}
+
+/**
+ * A cheap change signature of the governance folder: record writes are atomic renames into `sessions/` (they change
+ * the folder's mtime), audit appends change the log's size. Polled on the server while a page is connected.
+ */
+export async function changeSignature(ctx: ControlContext): Promise<string> {
+  const parts = await Promise.all(
+    [ctx.paths.sessions, ctx.paths.auditLog, ctx.paths.configFile].map((p) =>
+      stat(p).then(
+        (s) => `${s.mtimeMs}:${s.size}:${s.ino}`,
+        () => "-",
+      ),
+    ),
+  );
+  return parts.join("|");
+}

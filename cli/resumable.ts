@@ -1,0 +1,78 @@
+import type { Anchor } from "../governance/config/config.ts";
+import { classifyResume, idleMs } from "../governance/session/resume-window.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
+import { buildResumeContext, type InterruptedWork } from "../governance/texts/resume-context.ts";
+
+/**
+ * A root session the user can bring back with `opencode -s <id>` and get a resume context: interrupted (Escape,
+ * abort) or idle between `resume.minIdle` and `resume.maxIdle` (1 h–48 h by default), as the plugin decides it.
+ * Stable JSON shape of `resume --json` and of the dashboard's "Resumable" list.
+ */
+export type Resumable = {
+  sessionId: string;
+  agent: string | null;
+  state: string;
+  interrupted: boolean;
+  lastActivityAt: number;
+  idleMs: number;
+  /** The exact command that resumes it. */
+  command: string;
+  /** The resume context the plugin will put before the model's first request, as it would be built now. */
+  context: string;
+};
+
+const MAX_WORK = 50;
+
+/** Descendants cut off by the interruption, parents first, like the plugin's own walk (bounded, cycle-safe). */
+function interruptedWork(root: SessionRecord, byId: ReadonlyMap<string, SessionRecord>): InterruptedWork[] {
+  const out: InterruptedWork[] = [];
+  const seen = new Set<string>([root.sessionId]);
+  const walk = (r: SessionRecord): void => {
+    for (const link of r.children) {
+      if (out.length >= MAX_WORK || seen.has(link.sessionId)) continue;
+      seen.add(link.sessionId);
+      const child = byId.get(link.sessionId);
+      if (!child) continue;
+      if (link.outcome === "running" || link.outcome === "aborted" || child.state === "interrupted" || child.control === "stopped") {
+        out.push({
+          sessionId: child.sessionId,
+          agent: child.agent,
+          depth: child.depth,
+          lastToolCall: child.lastToolCall ? { tool: child.lastToolCall.tool, summary: child.lastToolCall.summary, at: child.lastToolCall.at } : null,
+          state: child.control === "stopped" ? "stopped" : child.state,
+        });
+      }
+      walk(child);
+    }
+  };
+  walk(root);
+  return out;
+}
+
+/** Resumable root sessions, most recently active first. Pure: the caller passes the records, the config and now. */
+export function resumableSessions(
+  records: readonly SessionRecord[],
+  opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; timeZone?: string },
+): Resumable[] {
+  const byId = new Map(records.map((r) => [r.sessionId, r]));
+  return records
+    .filter((r) => !r.parentId || !byId.has(r.parentId))
+    .filter((r) => r.control !== "completed" && r.control !== "orphaned")
+    .map((r) => ({ r, interrupted: r.state === "interrupted" }))
+    .filter(({ r, interrupted }) => classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume")
+    .sort((a, b) => b.r.lastActivityAt - a.r.lastActivityAt)
+    .map(({ r, interrupted }) => {
+      const idle = idleMs(r.lastActivityAt, opts.now);
+      const context = buildResumeContext({
+        idleMs: idle,
+        previousActivityAt: r.lastActivityAt,
+        previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
+        interrupted,
+        interruptedWork: interruptedWork(r, byId),
+        anchors: opts.anchors,
+        todo: r.todo,
+        timeZone: opts.timeZone,
+      });
+      return { sessionId: r.sessionId, agent: r.agent, state: r.state, interrupted, lastActivityAt: r.lastActivityAt, idleMs: idle, command: `opencode -s ${r.sessionId}`, context };
+    });
+}
