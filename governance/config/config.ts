@@ -1,10 +1,11 @@
 import { randomBytes } from "node:crypto";
-import { link, mkdir, readFile, unlink, writeFile } from "node:fs/promises";
+import { link, mkdir, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { z } from "zod";
 import { DEFAULT_AGENTS, DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { parseDuration } from "../time/time-format.ts";
+import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
 
 export { DEFAULT_CONFIG_YAML };
 
@@ -33,6 +34,9 @@ export type AgentPolicy = z.infer<typeof AgentPolicy>;
 
 export const AnchorPriority = z.enum(["critical", "high", "normal"]);
 export type AnchorPriority = z.infer<typeof AnchorPriority>;
+
+/** Anchors are re-sent to every model after each compaction: their number and length are bounded. */
+export const MAX_ANCHORS = 20;
 
 /** A fact every agent must keep. Short by construction: anchors are re-sent to the model after every compaction. */
 export const Anchor = z.strictObject({
@@ -66,7 +70,7 @@ export const GovernanceConfig = z.strictObject({
   orphans: z.strictObject({ staleAfter: Duration.prefault("10m") }).prefault({}),
   stop: z.strictObject({ deadline: Duration.prefault("5s"), retryDeadline: Duration.prefault("5s") }).prefault({}),
   inject: z.strictObject({ maxLength: z.number().int().min(1).max(4000).default(500) }).prefault({}),
-  anchors: z.array(Anchor).default(() => []),
+  anchors: z.array(Anchor).max(MAX_ANCHORS, `at most ${MAX_ANCHORS} anchors: every one is re-sent to the model after each compaction`).default(() => []),
   audit: z.strictObject({ maxBytes: z.number().int().min(4096).default(1_048_576) }).prefault({}),
 });
 export type GovernanceConfig = z.infer<typeof GovernanceConfig>;
@@ -83,8 +87,13 @@ export interface ConfigProblem {
   path: string;
 }
 
+/**
+ * `ok: true` with `problems`: the file is usable (the rest of it is in force) but contains mistakes the user must
+ * fix — unknown keys, which are almost always typos of a limit the user meant to set (`maxDepht`). They are
+ * reported as problems (status, doctor failure, audit) rather than quiet warnings.
+ */
 export type ConfigParse =
-  | { ok: true; config: GovernanceConfig; warnings: ConfigProblem[] }
+  | { ok: true; config: GovernanceConfig; warnings: ConfigProblem[]; problems: ConfigProblem[] }
   | { ok: false; problems: ConfigProblem[] };
 
 type Key = string | number;
@@ -144,13 +153,21 @@ export function parseConfig(text: string): ConfigParse {
   }
 
   let result = GovernanceConfig.safeParse(raw);
-  const unknown = result.success ? [] : result.error.issues.filter((i) => i.code === "unrecognized_keys");
-  if (unknown.length > 0) {
+  const unknownKeys: ConfigProblem[] = [];
+  // Removing unknown keys can reveal unknown keys nested in objects that failed before; a few rounds settle it.
+  for (let round = 0; round < 8 && !result.success; round++) {
+    const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
+    if (unknown.length === 0) break;
     for (const issue of unknown) {
       const keys = issue.path.filter((k): k is Key => typeof k !== "symbol");
       for (const key of issue.keys) {
         const where = keys.length > 0 ? `in ${formatPath(keys)}` : "at the top level";
-        warnings.push({ message: `unknown key "${key}" ${where} (ignored)`, ...locate(doc, lc, keys, key), path: formatPath([...keys, key]) });
+        const hint = didYouMean(key, knownKeysAt(keys));
+        unknownKeys.push({
+          message: `unknown key "${key}" ${where} (ignored${hint ? `; did you mean "${hint}"?` : ""})`,
+          ...locate(doc, lc, keys, key),
+          path: formatPath([...keys, key]),
+        });
         deleteAt(raw, keys, key);
       }
     }
@@ -161,7 +178,7 @@ export function parseConfig(text: string): ConfigParse {
       const keys = issue.path.filter((k): k is Key => typeof k !== "symbol");
       return { message: issue.message, ...locate(doc, lc, keys), path: formatPath(keys) };
     });
-    return { ok: false, problems: problems.sort(byPosition) };
+    return { ok: false, problems: [...unknownKeys, ...problems].sort(byPosition) };
   }
   for (const [name, policy] of Object.entries(result.data.agents)) {
     if (policy.role === "leaf" && policy.mayDelegateTo.length > 0) {
@@ -169,7 +186,57 @@ export function parseConfig(text: string): ConfigParse {
       warnings.push({ message: `agent "${name}" is a leaf: mayDelegateTo is ignored`, ...locate(doc, lc, keys), path: formatPath(keys) });
     }
   }
-  return { ok: true, config: result.data, warnings: warnings.sort(byPosition) };
+  return { ok: true, config: result.data, warnings: warnings.sort(byPosition), problems: unknownKeys.sort(byPosition) };
+}
+
+/** The keys the schema accepts in the object at `keys` (`agents.<name>` and `defaultRole` share AgentPolicy's). */
+function knownKeysAt(keys: readonly Key[]): string[] {
+  let schema: unknown = GovernanceConfig;
+  for (const key of keys) {
+    schema = unwrap(schema);
+    const shape = (schema as { shape?: Record<string, unknown> }).shape;
+    if (shape && typeof key === "string" && key in shape) schema = shape[key];
+    else if (typeof key === "number" && (schema as { element?: unknown }).element) schema = (schema as { element: unknown }).element;
+    else if ((schema as { valueType?: unknown }).valueType) schema = (schema as { valueType: unknown }).valueType;
+    else return [];
+  }
+  const shape = (unwrap(schema) as { shape?: Record<string, unknown> }).shape;
+  return shape ? Object.keys(shape) : [];
+}
+
+/** Peels defaults, prefaults, refinements and pipes off a zod schema to reach the object, array or record inside. */
+function unwrap(schema: unknown): unknown {
+  let current = schema as { def?: { innerType?: unknown; in?: unknown; schema?: unknown } };
+  for (let i = 0; i < 10 && current?.def; i++) {
+    const next = current.def.innerType ?? current.def.in;
+    if (!next) break;
+    current = next as typeof current;
+  }
+  return current;
+}
+
+/** The known key closest to a typo (Damerau-Levenshtein distance ≤ 2, or ≤ a third of the length), if any. */
+export function didYouMean(typo: string, known: readonly string[]): string | undefined {
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const d = editDistance(typo.toLowerCase(), candidate.toLowerCase());
+    if (d < bestDistance) [best, bestDistance] = [candidate, d];
+  }
+  return best !== undefined && bestDistance <= Math.max(2, Math.floor(typo.length / 3)) ? best : undefined;
+}
+
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 3 || a.length > 64 || b.length > 64) return Infinity;
+  const d = Array.from({ length: a.length + 1 }, (_, i) => Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)));
+  for (let i = 1; i <= a.length; i++) {
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i]![j] = Math.min(d[i]![j]!, d[i - 2]![j - 2]! + 1);
+    }
+  }
+  return d[a.length]![b.length]!;
 }
 
 export interface LoadedConfig {
@@ -201,26 +268,33 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
   let created = false;
   let text: string;
   try {
-    text = await readFile(configFile, "utf8");
+    text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return fallback([ioProblem(error)]);
     try {
+      // `.opencode/` may be a symlink only if it stays inside the project: the default config is never written elsewhere.
+      checkOpencodeDir(path.dirname(configFile));
       created = await createExclusive(configFile, DEFAULT_CONFIG_YAML);
-      text = await readFile(configFile, "utf8");
+      text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
     } catch (createError) {
       return fallback([ioProblem(createError)], created);
     }
   }
   const parsed = parseConfig(text);
   if (!parsed.ok) return fallback(parsed.problems, created);
-  return { config: parsed.config, source: "file", problems: [], warnings: parsed.warnings, created };
+  return { config: parsed.config, source: "file", problems: parsed.problems, warnings: parsed.warnings, created };
 }
+
+/** The config is a short hand-written file; a FIFO, device, symlink or anything larger than this is refused unread. */
+export const MAX_CONFIG_BYTES = 256 * 1024;
+
+
 
 /** Writes `text` to `file` only if it does not exist. Returns whether this call created it. */
 async function createExclusive(file: string, text: string): Promise<boolean> {
   await mkdir(path.dirname(file), { recursive: true });
   const tmp = `${file}.${process.pid}.${randomBytes(4).toString("hex")}.tmp`;
-  await writeFile(tmp, text, { flag: "wx" });
+  await writeFile(tmp, text, { flag: "wx", mode: 0o644 });
   try {
     await link(tmp, file);
     return true;

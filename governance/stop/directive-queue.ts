@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { z } from "zod";
 import { isProcessAlive, sweepTempFiles, writeFileAtomic } from "../storage/atomic-write.ts";
@@ -7,6 +7,7 @@ import { systemClock, type Clock } from "../time/clock.ts";
 import { ensureGovernanceDir, sessionScopedPath, type GovernancePaths, type PathResult } from "../storage/governance-paths.ts";
 import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/quarantine.ts";
 import { SessionId, StopLevel } from "../session/session-record.ts";
+import { checkRealDir, DIR_MODE, readRegularFile } from "../storage/safe-fs.ts";
 
 export const DirectiveId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, "directive id: 1-100 of [A-Za-z0-9_-]");
 
@@ -79,7 +80,8 @@ export async function enqueue(paths: GovernancePaths, sessionId: string, directi
   const parsed = Directive.safeParse(directive);
   if (!parsed.success) return { ok: false, reason: `invalid directive: ${z.prettifyError(parsed.error)}` };
   await ensureGovernanceDir(paths);
-  await mkdir(dir.path, { recursive: true });
+  await mkdir(dir.path, { recursive: true, mode: DIR_MODE });
+  checkRealDir(dir.path);
   sequence = (sequence + 1) % 100_000_000;
   const ms = String(Math.max(0, Math.trunc(parsed.data.at))).padStart(15, "0");
   const name = `${ms}-${String(sequence).padStart(8, "0")}-${process.pid}-${randomBytes(4).toString("hex")}.json`;
@@ -111,7 +113,8 @@ export async function claimAll(paths: GovernancePaths, sessionId: string, option
   await requeueAbandonedClaims(dir, claimedDir);
   const names = await pendingNames(dir);
   if (names.length === 0) return [];
-  await mkdir(claimedDir, { recursive: true });
+  await mkdir(claimedDir, { recursive: true, mode: DIR_MODE });
+  checkRealDir(claimedDir);
   const token = randomBytes(4).toString("hex");
   const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
   const claimed: { name: string; file: string }[] = [];
@@ -131,10 +134,13 @@ export async function claimAll(paths: GovernancePaths, sessionId: string, option
   const directives: Directive[] = [];
   const seen = new Set<string>();
   for (const { name, file } of claimed) {
-    const decoded = decode(await readFile(file, "utf8"), sessionId);
+    const decoded = (await readPending(file, sessionId)) ?? { ok: false, reason: "vanished after it was claimed" };
     if (!decoded.ok) {
+      // A directory, FIFO or symlink under a queue file's name is moved aside like any malformed file: that one
+      // entry is skipped, the rest of the batch is delivered.
       const moved = await quarantineFile(paths, file, decoded.reason, options.clock ?? systemClock, `queue-${sessionId}-`);
       if (moved.ok) report(options, { ...moved.problem, file: join(dir, name) });
+      else if (!moved.gone) report(options, { kind: "io_error", file: join(dir, name), reason: moved.reason, at: (options.clock ?? systemClock).now() });
       continue;
     }
     if (!seen.has(decoded.directive.id)) {
@@ -164,19 +170,30 @@ export async function peekAll(paths: GovernancePaths, sessionId: string): Promis
   return directives;
 }
 
-/** A pending file's directive; `undefined` when it is gone (claimed meanwhile). Content never changes once renamed into place. */
+/**
+ * A pending file's directive; `undefined` when it is gone (claimed meanwhile). Content never changes once renamed
+ * into place. A symlink, directory, FIFO or oversized file is a malformed entry (read without following or blocking).
+ */
 async function readPending(file: string, sessionId: string): Promise<ReturnType<typeof decode> | undefined> {
   try {
-    return decode(await readFile(file, "utf8"), sessionId);
+    return decode(await readRegularFile(file, MAX_QUEUE_FILE_BYTES), sessionId);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === "ENOENT") return undefined;
+    if (code === "EUNSAFEPATH" || code === "EFBIG") return { ok: false, reason: (error as Error).message };
     throw error;
   }
 }
 
+/** A directive's text is at most 100 000 characters; its JSON envelope stays well under this. */
+const MAX_QUEUE_FILE_BYTES = 512 * 1024;
+
+/** The queue folder of a session; a symlink or non-folder at `queues/` or `queues/<id>` throws `UnsafePathError`. */
 function checkedDir(paths: GovernancePaths, sessionId: string): string {
   const dir = queueDir(paths, sessionId);
   if (!dir.ok) throw new TypeError(dir.reason);
+  checkRealDir(paths.queues);
+  checkRealDir(dir.path);
   return dir.path;
 }
 
@@ -193,6 +210,7 @@ async function pendingNames(dir: string): Promise<string[]> {
 async function requeueAbandonedClaims(dir: string, claimedDir: string): Promise<void> {
   let names: string[];
   try {
+    checkRealDir(claimedDir);
     names = await readdir(claimedDir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return;

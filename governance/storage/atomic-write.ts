@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { open, readdir, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { createExclusiveFile } from "./safe-fs.ts";
 
 /**
  * Temp files are `.<target>.<pid>.<random>.tmp`: hidden, never matching a record/queue name, and carrying the
@@ -19,14 +20,15 @@ export function isTempName(name: string): boolean {
 /**
  * Replaces `path` with `data` so that readers (and a crash at any instant) see either the old or the new content,
  * never a mix: write a temp file in the same folder, fsync it, rename over the target, fsync the folder.
- * The temp file is removed on any failure; only a SIGKILL between open and rename can leave one behind, under a name
+ * The temp file is created owner-only (0600) with `O_EXCL|O_NOFOLLOW`, so a planted symlink at its name is never
+ * followed, and the rename replaces a symlink at `path` instead of writing through it. The temp file is removed on any failure; only a SIGKILL between open and rename can leave one behind, under a name
  * {@link sweepTempFiles} recognizes. I/O errors are thrown.
  */
 export async function writeFileAtomic(path: string, data: string | Uint8Array): Promise<void> {
   const dir = dirname(path);
   const temp = join(dir, tempNameFor(path));
   try {
-    const handle = await open(temp, "wx");
+    const handle = await createExclusiveFile(temp);
     try {
       await handle.writeFile(data);
       await handle.sync();

@@ -1,9 +1,10 @@
-import { open, readFile, rename, rm, stat } from "node:fs/promises";
+import { lstat, rename, rm } from "node:fs/promises";
 import { z } from "zod";
 import type { Clock } from "../time/clock.ts";
 import { withFileLock } from "./file-lock.ts";
 import { ensureGovernanceDir, type GovernancePaths } from "./governance-paths.ts";
 import type { StoreProblem } from "./quarantine.ts";
+import { MAX_STATE_FILE_BYTES, openForAppend, readRegularFile } from "./safe-fs.ts";
 
 export const AuditEventType = z.enum([
   "plugin_started",
@@ -69,7 +70,8 @@ const LINE_START = '{"at":';
 /**
  * Append-only JSON-lines log shared by every process of a project. Each event is one `write` on an `O_APPEND`
  * descriptor, which the kernel positions atomically, so lines from several processes never interleave and no lock
- * is taken on the hot path. Only rotation (a rare rename cascade) takes the file lock. A crash can at worst leave a
+ * is taken on the hot path. The file is opened with `O_NOFOLLOW` and must be a regular, singly linked file created
+ * owner-only: a planted symlink or hard link (say to a shell start-up file) is refused and reported, never written. Only rotation (a rare rename cascade) takes the file lock. A crash can at worst leave a
  * torn last line, which {@link AuditLog.read} skips and which cannot swallow the next line.
  */
 export class AuditLog {
@@ -110,11 +112,16 @@ export class AuditLog {
       const line = Buffer.from(`${JSON.stringify({ at: this.#clock.now(), type, ...rest })}\n`, "utf8");
       if (line.length > MAX_LINE_BYTES) return this.#fail(file, `audit line of ${line.length} bytes exceeds ${MAX_LINE_BYTES}`);
       await ensureGovernanceDir(this.#paths);
-      const handle = await open(file, "a");
+      const handle = await openForAppend(file);
       let size: number;
       try {
-        const { bytesWritten } = await handle.write(line, 0, line.length);
-        if (bytesWritten !== line.length) return this.#fail(file, `short write (${bytesWritten}/${line.length} bytes)`);
+        // A line torn by an earlier failure (ENOSPC, kill) is closed first so it cannot glue onto this one.
+        const before = (await handle.stat()).size;
+        const last = Buffer.alloc(1);
+        const torn = before > 0 && (await handle.read(last, 0, 1, before - 1)).bytesRead === 1 && last[0] !== 0x0a;
+        const bytes = torn ? Buffer.concat([Buffer.from("\n"), line]) : line;
+        const { bytesWritten } = await handle.write(bytes, 0, bytes.length);
+        if (bytesWritten !== bytes.length) return this.#fail(file, `short write (${bytesWritten}/${bytes.length} bytes)`);
         size = (await handle.stat()).size;
       } finally {
         await handle.close();
@@ -134,7 +141,7 @@ export class AuditLog {
     const files = options.includeRotated ? [...this.rotatedFiles().reverse(), this.#paths.auditLog] : [this.#paths.auditLog];
     const events: AuditEvent[] = [];
     for (const file of files) {
-      const text = await readFile(file, "utf8").catch((error: NodeJS.ErrnoException) => {
+      const text = await readRegularFile(file, Math.max(2 * this.#maxBytes + MAX_LINE_BYTES, MAX_STATE_FILE_BYTES)).catch((error: NodeJS.ErrnoException) => {
         if (error.code === "ENOENT") return "";
         throw error;
       });
@@ -152,7 +159,7 @@ export class AuditLog {
   }
 
   async #rotateIfNeeded(): Promise<void> {
-    const current = await stat(this.#paths.auditLog).catch(() => undefined);
+    const current = await lstat(this.#paths.auditLog).catch(() => undefined);
     if (!current || current.size <= this.#maxBytes) return;
     const rotated = this.rotatedFiles();
     await rm(rotated[rotated.length - 1]!, { force: true });

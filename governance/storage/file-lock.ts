@@ -1,5 +1,5 @@
 import { resolve } from "node:path";
-import lockfile from "proper-lockfile";
+import lockfile, { type LockOptions } from "proper-lockfile";
 
 export interface FileLockOptions {
   /**
@@ -56,23 +56,18 @@ async function lockAndRun<T>(path: string, fn: () => Promise<T>, opts: FileLockO
   const staleMs = Math.max(opts.staleMs ?? DEFAULT_STALE_MS, 2_000);
   const maxWaitMs = opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS;
   let compromised: Error | undefined;
-  const release = await lockfile.lock(path, {
+  const options: LockOptions = {
     realpath: false,
     lockfilePath: `${path}.lock`,
     stale: staleMs,
-    retries: {
-      retries: Math.ceil(maxWaitMs / MAX_RETRY_DELAY_MS) + 20,
-      factor: 1.3,
-      minTimeout: 2,
-      maxTimeout: MAX_RETRY_DELAY_MS,
-      randomize: true,
-    },
+    retries: 0,
     // The default throws from a timer, which would crash the host process.
     onCompromised: (error) => {
       compromised = error;
       opts.onCompromised?.(error);
     },
-  });
+  };
+  const release = await acquire(path, options, maxWaitMs);
   try {
     return await fn();
   } finally {
@@ -81,5 +76,24 @@ async function lockAndRun<T>(path: string, fn: () => Promise<T>, opts: FileLockO
         if (error.code !== "ERELEASED" && error.code !== "ENOTACQUIRED") throw error;
       });
     }
+  }
+}
+
+/**
+ * Only a lock held by someone else (`ELOCKED`) is worth waiting for. Anything else — `EACCES`/`EPERM` on a
+ * root-owned folder, `EROFS`, `ENOSPC`, a missing folder — will not change by waiting, so it is thrown at once
+ * (proper-lockfile's own retry loop would retry it for the whole `maxWaitMs`, stalling a hook ~25 s).
+ */
+async function acquire(path: string, options: LockOptions, maxWaitMs: number): Promise<() => Promise<void>> {
+  const deadline = Date.now() + maxWaitMs;
+  let delay = 2;
+  for (;;) {
+    try {
+      return await lockfile.lock(path, options);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "ELOCKED" || Date.now() >= deadline) throw error;
+    }
+    await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+    delay = Math.min(MAX_RETRY_DELAY_MS, Math.ceil(delay * 1.3));
   }
 }

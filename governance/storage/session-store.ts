@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readdir, readFile, rename } from "node:fs/promises";
+import { readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { sweepTempFiles, writeFileAtomic } from "./atomic-write.ts";
 import type { Clock } from "../time/clock.ts";
@@ -7,7 +7,8 @@ import { withFileLock, type FileLockOptions } from "./file-lock.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath, type GovernancePaths } from "./governance-paths.ts";
 import { parseJsonText, quarantineFile, type StoreProblem } from "./quarantine.ts";
 import { migrateRecord } from "../session/record-migrations.ts";
-import { SessionRecord } from "../session/session-record.ts";
+import { CURRENT_SCHEMA_VERSION, SessionRecord } from "../session/session-record.ts";
+import { checkRealDir, isFatalFsError, readRegularFile, type UnsafePathError } from "./safe-fs.ts";
 
 export interface SessionStoreOptions {
   projectDir: string;
@@ -21,7 +22,12 @@ export interface SessionStoreOptions {
 /** A record updater. It must not mutate `current` (records are deeply frozen) and returns `undefined` or `current` to skip the write. */
 export type RecordUpdater = (current: SessionRecord | undefined) => SessionRecord | undefined;
 
-type Loaded = { kind: "missing" } | { kind: "ok"; record: SessionRecord } | { kind: "bad"; reason: string };
+/** `newer`: written by a newer build; left in place and never overwritten by this one. */
+export type Loaded =
+  | { kind: "missing" }
+  | { kind: "ok"; record: SessionRecord }
+  | { kind: "bad"; reason: string }
+  | { kind: "newer"; reason: string };
 
 const RECORD_FILE = /^(ses_[A-Za-z0-9]+)\.json$/;
 
@@ -37,6 +43,8 @@ export class SessionStore {
   readonly #onProblem: (problem: StoreProblem) => void;
   readonly #lock: FileLockOptions;
   readonly #cache = new Map<string, SessionRecord>();
+  /** Record files of a newer build seen by this instance: reported once, never quarantined or overwritten. */
+  readonly #newer = new Set<string>();
   #swept: Promise<unknown> | undefined;
 
   constructor(options: SessionStoreOptions) {
@@ -66,7 +74,7 @@ export class SessionStore {
   async read(id: string): Promise<SessionRecord | undefined> {
     const file = sessionFilePath(this.paths, id);
     if (!file.ok) return undefined;
-    await this.#prepare();
+    await this.#prepareForRead();
     return this.#loadOrQuarantine(id, file.path, false);
   }
 
@@ -83,6 +91,7 @@ export class SessionStore {
       file.path,
       async () => {
         const current = await this.#loadOrQuarantine(id, file.path, true);
+        if (this.#newer.has(file.path)) throw new Error(`${file.path} was written by a newer opencode-governance; not overwriting it`);
         const next = fn(current);
         if (next === undefined || next === current) return current;
         const record = deepFreeze(SessionRecord.parse(next));
@@ -95,9 +104,14 @@ export class SessionStore {
     );
   }
 
-  /** Every readable record; unreadable ones are quarantined and reported, the rest still load. */
+  /**
+   * Every readable record; unreadable ones are quarantined and reported, the rest still load. In a folder this
+   * process may read but not write (root-owned after a `sudo opencode`), what can be read is still listed and each
+   * failure is reported; only an unreadable or unsafe `sessions/` folder throws.
+   */
   async list(): Promise<SessionRecord[]> {
-    await this.#prepare();
+    await this.#prepareForRead();
+    checkRealDir(this.paths.sessions);
     const names = (await readdir(this.paths.sessions)).sort();
     const records: SessionRecord[] = [];
     for (const name of names) {
@@ -105,8 +119,12 @@ export class SessionStore {
       if (!id) continue;
       const file = sessionFilePath(this.paths, id);
       if (!file.ok) continue;
-      const record = await this.#loadOrQuarantine(id, file.path, false);
-      if (record) records.push(record);
+      try {
+        const record = await this.#loadOrQuarantine(id, file.path, false);
+        if (record) records.push(record);
+      } catch (error) {
+        this.#report(file.path, error);
+      }
     }
     return records;
   }
@@ -125,7 +143,7 @@ export class SessionStore {
       const id = candidate.sessionId;
       const file = sessionFilePath(this.paths, id);
       if (!file.ok) continue;
-      const moved = await withFileLock(
+      const moved = await withFileLock<boolean>(
         file.path,
         async () => {
           const fresh = await this.#loadOrQuarantine(id, file.path, true);
@@ -136,7 +154,11 @@ export class SessionStore {
           return true;
         },
         this.#lock,
-      );
+      ).catch((error: unknown) => {
+        // One record that cannot be moved (read-only folder, full disk) is reported; the others still are.
+        this.#report(file.path, error);
+        return false;
+      });
       if (moved) {
         this.#cache.delete(id);
         archived.push(id);
@@ -145,39 +167,59 @@ export class SessionStore {
     return archived;
   }
 
-  /** Folder set-up is re-checked every call (one stat); dead writers' temp files are swept once per instance. */
+  /**
+   * Folder set-up is re-checked every call (a few lstats); dead writers' temp files are swept once per instance.
+   * A failure (unsafe path, read-only folder) is reported through `onProblem`, then thrown.
+   */
   async #prepare(): Promise<void> {
-    await ensureGovernanceDir(this.paths);
+    try {
+      await ensureGovernanceDir(this.paths);
+    } catch (error) {
+      this.#report((error as Partial<UnsafePathError>).path ?? this.paths.root, error);
+      throw error;
+    }
     this.#swept ??= sweepTempFiles(this.paths.sessions).catch(() => undefined);
     await this.#swept;
+  }
+
+  /** Reads go on when set-up fails for lack of permission or space (reported); an unsafe folder still stops them. */
+  async #prepareForRead(): Promise<void> {
+    try {
+      await this.#prepare();
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "EUNSAFEPATH" || !isFatalFsError(error)) throw error;
+    }
+  }
+
+  #report(file: string, error: unknown): void {
+    const reason = error instanceof Error ? error.message : String(error);
+    this.#onProblem({ kind: "io_error", file, reason, at: this.#clock.now() });
   }
 
   async #load(id: string, file: string): Promise<Loaded> {
     let text: string;
     try {
-      text = await readFile(file, "utf8");
+      text = await readRegularFile(file);
     } catch (error) {
       const code = (error as NodeJS.ErrnoException).code;
       if (code === "ENOENT") return { kind: "missing" };
-      if (code === "EISDIR") return { kind: "bad", reason: "is a directory, not a record file" };
+      if (code === "EUNSAFEPATH" || code === "EFBIG") return { kind: "bad", reason: (error as Error).message };
       throw error;
     }
-    const json = parseJsonText(text);
-    if (!json.ok) return { kind: "bad", reason: json.reason };
-    const migrated = migrateRecord(json.value);
-    if (!migrated.ok) return { kind: "bad", reason: migrated.reason };
-    if (migrated.record.sessionId !== id) {
-      return { kind: "bad", reason: `file name says ${id} but the record is ${migrated.record.sessionId}` };
-    }
-    return { kind: "ok", record: deepFreeze(migrated.record) };
+    return decodeRecord(id, text);
   }
 
   /**
    * Loads a record, quarantining it if it cannot be decoded. Quarantine always happens under the lock with a
-   * re-read, so a file another process fixed in the meantime is never moved aside.
+   * re-read, so a file another process fixed in the meantime is never moved aside. A newer build's record is
+   * reported once and left where it is.
    */
   async #loadOrQuarantine(id: string, file: string, locked: boolean): Promise<SessionRecord | undefined> {
     let loaded = await this.#load(id, file);
+    if (loaded.kind === "newer") {
+      if (!this.#newer.has(file)) this.#onProblem({ kind: "io_error", file, reason: `left in place: ${loaded.reason}`, at: this.#clock.now() });
+      this.#newer.add(file);
+    } else this.#newer.delete(file);
     if (loaded.kind === "bad") {
       loaded = locked
         ? await this.#quarantineIfBad(file, loaded)
@@ -210,4 +252,24 @@ function deepFreeze<T>(value: T): T {
     for (const child of Object.values(value)) deepFreeze(child);
   }
   return value;
+}
+
+/**
+ * Decodes the text of `sessions/<id>.json`. Never throws: any input is a typed result (checked by a property test).
+ * A `schemaVersion` above this build's is `newer`, not `bad`, so an older CLI never pulls a newer plugin's live
+ * record away.
+ */
+export function decodeRecord(id: string, text: string): Loaded {
+  const json = parseJsonText(text);
+  if (!json.ok) return { kind: "bad", reason: json.reason };
+  const version = (json.value as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof version === "number" && Number.isInteger(version) && version > CURRENT_SCHEMA_VERSION) {
+    return { kind: "newer", reason: `schemaVersion ${version} was written by a newer opencode-governance (this one reads up to ${CURRENT_SCHEMA_VERSION})` };
+  }
+  const migrated = migrateRecord(json.value);
+  if (!migrated.ok) return { kind: "bad", reason: migrated.reason };
+  if (migrated.record.sessionId !== id) {
+    return { kind: "bad", reason: `file name says ${id} but the record is ${migrated.record.sessionId}` };
+  }
+  return { kind: "ok", record: deepFreeze(migrated.record) };
 }

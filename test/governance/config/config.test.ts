@@ -7,6 +7,7 @@ import {
   DEFAULT_CONFIG_YAML,
   GovernanceConfig,
   loadConfig,
+  MAX_ANCHORS,
   parseConfig,
   type ConfigParse,
 } from "../../../governance/config/config.ts";
@@ -61,7 +62,7 @@ describe("GovernanceConfig defaults", () => {
 describe("DEFAULT_CONFIG_YAML", () => {
   it("parses to exactly the schema defaults, with no warnings", () => {
     const result = parseConfig(DEFAULT_CONFIG_YAML);
-    expect(result).toEqual({ ok: true, config: GovernanceConfig.parse({}), warnings: [] });
+    expect(result).toEqual({ ok: true, config: GovernanceConfig.parse({}), warnings: [], problems: [] });
   });
 
   it("spells out every field (nothing is left to an invisible default)", () => {
@@ -90,7 +91,7 @@ describe("DEFAULT_CONFIG_YAML", () => {
 
 describe("parseConfig", () => {
   it("an empty file means defaults", () => {
-    expect(parseConfig("")).toEqual({ ok: true, config: DEFAULT_CONFIG, warnings: [] });
+    expect(parseConfig("")).toEqual({ ok: true, config: DEFAULT_CONFIG, warnings: [], problems: [] });
     expect(parseConfig("# only a comment\n")).toMatchObject({ ok: true, config: DEFAULT_CONFIG });
   });
 
@@ -133,16 +134,37 @@ describe("parseConfig", () => {
     expect(found.map((p) => p.path)).toEqual(["enforcement", "delegation.maxDepth", "inject.maxLength"]);
   });
 
-  it("unknown keys are warnings with their position, and the rest of the file still applies", () => {
-    const result = parseConfig("phase: planning\nphaze: typo\ndelegation:\n  maxDepht: 5\n");
+  it("unknown keys are problems with their position and a did-you-mean, and the rest of the file still applies", () => {
+    const result = parseConfig("phase: planning\nphaze: typo\ndelegation:\n  maxDepht: 5\nenforcment: log-only\n");
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.config.phase).toBe("planning");
     expect(result.config.delegation.maxDepth).toBe(3);
-    expect(result.warnings).toEqual([
+    expect(result.warnings).toEqual([]);
+    expect(result.problems).toEqual([
       expect.objectContaining({ path: "phaze", line: 2, column: 1, message: expect.stringContaining('"phaze"') }),
-      expect.objectContaining({ path: "delegation.maxDepht", line: 4, column: 3 }),
+      expect.objectContaining({ path: "delegation.maxDepht", line: 4, column: 3, message: expect.stringContaining('did you mean "maxDepth"?') }),
+      expect.objectContaining({ path: "enforcment", line: 5, message: expect.stringContaining('did you mean "enforcement"?') }),
     ]);
+  });
+
+  it("suggests keys inside agents, anchors and nested objects, and nothing for a key unlike any", () => {
+    const result = parseConfig("agents:\n  a:\n    role: leaf\n    mayDelegateTO: []\nanchors:\n  - id: A\n    txt: x\n    text: y\nresume:\n  minidle: 2h\nzzzzzzzz: 1\n");
+    expect(result.ok).toBe(true);
+    if (!result.ok) return;
+    expect(result.problems.map((p) => [p.path, p.message.match(/did you mean "(.*)"/)?.[1] ?? null])).toEqual([
+      ["agents.a.mayDelegateTO", "mayDelegateTo"],
+      ["anchors[0].txt", "text"],
+      ["resume.minidle", "minIdle"],
+      ["zzzzzzzz", null],
+    ]);
+  });
+
+  it("bounds anchors: at most MAX_ANCHORS, each at most 300 characters", () => {
+    const anchors = (n: number, len = 10) => `anchors:\n${Array.from({ length: n }, (_, i) => `  - id: A${i}\n    text: ${"x".repeat(len)}\n`).join("")}`;
+    expect(parseConfig(anchors(MAX_ANCHORS)).ok).toBe(true);
+    expect(parseConfig(anchors(MAX_ANCHORS + 1))).toMatchObject({ ok: false, problems: [expect.objectContaining({ path: "anchors", message: expect.stringMatching(/at most 20 anchors/) })] });
+    expect(parseConfig(anchors(1, 301))).toMatchObject({ ok: false, problems: [expect.objectContaining({ path: "anchors[0].text" })] });
   });
 
   it("warns when a leaf agent lists delegation targets (they are ignored)", () => {
@@ -212,12 +234,12 @@ describe("loadConfig", () => {
     expect(loaded.problems).toEqual([expect.objectContaining({ line: null, column: null })]);
   });
 
-  it("reports unknown keys as warnings while loading from the file", async () => {
+  it("reports unknown keys as problems while still loading the rest from the file", async () => {
     const file = join(dir, "governance.yaml");
     await writeFile(file, "\uFEFFphase: x\nextra: 1\n");
     const loaded = await loadConfig(file);
     expect(loaded.source).toBe("file");
     expect(loaded.config.phase).toBe("x");
-    expect(loaded.warnings).toEqual([expect.objectContaining({ path: "extra", line: 2 })]);
+    expect(loaded.problems).toEqual([expect.objectContaining({ path: "extra", line: 2 })]);
   });
 });

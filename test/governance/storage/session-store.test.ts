@@ -95,6 +95,23 @@ describe("SessionStore", () => {
   });
 
   describe("corrupt files", () => {
+    it("leaves a newer build's record in place: reported once, not listed, never quarantined or overwritten", async () => {
+      const clock = createFakeClock(1_700_000_000_000);
+      const problems: StoreProblem[] = [];
+      const store = new SessionStore({ projectDir: dir, clock, onProblem: (p) => problems.push(p) });
+      const id = sid("future01");
+      await ensureGovernanceDir(governancePaths(dir));
+      const text = JSON.stringify({ ...makeRecord(id, 1), schemaVersion: 2, fieldOfTheFuture: true });
+      await writeFile(filePath(dir, id), text);
+
+      expect(await store.list()).toEqual([]);
+      expect(await store.read(id)).toBeUndefined();
+      await expect(store.update(id, () => makeRecord(id, clock.now()))).rejects.toThrow(/newer opencode-governance/);
+      expect(await readFile(filePath(dir, id), "utf8")).toBe(text);
+      expect(await readdir(governancePaths(dir).quarantine)).toEqual([]);
+      expect(problems).toEqual([expect.objectContaining({ kind: "io_error", reason: expect.stringMatching(/left in place: schemaVersion 2 .*newer/) })]);
+    });
+
     it("quarantines every corrupt kind with a reason file, reports each once, and still loads the rest", async () => {
       const clock = createFakeClock(1_700_000_000_000);
       const problems: StoreProblem[] = [];
@@ -107,7 +124,6 @@ describe("SessionStore", () => {
         [sid("nulbytes")]: Buffer.alloc(512),
         [sid("truncate")]: valid.slice(0, Math.floor(valid.length / 2)),
         [sid("schema01")]: JSON.stringify({ schemaVersion: 1, sessionId: sid("schema01"), state: "flying" }),
-        [sid("future01")]: JSON.stringify({ ...makeRecord(sid("future01"), 1), schemaVersion: 2 }),
         [sid("wrongid1")]: JSON.stringify(makeRecord(sid("someone2"), 1)),
       };
       for (const [id, content] of Object.entries(corrupt)) await writeFile(filePath(dir, id), content);
@@ -121,7 +137,6 @@ describe("SessionStore", () => {
         [`${sid("nulbytes")}.json`]: expect.stringMatching(/NUL/),
         [`${sid("truncate")}.json`]: expect.stringMatching(/invalid JSON/),
         [`${sid("schema01")}.json`]: expect.stringMatching(/invalid v1 record/),
-        [`${sid("future01")}.json`]: expect.stringMatching(/schemaVersion 2.*newer/),
         [`${sid("wrongid1")}.json`]: expect.stringMatching(/file name says/),
       });
 
@@ -137,7 +152,6 @@ describe("SessionStore", () => {
       expect(await readdir(quarantine)).toHaveLength(2 * Object.keys(corrupt).length);
 
       expect((await store.list()).map((r) => r.sessionId)).toEqual([good]);
-      expect(await store.read(sid("future01"))).toBeUndefined();
       expect(problems).toHaveLength(Object.keys(corrupt).length);
     });
 
