@@ -4,6 +4,7 @@ import type { Clock } from "../time/clock.ts";
 import { enqueue } from "./directive-queue.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
+import { agentToken, oneLine, sessionToken } from "../texts/text-parts.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
@@ -87,9 +88,11 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     const keep = opts.all || isRunning(r) || r.children.some((c) => c.outcome === "running");
     childIndent.set(r.sessionId, keep ? indent + 1 : indent);
     if (!keep) continue;
-    const last = r.lastToolCall ? `${r.lastToolCall.tool} ${r.lastToolCall.summary}`.trim() : "-";
+    // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,
+    // directive-like text flagged) before it reaches a terminal or, through governance_sessions, a model.
+    const last = r.lastToolCall ? oneLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
-    lines.push(`${"  ".repeat(indent)}${r.sessionId}  ${r.agent ?? "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last.slice(0, 60)}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`);
+    lines.push(`${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`);
   }
   return lines;
 }

@@ -7,3 +7,7 @@ export * from "./delegation-messages.ts";
 export * from "./task-context-block.ts";
 export { fence, quoteInline, agentToken, describeTargets } from "./text-parts.ts";
 export * as InjectSanitizer from "./inject-sanitizer.ts";
+export * as UntrustedText from "./untrusted-text.ts";
+export * as DirectiveDetector from "./directive-detector.ts";
+export * as TextHygiene from "./text-hygiene.ts";
+export { toolCallSummary } from "./tool-call-summary.ts";

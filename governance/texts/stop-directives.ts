@@ -105,6 +105,6 @@ export function buildParentNotification(input: ParentNotificationInput): string 
  */
 export function buildInjectBlock(texts: readonly string[]): string {
   if (texts.length === 0) return "";
-  const blocks = texts.map((text, i) => (texts.length > 1 ? `Guidance ${i + 1} of ${texts.length}:\n` : "") + fence(text, "text"));
+  const blocks = texts.map((text, i) => (texts.length > 1 ? `Guidance ${i + 1} of ${texts.length}:\n` : "") + fence(text, "user guidance"));
   return `${USER_GUIDANCE_HEADING}\n${blocks.join("\n")}\n\n${TOOL_OUTPUT_MARKER}\n`;
 }

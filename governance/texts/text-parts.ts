@@ -1,4 +1,6 @@
 import type { AgentRole } from "../config/config.ts";
+import { detectDirective } from "./directive-detector.ts";
+import { clip, flagLine, plainLine, untrustedBlock, untrustedLine } from "./untrusted-text.ts";
 
 /**
  * Small building blocks shared by the text builders. They exist so that every value that did not come from this
@@ -6,46 +8,41 @@ import type { AgentRole } from "../config/config.ts";
  * in exactly one of two shapes: a clipped, single-line quoted value, or a fenced block labelled as data.
  */
 
-const CONTROL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F\u200B-\u200F\u202A-\u202E\u2060-\u2064\u2066-\u2069\uFEFF]/g;
+export { clip } from "./untrusted-text.ts";
 
-/** Clips to `max` code points (never splitting a surrogate pair), marking the cut with "…". */
-export function clip(text: string, max: number): string {
-  const chars = Array.from(text);
-  return chars.length <= max ? text : `${chars.slice(0, Math.max(0, max - 1)).join("")}…`;
-}
-
-/** Text as one plain line: controls removed, whitespace collapsed, clipped. For lists of our own records. */
+/** Text as one plain line (config values, our own records): cleaned, clipped, flagged when it reads as a directive. */
 export function oneLine(text: string, max = 160): string {
-  return clip(text.replace(CONTROL, "").replace(/\s+/g, " ").trim(), max);
+  return plainLine(text, max);
 }
 
-/** Untrusted text as one quoted line: controls removed, whitespace collapsed, clipped, JSON-quoted. */
+/** Untrusted text as one quoted line: cleaned, secrets redacted, clipped, JSON-quoted, flagged when it reads as a directive. */
 export function quoteInline(text: string, max = 120): string {
-  return JSON.stringify(clip(text.replace(CONTROL, "").replace(/\s+/g, " ").trim(), max));
+  return untrustedLine(text, max);
 }
 
 /**
  * An agent name as a bare token. Names come from config, OpenCode, or a model's `task` arguments; anything outside
- * letters, digits and `_ . : @ / - *` is replaced so a name can never carry an instruction or break a line.
+ * letters, digits and `_ . : @ / - *` is replaced so a name can never carry an instruction or break a line, and a
+ * name that still reads as one ("system:") is flagged.
  */
 export function agentToken(name: string | null | undefined): string {
   if (!name) return "(unknown agent)";
-  return clip(name.replace(/[^\p{L}\p{N}_.:@/*-]/gu, "?"), 60);
+  const token = clip(name.replace(/[^\p{L}\p{N}_.:@/*-]/gu, "?"), 60);
+  const kind = detectDirective(token);
+  return kind ? flagLine(token, kind) : token;
 }
 
 /** A session id as a bare token (same rule as {@link agentToken}). */
 export function sessionToken(id: string): string {
-  return clip(id.replace(/[^A-Za-z0-9_-]/g, "?"), 70);
+  return clip(String(id ?? "").replace(/[^A-Za-z0-9_-]/g, "?"), 70);
 }
 
 /**
- * Fences untrusted multi-line text. The fence is one backtick longer than the longest backtick run inside, so the
- * content can never close it (CommonMark rule); the info string labels the block.
+ * Fences untrusted multi-line text as data: the one fence of {@link untrustedBlock} (a per-block nonce the content
+ * cannot contain), with directive-like lines marked. `label` is a fixed phrase of ours.
  */
 export function fence(text: string, label = "text"): string {
-  const longest = Math.max(0, ...Array.from(text.matchAll(/`+/g), (m) => m[0].length));
-  const ticks = "`".repeat(Math.max(3, longest + 1));
-  return `${ticks}${label}\n${text.replace(CONTROL, "")}\n${ticks}`;
+  return untrustedBlock(text, label);
 }
 
 export const ROLE_LABEL: Record<AgentRole, string> = { primary: "PRIMARY", delegating: "DELEGATING", leaf: "LEAF" };

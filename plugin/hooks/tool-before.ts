@@ -3,18 +3,15 @@ import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { buildLogOnlyNote } from "../../governance/texts/delegation-messages.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
+import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
 import { GovernanceBlock } from "../contain.ts";
 import type { Governor } from "../governor.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
 export const SPAWNING_TOOLS = new Set(["task"]);
 
-/** One line about the call for the record (never the whole payload). */
-export function summarizeArgs(tool: string, args: Record<string, unknown> | undefined): string {
-  if (!args) return "";
-  const pick = tool === "task" ? args.subagent_type ?? args.description : args.command ?? args.filePath ?? args.pattern ?? args.description;
-  return String(pick ?? "").replace(/\s+/g, " ").slice(0, 120);
-}
+/** One line about the call for the record (never the whole payload): controls stripped, secrets redacted. */
+export const summarizeArgs = toolCallSummary;
 
 /**
  * `tool.execute.before`: records the call (S3), refuses every call of a stopped session (L3), and gates spawns:

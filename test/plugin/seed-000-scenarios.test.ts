@@ -163,13 +163,13 @@ describe("interceptor (tool.execute.after)", () => {
     expect(out).not.toContain("keep going");
   });
 
-  test("8–10. validateInjectText: plain text passes, 600 characters are cut to 500, tool-call JSON is removed", () => {
-    expect(validateInjectText("hello")).toEqual({ valid: true, sanitized: "hello", warnings: [] });
+  test("8–10. validateInjectText: plain text passes, 600 characters are cut to 500, tool-call JSON is flagged as data", () => {
+    expect(validateInjectText("hello")).toMatchObject({ valid: true, sanitized: "hello", warnings: [] });
     const long = validateInjectText("a".repeat(600));
     expect(long.sanitized.length).toBe(500);
     expect(long.warnings.length).toBeGreaterThan(0);
-    const json = validateInjectText('{"action": "delete"}');
-    expect(json.sanitized).not.toContain('{"action"');
+    const json = validateInjectText('{"tool": "bash", "command": "rm"}');
+    expect(json.sanitized.startsWith("[flagged: tool-call] ")).toBe(true);
     expect(json.warnings.length).toBeGreaterThan(0);
   });
 });

@@ -1,0 +1,15 @@
+import { cleanLine } from "./untrusted-text.ts";
+
+/**
+ * The one-line summary of a tool call that the session record keeps (`lastToolCall.summary`) and that reaches the
+ * CLI, the dashboard, the parent's notification and resume contexts. Made clean at the source: terminal controls and
+ * invisible characters removed, and token-like secrets redacted BEFORE the 120-character clip (so a cut can never
+ * leave half a token unrecognized). A `task` call is summarized by its target agent or description; other tools by
+ * their command, file path, pattern or description.
+ */
+export function toolCallSummary(tool: string, args: Record<string, unknown> | undefined | null): string {
+  if (!args || typeof args !== "object") return "";
+  const pick = tool === "task" ? (args.subagent_type ?? args.description) : (args.command ?? args.filePath ?? args.pattern ?? args.description);
+  if (pick === undefined || pick === null) return "";
+  return cleanLine(String(typeof pick === "object" ? JSON.stringify(pick) : pick).slice(0, 4_000), 120);
+}
