@@ -17,7 +17,10 @@ import type { DirectiveKind } from "./directive-detector.ts";
  */
 
 export interface InjectValidation {
-  /** False when nothing visible is left, or every line was flagged (nothing but an attempted directive). */
+  /**
+   * False only when nothing visible is left. A text whose every line is flagged is still valid: it is delivered as
+   * flagged, quoted data (render as data rather than delete), and the warnings tell the sender.
+   */
   valid: boolean;
   sanitized: string;
   warnings: string[];
@@ -49,8 +52,7 @@ export function validateInjectText(text: string, options: { maxLength?: number }
   if (marked.flagged.length > 0) {
     warnings.push(`flagged ${marked.flagged.length} line${marked.flagged.length === 1 ? "" : "s"} that read as a system or governance instruction (${[...new Set(marked.flagged)].join(", ")}); delivered as quoted data`);
   }
-  const unflagged = s.split("\n").filter((line) => !line.startsWith("[flagged: "));
-  const valid = unflagged.some((line) => /\S/.test(line));
+  const valid = /\S/.test(s);
   return { valid, sanitized: s, warnings, flagged: marked.flagged };
 }
 

@@ -108,7 +108,7 @@ describe("corpora (issue 8 §3): hostile texts never pass as instructions, benig
     });
     const refused = hostile.filter((e) => !validateInjectText(e.text).valid).length;
     console.log(
-      `[corpus] hostile: ${passed.length}/${hostile.length} passed as an instruction (${refused} refused outright, ` +
+      `[corpus] hostile: ${passed.length}/${hostile.length} passed as an instruction (${refused} refused as empty, ` +
         `${hostile.length - refused - passed.length} delivered flagged as data); ` +
         `benign: ${changed.length}/${benign.length} rejected or changed`,
     );
