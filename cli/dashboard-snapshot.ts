@@ -1,6 +1,7 @@
 import { stat } from "node:fs/promises";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
 import { isRunning, type ControlContext } from "../governance/stop/control-requests.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
@@ -16,6 +17,7 @@ export type SessionRow = {
   state: string;
   control: string;
   running: boolean;
+  createdAt: number;
   lastActivityAt: number;
   lastToolCall: { tool: string; summary: string; at: number } | null;
 };
@@ -38,23 +40,31 @@ function auditDetail(event: Record<string, unknown>): string {
   return parts.join(" ");
 }
 
+/** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
+export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
+  return plainDeep(
+    sessionTree(records).map(({ record: r, indent, cycle }) => ({
+      sessionId: r.sessionId,
+      parentId: r.parentId,
+      agent: r.agent,
+      depth: r.depth,
+      indent,
+      cycle,
+      state: r.state,
+      control: r.control,
+      running: isRunning(r),
+      createdAt: r.createdAt,
+      lastActivityAt: r.lastActivityAt,
+      lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
+    })),
+  );
+}
+
 /** Reads records, the config's resume window and the audit tail; every string is stripped of control characters. */
 export async function buildSnapshot(ctx: ControlContext, config: () => Promise<LoadedConfig>): Promise<Snapshot> {
   const now = ctx.clock.now();
   const records = await ctx.store.list();
-  const sessions: SessionRow[] = sessionTree(records).map(({ record: r, indent, cycle }) => ({
-    sessionId: r.sessionId,
-    parentId: r.parentId,
-    agent: r.agent,
-    depth: r.depth,
-    indent,
-    cycle,
-    state: r.state,
-    control: r.control,
-    running: isRunning(r),
-    lastActivityAt: r.lastActivityAt,
-    lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
-  }));
+  const sessions = sessionRows(records);
   const loaded = await config();
   const resumable = resumableSessions(records, {
     now,
@@ -70,7 +80,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   }));
   return {
     now,
-    sessions: plainDeep(sessions),
+    sessions,
     resumable: resumable.map((r) => ({ ...plainDeep(r), context: plainLines(r.context) })),
     audit: plainDeep(audit),
   };

@@ -5,35 +5,63 @@ import { parseArgs } from "node:util";
 import path from "node:path";
 import { AuditLog } from "../governance/storage/audit-log.ts";
 import { systemClock } from "../governance/time/clock.ts";
-import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
-import { readConfig } from "./read-config.ts";
+import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { SessionStore } from "../governance/storage/session-store.ts";
-import { startDashboard } from "./dashboard-server.ts";
+import type { CommandContext, Options } from "./commands/command-context.ts";
+import { injectCommand, stopCommand } from "./commands/control.ts";
+import { dashboardCommand } from "./commands/dashboard.ts";
+import { logCommand } from "./commands/log.ts";
+import { resumeCommand } from "./commands/resume.ts";
+import { sessionsCommand } from "./commands/sessions.ts";
+import { statusCommand } from "./commands/status.ts";
 import { runDoctor } from "./doctor.ts";
 import { runInit } from "./init.ts";
+import { createOutput, type Io, type Output } from "./output.ts";
 
 const HELP = `opencode-governance — govern OpenCode agent sessions
 
 Usage: opencode-governance <command> [options]   (run inside an OpenCode project, or pass --dir)
 
 Commands:
-  sessions [--all]                         the session tree: agent, depth, state, control, last tool call
-  stop <session|agent> [--level 1|2|3] [--reason text]
+  sessions [--all] [--json]                the session tree: agent, depth, state, control, last tool call
+  stop <session|agent> [--level 1|2|3] [--reason text] [--json]
                                            ask a running subagent to stop (escalating L1 → L2 → L3, hard stop after the deadline)
-  inject <session|agent> <text>            deliver guidance with its next tool result (validated, max 500 chars)
-  status                                   config, counts, and the last audit events
+  inject <session|agent> <text> [--json]   deliver guidance with its next tool result (validated, max 500 chars)
+  resume [--json]                          sessions you can resume, the exact \`opencode -s <id>\` and the resume context it brings
+  log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
+                                           the audit log (--json: one event per line); --follow waits for new events
+  status [--json]                          config, counts, and the last audit events
   doctor                                   check the installation: plugin loaded, config valid, state git-ignored
   init                                     install the plugin and the governed agents into this project
-  dashboard [--port N]                     a local web page with the session tree and Stop / Inject buttons
+  dashboard [--port N]                     a live local web page: session tree with Stop / Inject, resumable sessions, audit log
 
 Options:
   --dir <path>    the OpenCode project (default: the current directory)
-  --json          machine-readable output where supported
+  --json          machine-readable output (shapes documented in docs/cli.md; version 1)
+
+Colours only on a terminal, never when piped or when NO_COLOR is set.
 `;
 
-type Io = { out: (s: string) => void; err: (s: string) => void };
+type Command = (c: CommandContext) => Promise<number>;
+const COMMANDS: Record<string, Command> = {
+  sessions: sessionsCommand,
+  stop: stopCommand,
+  inject: injectCommand,
+  resume: resumeCommand,
+  log: logCommand,
+  status: statusCommand,
+  dashboard: dashboardCommand,
+};
 
-export async function main(argv: string[], io: Io = { out: (s) => console.log(s), err: (s) => console.error(s) }): Promise<number> {
+/** Wraps a plain two-function Io (tests, embedding) as an Output without colours. */
+function asOutput(io: Io | Output): Output {
+  if ("line" in io) return io;
+  const flat = (parts: (string | readonly [string, string])[]) => parts.map((p) => (typeof p === "string" ? p : p[1])).join("");
+  return { color: false, out: io.out, err: io.err, line: (...p) => io.out(flat(p)), errLine: (...p) => io.err(flat(p)), json: (v) => io.out(JSON.stringify(v, null, 2)) };
+}
+
+export async function main(argv: string[], ioIn: Io | Output = createOutput()): Promise<number> {
+  const io = asOutput(ioIn);
   let parsed;
   try {
     parsed = parseArgs({
@@ -47,93 +75,36 @@ export async function main(argv: string[], io: Io = { out: (s) => console.log(s)
         json: { type: "boolean" },
         help: { type: "boolean", short: "h" },
         port: { type: "string" },
+        follow: { type: "boolean", short: "f" },
+        type: { type: "string", multiple: true },
+        session: { type: "string" },
+        limit: { type: "string" },
       },
     });
   } catch (error) {
     return usage(io, (error as Error).message);
   }
-  const { values, positionals } = parsed;
-  const [command, ...rest] = positionals;
-  if (values.help || !command) {
+  const options: Options = parsed.values;
+  const [command, ...args] = parsed.positionals;
+  if (options.help || !command) {
     io.out(HELP);
-    return command || values.help ? 0 : 2;
+    return command || options.help ? 0 : 2;
   }
-  const dir = path.resolve(values.dir ?? process.cwd());
+  const dir = path.resolve(options.dir ?? process.cwd());
   const problem = projectProblem(dir, command === "init" || command === "doctor");
   if (problem) {
     io.err(problem);
     return 2;
   }
-  const store = new SessionStore({ projectDir: dir, clock: systemClock, onProblem: (p) => io.err(`warning: ${p.kind} ${p.file}: ${p.reason}`) });
-  const audit = new AuditLog({ paths: store.paths, clock: systemClock });
-  const ctx: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}` };
+  if (command === "doctor") return runDoctor(dir, io);
+  if (command === "init") return runInit(dir, io);
+  const run = COMMANDS[command];
+  if (!run) return usage(io, `unknown command: ${command}`);
 
-  switch (command) {
-    case "sessions": {
-      const records = await store.list();
-      if (values.json) {
-        io.out(JSON.stringify(records, null, 2));
-        return 0;
-      }
-      const lines = renderTree(records, { now: systemClock.now(), all: values.all ?? false });
-      io.out(lines.length > 0 ? lines.join("\n") : values.all ? "No governed sessions." : "No running governed sessions (use --all for finished ones).");
-      return 0;
-    }
-    case "stop": {
-      const target = rest[0];
-      if (!target) return usage(io, "stop needs a session id or an agent name");
-      const level = values.level === undefined ? 1 : Number(values.level);
-      if (level !== 1 && level !== 2 && level !== 3) return usage(io, "--level must be 1, 2 or 3");
-      const res = await requestStop(ctx, target, { level, reason: values.reason ?? "" });
-      if (!res.ok) {
-        io.err(`not stopped: ${res.reason}`);
-        return 1;
-      }
-      io.out(`stop requested (level ${level}) for ${res.sessionIds.join(", ")}`);
-      return 0;
-    }
-    case "inject": {
-      const [target, ...words] = rest;
-      if (!target || words.length === 0) return usage(io, 'inject needs a target and the text: inject <session|agent> "text"');
-      const config = await readConfig(store.paths.configFile);
-      const res = await requestInject(ctx, target, words.join(" "), { maxLength: config.config.inject.maxLength });
-      if (!res.ok) {
-        io.err(`not sent: ${res.reason}`);
-        return 1;
-      }
-      for (const w of res.warnings) io.err(`warning: ${w}`);
-      io.out(`guidance queued for ${res.sessionIds.join(", ")}`);
-      return 0;
-    }
-    case "status": {
-      const config = await readConfig(store.paths.configFile);
-      const records = await store.list();
-      const events = (await audit.read()).slice(-10);
-      io.out(`project: ${dir}`);
-      io.out(`config: ${store.paths.configFile} (${config.source}${config.problems.length ? `, ${config.problems.length} problem(s)` : ""})`);
-      for (const p of config.problems) io.out(`  line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}`);
-      io.out(`sessions: ${records.length} recorded, ${records.filter((r) => r.control === "active" || r.control === "stopping").length} active`);
-      io.out("last audit events:");
-      for (const e of events) io.out(`  ${new Date(e.at).toISOString()} ${e.type}${e.sessionId ? ` ${e.sessionId}` : ""}`);
-      return 0;
-    }
-    case "doctor":
-      return runDoctor(dir, io);
-    case "dashboard": {
-      const port = values.port === undefined ? 0 : Number(values.port);
-      if (!Number.isInteger(port) || port < 0 || port > 65535) return usage(io, "--port must be a port number");
-      const config = await readConfig(store.paths.configFile);
-      const dashboard = await startDashboard({ ...ctx, by: `dashboard:${process.env.USER ?? "user"}` }, { port, maxInjectLength: config.config.inject.maxLength });
-      io.out(`dashboard for ${dir}\nopen ${dashboard.url}\n(local only; the token in the URL is required; Ctrl-C to stop)`);
-      await new Promise<void>((resolve) => process.once("SIGINT", () => resolve()));
-      await dashboard.close();
-      return 0;
-    }
-    case "init":
-      return runInit(dir, io);
-    default:
-      return usage(io, `unknown command: ${command}`);
-  }
+  const store = new SessionStore({ projectDir: dir, clock: systemClock, onProblem: (p) => io.errLine(["yellow", "warning: "], `${p.kind} ${p.file}: ${p.reason}`) });
+  const audit = new AuditLog({ paths: store.paths, clock: systemClock });
+  const control: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}` };
+  return run({ dir, store, audit, control, io, options, args, usage: (message) => usage(io, message) });
 }
 
 /**

@@ -75,12 +75,12 @@ describe("sessions", () => {
     expect(res.stdout).toMatch(new RegExp(`^  ${OLD_EXEC}  governance-executor  depth 1  between_turn/stopped`, "m"));
   });
 
-  it("--json prints every record, machine-readable, parent links included", async () => {
+  it("--json prints every session, machine-readable, parent links included", async () => {
     const p = await project();
     await seedTree(p);
     const res = await runCli(["sessions", "--json"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
-    const records = JSON.parse(res.stdout) as SessionRecord[];
+    const records = (JSON.parse(res.stdout) as { sessions: SessionRecord[] }).sessions;
     expect(records.map((r) => r.sessionId).sort()).toEqual([ROOT, CHILD, GRAND, EXEC2, DONE, OLD_EXEC].sort());
     expect(records.find((r) => r.sessionId === GRAND)).toMatchObject({ parentId: CHILD, depth: 2, agent: "governance-builder" });
   });

@@ -1,0 +1,34 @@
+import { formatIdle } from "../../governance/time/time-format.ts";
+import { readConfig } from "../read-config.ts";
+import { resumableSessions } from "../resumable.ts";
+import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+
+/**
+ * `resume [--json]`: root sessions that `opencode -s <id>` would bring back with a resume context (interrupted, or
+ * idle within the resume window), each with that exact command and the context the plugin will build for it.
+ */
+export async function resumeCommand(c: CommandContext): Promise<number> {
+  const config = await readConfig(c.store.paths.configFile);
+  const now = c.control.clock.now();
+  const resumable = resumableSessions(await c.store.list(), {
+    now,
+    minIdleMs: config.config.resume.minIdle,
+    maxIdleMs: config.config.resume.maxIdle,
+    anchors: config.config.anchors,
+  });
+  if (c.options.json) {
+    c.io.json({ version: JSON_VERSION, now, resumable });
+    return 0;
+  }
+  if (resumable.length === 0) {
+    c.io.line(["dim", "No resumable sessions: none is interrupted or idle within the resume window (resume.minIdle–resume.maxIdle)."]);
+    return 0;
+  }
+  resumable.forEach((r, i) => {
+    if (i > 0) c.io.line("");
+    c.io.line(["bold", r.command], `   ${r.agent ?? "?"}, ${r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`);
+    c.io.line(["dim", "  resume context:"]);
+    for (const line of r.context.split("\n")) c.io.line("    ", line);
+  });
+  return 0;
+}

@@ -1,0 +1,34 @@
+import { readConfig } from "../read-config.ts";
+import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+
+/** `status [--json]`: the config and its problems, session counts, the last audit events. */
+export async function statusCommand(c: CommandContext): Promise<number> {
+  const config = await readConfig(c.store.paths.configFile);
+  const records = await c.store.list();
+  const events = (await c.audit.read()).slice(-10);
+  const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
+  if (c.options.json) {
+    c.io.json({
+      version: JSON_VERSION,
+      project: c.dir,
+      config: {
+        file: c.store.paths.configFile,
+        source: config.source,
+        problems: config.problems.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
+        warnings: config.warnings.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
+      },
+      sessions: { recorded: records.length, active },
+      lastEvents: events,
+    });
+    return 0;
+  }
+  const problems = config.problems.length ? `, ${config.problems.length} problem(s)` : "";
+  c.io.line(["bold", "project: "], c.dir);
+  c.io.line(["bold", "config: "], `${c.store.paths.configFile} (${config.source}`, ["red", problems], ")");
+  for (const p of config.problems) c.io.line("  ", ["red", `line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}`]);
+  for (const w of config.warnings) c.io.line("  ", ["yellow", `warning: line ${w.line ?? "?"}, column ${w.column ?? "?"}: ${w.message}`]);
+  c.io.line(["bold", "sessions: "], `${records.length} recorded, ${active} active`);
+  c.io.line(["bold", "last audit events:"]);
+  for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
+  return 0;
+}

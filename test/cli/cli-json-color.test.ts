@@ -1,0 +1,246 @@
+import { spawn } from "node:child_process";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { AuditLog } from "../../governance/storage/audit-log.ts";
+import { SessionStore } from "../../governance/storage/session-store.ts";
+import { RESUME_HEADING } from "../../governance/texts/resume-context.ts";
+import { systemClock } from "../../governance/time/clock.ts";
+import { CLI_ENTRY } from "../harness/paths.ts";
+import { createCliProject, type CliProject } from "./cli-project.ts";
+import { assertCliBuilt, runCli } from "./run-cli.ts";
+
+const HOUR = 3600_000;
+const INTERRUPTED = "ses_resumeint0000000000000AAA";
+const INT_CHILD = "ses_resumechild000000000000AAA";
+const IDLE = "ses_resumeidle000000000000AAA";
+const BUSY = "ses_resumebusy000000000000AAA";
+const EXPIRED = "ses_resumeold0000000000000AAA";
+const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\u009b31m";
+
+const projects: CliProject[] = [];
+async function project(): Promise<CliProject> {
+  const p = await createCliProject();
+  projects.push(p);
+  return p;
+}
+beforeAll(() => assertCliBuilt());
+afterEach(async () => {
+  for (const p of projects.splice(0)) await p.cleanup();
+});
+
+const tool = (name: string, summary: string, at = Date.now()): SessionRecord["lastToolCall"] => ({ tool: name, callId: `call_${name}`, at, summary });
+
+/** An interrupted root (2 h ago) whose executor was cut off mid-`bash`, an idle root (3 h), a busy one, an expired one. */
+async function seedResumable(p: CliProject): Promise<void> {
+  const now = Date.now();
+  const t2 = now - 2 * HOUR;
+  await p.put({
+    sessionId: INTERRUPTED,
+    agent: "governance-coordinator",
+    state: "interrupted",
+    stateBeforeInterrupt: "between_turn",
+    interruptedAt: t2,
+    createdAt: t2 - HOUR,
+    lastActivityAt: t2,
+    children: [{ sessionId: INT_CHILD, agent: "governance-executor", createdAt: t2 - HOUR, closedAt: t2, outcome: "aborted" }],
+  });
+  await p.put({ sessionId: INT_CHILD, parentId: INTERRUPTED, rootId: INTERRUPTED, level: 2, depth: 1, agent: "governance-executor", state: "interrupted", createdAt: t2 - HOUR, lastActivityAt: t2, lastToolCall: tool("bash", "npm run migrate", t2) });
+  await p.put({ sessionId: IDLE, agent: "governance-coordinator", createdAt: now - 4 * HOUR, lastActivityAt: now - 3 * HOUR });
+  await p.put({ sessionId: BUSY, agent: "governance-coordinator", createdAt: now - 60_000, lastActivityAt: now });
+  await p.put({ sessionId: EXPIRED, agent: "governance-coordinator", state: "interrupted", createdAt: now - 60 * HOUR, lastActivityAt: now - 50 * HOUR });
+}
+
+/** Runs the CLI with the environment given (no NO_COLOR unless asked), optionally inside a pseudo-terminal (`script`). */
+function runRaw(args: string[], opts: { cwd: string; env?: NodeJS.ProcessEnv; tty?: boolean }): Promise<{ code: number | null; stdout: string }> {
+  const env = { ...process.env, NO_COLOR: undefined, FORCE_COLOR: undefined, TERM: "xterm-256color", ...opts.env };
+  const quoted = [process.execPath, CLI_ENTRY, ...args].map((a) => `'${a.replace(/'/g, "'\\''")}'`).join(" ");
+  const [cmd, argv] = opts.tty ? ["script", ["-qec", quoted, "/dev/null"]] : [process.execPath, [CLI_ENTRY, ...args]];
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd as string, argv as string[], { cwd: opts.cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString("utf8")));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout }));
+  });
+}
+
+describe("resume", () => {
+  it("lists interrupted and 1 h–48 h idle roots, newest first, with the exact command and the resume context", async () => {
+    const p = await project();
+    await seedResumable(p);
+    const res = await runCli(["resume"], { cwd: p.dir });
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stdout).toContain(`opencode -s ${INTERRUPTED}`);
+    expect(res.stdout).toContain(`opencode -s ${IDLE}`);
+    expect(res.stdout.indexOf(INTERRUPTED)).toBeLessThan(res.stdout.indexOf(`opencode -s ${IDLE}`));
+    for (const absent of [BUSY, EXPIRED]) expect(res.stdout).not.toContain(absent);
+    expect(res.stdout).not.toContain(`opencode -s ${INT_CHILD}`);
+    // What the plugin will say: the heading, the interruption, the cut-off executor and its last tool call.
+    const block = res.stdout.slice(res.stdout.indexOf(INTERRUPTED), res.stdout.indexOf(`opencode -s ${IDLE}`));
+    expect(block).toContain(RESUME_HEADING);
+    expect(block).toContain("the user interrupted it");
+    expect(block).toContain(INT_CHILD);
+    expect(block).toContain("npm run migrate");
+  });
+
+  it("--json: version 1, each entry with its command and context", async () => {
+    const p = await project();
+    await seedResumable(p);
+    const res = await runCli(["resume", "--json"], { cwd: p.dir });
+    expect(res.code, res.stderr).toBe(0);
+    const data = JSON.parse(res.stdout) as { version: number; now: number; resumable: { sessionId: string; command: string; interrupted: boolean; idleMs: number; context: string }[] };
+    expect(data.version).toBe(1);
+    expect(data.resumable.map((r) => r.sessionId)).toEqual([INTERRUPTED, IDLE]);
+    expect(data.resumable[0]).toMatchObject({ command: `opencode -s ${INTERRUPTED}`, interrupted: true });
+    expect(data.resumable[1]!.idleMs).toBeGreaterThanOrEqual(3 * HOUR);
+    expect(data.resumable[0]!.context).toContain(INT_CHILD);
+  });
+
+  it("says so when nothing is resumable", async () => {
+    const p = await project();
+    await p.put({ sessionId: BUSY });
+    const res = await runCli(["resume"], { cwd: p.dir });
+    expect(res.code).toBe(0);
+    expect(res.stdout).toContain("No resumable sessions");
+  });
+});
+
+describe("log", () => {
+  async function seedAudit(p: CliProject): Promise<AuditLog> {
+    const audit = new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock });
+    await audit.append("session_created", { sessionId: BUSY, agent: "governance-coordinator" });
+    await audit.append("session_interrupted", { sessionId: IDLE, level: 1, reason: "enough", by: "cli:test" });
+    await audit.append("inject_queued", { sessionId: BUSY, preview: "small commits" });
+    await audit.append("parent_notified", { sessionId: IDLE, childId: BUSY });
+    await audit.append("session_interrupted", { sessionId: BUSY, level: 2, reason: `bad ${HOSTILE} reason` });
+    return audit;
+  }
+
+  it("prints the audit log oldest first, filtered by --type and --session, limited by --limit", async () => {
+    const p = await project();
+    await seedAudit(p);
+    const all = await runCli(["log"], { cwd: p.dir });
+    expect(all.code, all.stderr).toBe(0);
+    expect(all.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "session_interrupted"]);
+    const stops = await runCli(["log", "--type", "session_interrupted"], { cwd: p.dir });
+    expect(stops.stdout.trim().split("\n")).toHaveLength(2);
+    const two = await runCli(["log", "--type", "session_created,inject_queued"], { cwd: p.dir });
+    expect(two.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "inject_queued"]);
+    // --session: its own events and those that name it (the parent notified about it).
+    const busy = await runCli(["log", "--session", BUSY], { cwd: p.dir });
+    expect(busy.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "inject_queued", "parent_notified", "session_interrupted"]);
+    const last = await runCli(["log", "--limit", "1"], { cwd: p.dir });
+    expect(last.stdout.trim().split("\n")).toHaveLength(1);
+    expect(last.stdout).toContain("level=2");
+  });
+
+  it("never prints a control character raw; --json keeps the exact text, escaped, one event per line", async () => {
+    const p = await project();
+    await seedAudit(p);
+    const text = await runCli(["log"], { cwd: p.dir });
+    expect(text.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(text.stdout).toContain("bad ]0;pwned[2J31m reason");
+    const json = await runCli(["log", "--json"], { cwd: p.dir });
+    expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    const events = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; reason?: string });
+    expect(events).toHaveLength(5);
+    expect(events[4]!.reason).toBe(`bad ${HOSTILE} reason`);
+  });
+
+  it("--follow prints new matching events as they are appended, until Ctrl-C", async () => {
+    const p = await project();
+    const audit = await seedAudit(p);
+    const child = spawn(process.execPath, [CLI_ENTRY, "log", "--follow", "--json", "--type", "inject_queued"], { cwd: p.dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
+    const lines = () => out.trim().split("\n").filter(Boolean).length;
+    const seen = async (n: number) => {
+      while (lines() < n) {
+        if (child.exitCode !== null) throw new Error(`log --follow ended early: ${out}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    await seen(1); // the existing inject_queued line: following has begun
+    await audit.append("session_created", { sessionId: IDLE });
+    await audit.append("inject_queued", { sessionId: IDLE, preview: "second" });
+    await seen(2);
+    const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
+    child.kill("SIGINT");
+    expect(await closed).toBe(0);
+    const events = out.trim().split("\n").map((l) => JSON.parse(l) as { type: string; sessionId: string; preview: string });
+    expect(events.map((e) => [e.type, e.sessionId])).toEqual([
+      ["inject_queued", BUSY],
+      ["inject_queued", IDLE],
+    ]);
+  });
+});
+
+describe("--json on read and control commands", () => {
+  it("sessions --json: version 1, every session (finished too) as a tree row, cycle-safe", async () => {
+    const p = await project();
+    const now = Date.now();
+    await p.put({ sessionId: BUSY, createdAt: now - 3 });
+    await p.put({ sessionId: IDLE, parentId: BUSY, rootId: BUSY, depth: 1, level: 2, control: "completed", createdAt: now - 2 });
+    await p.put({ sessionId: INTERRUPTED, parentId: INT_CHILD, rootId: INT_CHILD, depth: 1e9, createdAt: now - 1 });
+    await p.put({ sessionId: INT_CHILD, parentId: INTERRUPTED, rootId: INTERRUPTED, depth: 1, createdAt: now });
+    const res = await runCli(["sessions", "--json"], { cwd: p.dir });
+    expect(res.code, res.stderr).toBe(0);
+    const data = JSON.parse(res.stdout) as { version: number; sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; depth: number }[] };
+    expect(data.version).toBe(1);
+    expect(data.sessions.map((s) => s.sessionId)).toEqual([BUSY, IDLE, INTERRUPTED, INT_CHILD]);
+    expect(data.sessions.map((s) => s.running)).toEqual([true, false, true, true]);
+    expect(data.sessions.map((s) => s.indent)).toEqual([0, 1, 0, 1]);
+    expect(data.sessions.find((s) => s.sessionId === INTERRUPTED)).toMatchObject({ cycle: true, depth: 1e9 });
+    const text = await runCli(["sessions"], { cwd: p.dir });
+    for (const id of [BUSY, INTERRUPTED, INT_CHILD]) expect(text.stdout).toContain(id);
+  });
+
+  it("status --json and stop --json have stable shapes; a refused stop is ok:false with exit 1", async () => {
+    const p = await project();
+    await p.put({ sessionId: BUSY });
+    const status = JSON.parse((await runCli(["status", "--json"], { cwd: p.dir })).stdout) as Record<string, unknown>;
+    expect(status).toMatchObject({ version: 1, project: p.dir, config: { source: "defaults", problems: [], warnings: [] }, sessions: { recorded: 1, active: 1 } });
+    const stop = await runCli(["stop", BUSY, "--json"], { cwd: p.dir });
+    expect(stop.code).toBe(0);
+    expect(JSON.parse(stop.stdout)).toEqual({ version: 1, ok: true, sessionIds: [BUSY], warnings: [] });
+    const refused = await runCli(["stop", "ses_nobody00000000000000000AA", "--json"], { cwd: p.dir });
+    expect(refused.code).toBe(1);
+    expect(JSON.parse(refused.stdout)).toMatchObject({ version: 1, ok: false });
+  });
+});
+
+describe("colours and control characters", () => {
+  async function hostileProject(): Promise<CliProject> {
+    const p = await project();
+    await p.put({ sessionId: BUSY, agent: `coord${HOSTILE}`, lastToolCall: tool("bash", `echo ${HOSTILE} done`) });
+    await new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock }).append("session_interrupted", { sessionId: BUSY, reason: HOSTILE });
+    return p;
+  }
+
+  it("on a terminal: colours; with NO_COLOR or piped: not one escape sequence", async () => {
+    const p = await hostileProject();
+    const tty = await runRaw(["log"], { cwd: p.dir, tty: true });
+    expect(tty.code).toBe(0);
+    expect(tty.stdout).toMatch(/\u001b\[3\dm/);
+    const noColor = await runRaw(["log"], { cwd: p.dir, tty: true, env: { NO_COLOR: "1" } });
+    expect(noColor.stdout).toContain("session_interrupted");
+    expect(noColor.stdout).not.toContain("\u001b");
+    const piped = await runRaw(["log"], { cwd: p.dir });
+    expect(piped.stdout).toContain("session_interrupted");
+    expect(piped.stdout).not.toContain("\u001b");
+  });
+
+  it("text from records and audit lines reaches a terminal without its control characters, colours or not", async () => {
+    const p = await hostileProject();
+    for (const args of [["sessions"], ["log"], ["status"], ["resume"]]) {
+      const tty = await runRaw(args, { cwd: p.dir, tty: true });
+      expect(tty.code, args.join(" ")).toBe(0);
+      // Only the CLI's own colour codes (ESC [ n m) may appear; nothing else from C0/C1.
+      const withoutOwnColours = tty.stdout.replace(/\u001b\[\d{1,2}m/g, "").replace(/\r\n/g, "\n");
+      expect(withoutOwnColours, args.join(" ")).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    }
+    const sessions = await runRaw(["sessions"], { cwd: p.dir });
+    expect(sessions.stdout).toMatch(/coord\S*pwned/);
+    expect(sessions.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+  });
+});
