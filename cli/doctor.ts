@@ -5,6 +5,7 @@ import { AuditLog } from "../governance/storage/audit-log.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/storage/governance-paths.ts";
+import { stateFolderProblems } from "../governance/storage/state-health.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -45,6 +46,8 @@ export async function runDoctor(dir: string, io: Io): Promise<number> {
     checks.push({ ok: true, warn: true, text: `no ${path.relative(dir, paths.configFile)} yet: the plugin writes it with the defaults at its first start` });
   } else if (config.problems.length === 0) checks.push({ ok: true, text: `config ${path.relative(dir, paths.configFile)} is valid` });
   for (const p of config.problems) checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
+
+  for (const p of stateFolderProblems(paths)) checks.push({ ok: false, text: `state folder: ${p}` });
 
   const started = (await new AuditLog({ paths, clock: systemClock }).read()).filter((e) => e.type === "plugin_started").at(-1);
   checks.push(

@@ -1,9 +1,11 @@
+import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
 /** `status [--json]`: the config and its problems, session counts, the last audit events. */
 export async function statusCommand(c: CommandContext): Promise<number> {
   const config = await readConfig(c.store.paths.configFile);
+  const stateProblems = stateFolderProblems(c.store.paths);
   const records = await c.store.list();
   const events = (await c.audit.read()).slice(-10);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
@@ -17,6 +19,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
         problems: config.problems.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
         warnings: config.warnings.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
       },
+      stateFolder: { problems: stateProblems },
       sessions: { recorded: records.length, active },
       lastEvents: events,
     });
@@ -27,6 +30,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   c.io.line(["bold", "config: "], `${c.store.paths.configFile} (${config.source}`, ["red", problems], ")");
   for (const p of config.problems) c.io.line("  ", ["red", `line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}`]);
   for (const w of config.warnings) c.io.line("  ", ["yellow", `warning: line ${w.line ?? "?"}, column ${w.column ?? "?"}: ${w.message}`]);
+  for (const p of stateProblems) c.io.line(["bold", "state folder: "], ["red", p]);
   c.io.line(["bold", "sessions: "], `${records.length} recorded, ${active} active`);
   c.io.line(["bold", "last audit events:"]);
   for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");

@@ -268,12 +268,12 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
   let created = false;
   let text: string;
   try {
+    // `.opencode/` may be a symlink only if it stays inside the project: the config is never read or written elsewhere.
+    checkOpencodeDir(path.dirname(configFile));
     text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return fallback([ioProblem(error)]);
     try {
-      // `.opencode/` may be a symlink only if it stays inside the project: the default config is never written elsewhere.
-      checkOpencodeDir(path.dirname(configFile));
       created = await createExclusive(configFile, DEFAULT_CONFIG_YAML);
       text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
     } catch (createError) {

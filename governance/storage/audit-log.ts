@@ -136,6 +136,7 @@ export class AuditLog {
   /**
    * Parsed events, oldest first. Lines that do not parse (a torn write after a crash) are skipped; a fragment glued
    * to the front of a later line is cut off so that line is kept. `includeRotated` also reads `audit.log.<keep>…1`.
+   * A symlink or special file in place of a log file is skipped and reported, never followed.
    */
   async read(options: { includeRotated?: boolean } = {}): Promise<AuditEvent[]> {
     const files = options.includeRotated ? [...this.rotatedFiles().reverse(), this.#paths.auditLog] : [this.#paths.auditLog];
@@ -143,6 +144,11 @@ export class AuditLog {
     for (const file of files) {
       const text = await readRegularFile(file, Math.max(2 * this.#maxBytes + MAX_LINE_BYTES, MAX_STATE_FILE_BYTES)).catch((error: NodeJS.ErrnoException) => {
         if (error.code === "ENOENT") return "";
+        // A planted symlink or special file is never read; reported, and the other files still are.
+        if (error.code === "EUNSAFEPATH" || error.code === "EFBIG") {
+          this.#fail(file, error.message);
+          return "";
+        }
         throw error;
       });
       for (const line of text.split("\n")) {

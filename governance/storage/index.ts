@@ -4,3 +4,5 @@ export * as FileLock from "./file-lock.ts";
 export * as GovernancePaths from "./governance-paths.ts";
 export * as Quarantine from "./quarantine.ts";
 export * as SessionStore from "./session-store.ts";
+export * as SafeFs from "./safe-fs.ts";
+export * as StateHealth from "./state-health.ts";
