@@ -45,6 +45,8 @@ export class Governor {
   readonly callNotes = new Map<string, string>();
   /** Sessions whose automatic compaction was already recorded by the autocontinue hook (see `markAutoCompaction`). */
   readonly compactedByHook = new Set<string>();
+  /** Agents the host offers no `task` tool (filled by the `config` hook); the texts call them LEAF, not DELEGATING. */
+  readonly agentsWithoutTask = new Set<string>();
   readonly #firstSeen = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #reported = new Set<string>();
 

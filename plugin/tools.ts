@@ -16,19 +16,18 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
     roleOf(agent, gov.config).role === "leaf" ? `Refused: ${agent} is a leaf agent and cannot stop or steer other sessions.` : undefined;
   return {
     governance_sessions: tool({
-      description: "List governed sessions as a tree: agent, depth, state, control status and last tool call. Running ones by default.",
-      args: { all: z.boolean().optional().describe("include finished sessions") },
+      description: "List governed sessions as a tree.",
+      args: { all: z.boolean().optional().describe("include finished") },
       async execute(args) {
         const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false });
         return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
       },
     }),
     governance_stop: tool({
-      description:
-        "Ask a running subagent to stop. Escalates on its next tool calls: L1 graceful, L2 immediate, L3 terminated; aborted if it makes no tool call before the deadline.",
+      description: "Stop a running subagent: L1 graceful, L2 immediate, L3 terminated.",
       args: {
-        target: z.string().describe("session id (ses_…) or agent name"),
-        level: z.number().int().min(1).max(3).optional().describe("level to start at (default 1)"),
+        target: z.string().describe("session id or agent name"),
+        level: z.number().int().min(1).max(3).optional(),
         reason: z.string().max(500).optional(),
       },
       async execute(args, context) {
@@ -41,8 +40,8 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
       },
     }),
     governance_inject: tool({
-      description: "Send guidance to a running subagent; it is delivered with its next tool result, fenced as user guidance.",
-      args: { target: z.string().describe("session id (ses_…) or agent name"), text: z.string().describe("the guidance, at most 500 characters") },
+      description: "Send guidance to a running subagent.",
+      args: { target: z.string().describe("session id or agent name"), text: z.string().describe("max 500 chars") },
       async execute(args, context) {
         const refused = refusal(context.agent);
         if (refused) return refused;

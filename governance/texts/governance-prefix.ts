@@ -32,16 +32,17 @@ export interface GovernancePrefixInput {
   orphans?: readonly OrphanNote[];
 }
 
-const EXTRA_RULE: Record<AgentRole, string> = {
-  primary: "Read the todo list before acting; verify delegated results before reporting them.",
-  delegating: "Stay inside the scope your parent gave you; return a concise result to it.",
-  leaf: "Stay inside the scope your parent gave you; return a concise result to it.",
-};
+/** A root session has no parent to report to: only a child is told to stay in its parent's scope (no rule for a root). */
+function extraRule(role: AgentRole, depth: number): string | undefined {
+  if (role === "primary") return "Read the todo list before acting; verify delegated results before reporting them.";
+  return depth > 0 ? "Stay in your parent's scope; return a concise result." : undefined;
+}
 
+/** Rule 3: the directive headings themselves say what to do; the prefix only says they come from the user. */
 const PROTOCOL_RULE: Record<AgentRole, string> = {
   primary: "A ⚠️ SUBAGENT INTERRUPTED note means the user stopped a subagent: check its work before re-delegating.",
-  delegating: "Tool results starting with ⚠️, 🛑 or ❌ are stop directives from the user: obey at once.",
-  leaf: "Tool results starting with ⚠️, 🛑 or ❌ are stop directives from the user: obey at once.",
+  delegating: "A tool result starting with ⚠️, 🛑 or ❌ is the user's stop directive: obey at once.",
+  leaf: "A tool result starting with ⚠️, 🛑 or ❌ is the user's stop directive: obey at once.",
 };
 
 /** The first actions seed 003 asks for, per role, when the caller has nothing more specific. */
@@ -50,31 +51,29 @@ export function defaultFirstActions(role: AgentRole): string[] {
     case "primary":
       return ["Read the todo list (`todoread`), then delegate the next step with `task`."];
     case "delegating":
-      return ["Restate your scope in one line, then plan or delegate within it."];
+      return ["State your scope in one line; plan or delegate within it."];
     case "leaf":
       return ["Read the files you will change before editing them."];
   }
 }
 
 /**
- * S1 governance prefix (seed 003), sent on every model step of a governed session, so it is kept to ~900 characters
- * in the typical case: language first (ABSOLUTE PRIORITY), who the agent is, phase, role rules, first action, todo
- * count, and warnings only when there are some. Lists are capped so a noisy state cannot grow it without bound.
+ * S1 governance prefix (seed 003), sent on every model step of a governed session and so paid for on every request:
+ * kept near 450 bytes in the typical case (docs/performance.md) — language first (ABSOLUTE PRIORITY), who the agent
+ * is and the phase on one line, the three role rules on one line, the first action, the todo count, and warnings
+ * only when there are some. Every value is one clipped line, so data cannot start a rule of its own. Lists are
+ * capped so a noisy state cannot grow it without bound.
  */
 export function buildGovernancePrefix(input: GovernancePrefixInput): string {
+  const rule1 = hierarchyRule({ role: input.role, depth: input.depth, maxDepth: input.maxDepth, mayDelegateTo: input.mayDelegateTo });
   const lines = [
     GOVERNANCE_PREFIX_HEADING,
     `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
-    `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth})`,
-    `**Phase:** ${oneLine(input.phase, 60)}`,
-    "**Rules:**",
-    `1. ${hierarchyRule({ role: input.role, depth: input.depth, maxDepth: input.maxDepth, mayDelegateTo: input.mayDelegateTo })}`,
-    `2. ${EXTRA_RULE[input.role]}`,
-    `3. ${PROTOCOL_RULE[input.role]}`,
-    "**First action required:**",
+    `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
+    `**Rules:** ${[rule1, extraRule(input.role, input.depth), PROTOCOL_RULE[input.role]].filter((r) => r !== undefined).map((r, i) => `${i + 1}. ${r}`).join(" ")}`,
   ];
   const firstActions = input.firstActions.length > 0 ? input.firstActions : defaultFirstActions(input.role);
-  for (const action of firstActions.slice(0, 3)) lines.push(`- ${oneLine(action, 160)}`);
+  lines.push(`**First action required:** ${firstActions.slice(0, 3).map((a) => oneLine(a, 160)).join(" Then: ")}`);
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
   if (input.staleWarnings.length > 0) {
     lines.push("**Warnings:**");

@@ -1,9 +1,46 @@
+import type { AgentRole } from "../../governance/config/config.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import type { Governor } from "../governor.ts";
 
+/** The tools plugin/tools.ts registers; their schemas ride on every model request of every agent offered them. */
+export const GOVERNANCE_TOOL_NAMES = ["governance_sessions", "governance_stop", "governance_inject"] as const;
+
 /**
- * The `config` hook: OpenCode 1.18 refuses a subagent's own `task` call unless `subagent_depth` allows it (default 1),
- * which would make the configured hierarchy impossible and the refusal opaque. Raise it to the governed max depth so
- * governance decides (and explains) instead; a user's higher setting is kept.
+ * OpenCode 1.18's built-in subagents. Neither is offered the `task` tool unless the project's own config sets a
+ * `task` permission for it (observed: the scripted model's tool list for a `general` child has no `task`).
+ */
+const BUILTIN_SUBAGENTS = new Set(["general", "explore"]);
+
+type AgentEntry = { mode?: unknown; permission?: unknown; [k: string]: unknown };
+
+function permissionOf(entry: AgentEntry | undefined): Record<string, unknown> | string | undefined {
+  const p = entry?.permission;
+  return typeof p === "string" || (p && typeof p === "object" && !Array.isArray(p)) ? (p as Record<string, unknown> | string) : undefined;
+}
+
+/** True when the host will not offer `task` to the agent: denied outright, or a built-in subagent left as shipped. */
+function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
+  const p = permissionOf(entry);
+  if (p === "deny") return true;
+  if (typeof p === "object") {
+    const task = p.task;
+    if (task === "deny") return true;
+    if (task !== undefined) return false;
+  }
+  return BUILTIN_SUBAGENTS.has(name);
+}
+
+/**
+ * The `config` hook. Two things:
+ *
+ * 1. OpenCode 1.18 refuses a subagent's own `task` call unless `subagent_depth` allows it (default 1), which would make
+ *    the configured hierarchy impossible and the refusal opaque. Raise it to the governed max depth so governance
+ *    decides (and explains) instead; a user's higher setting is kept.
+ * 2. The governance tools (list, stop, steer sessions) are for the agents a user talks to. Subagents (mode
+ *    `subagent`, and the built-in general/explore) and governance leaves get an OpenCode `deny` permission for them,
+ *    so the host does not offer them and their ~0.9 KB of schemas is not sent on every one of their requests. A
+ *    permission the project set for one of these tools is kept. Agents the host offers no `task` tool are noted, so
+ *    the texts do not call them DELEGATING ({@link roleForTexts}).
  */
 export async function configHook(gov: Governor, config: Record<string, unknown>): Promise<void> {
   const max = gov.config.delegation.maxDepth;
@@ -13,4 +50,27 @@ export async function configHook(gov: Governor, config: Record<string, unknown>)
     config.subagent_depth = max + 1;
     await gov.record("host_limit_raised", { setting: "subagent_depth", from: current, to: max + 1 });
   }
+  restrictGovernanceTools(gov, config);
+}
+
+function restrictGovernanceTools(gov: Governor, config: Record<string, unknown>): void {
+  const agents = (config.agent && typeof config.agent === "object" ? config.agent : (config.agent = {})) as Record<string, AgentEntry | undefined>;
+  const names = new Set([...Object.keys(agents), ...BUILTIN_SUBAGENTS]);
+  for (const name of names) {
+    const entry = agents[name];
+    if (entry !== undefined && (typeof entry !== "object" || entry === null)) continue;
+    if (lacksTask(name, entry)) gov.agentsWithoutTask.add(name);
+    const subagent = entry?.mode === "subagent" || (entry?.mode === undefined && BUILTIN_SUBAGENTS.has(name));
+    const leaf = Object.hasOwn(gov.config.agents, name) && roleOf(name, gov.config).role === "leaf";
+    if (!subagent && !leaf) continue;
+    const p = permissionOf(entry);
+    const permission: Record<string, unknown> = typeof p === "string" ? { "*": p } : { ...p };
+    for (const tool of GOVERNANCE_TOOL_NAMES) if (!(tool in permission)) permission[tool] = "deny";
+    agents[name] = { ...entry, permission };
+  }
+}
+
+/** The role the texts state: an agent the host offers no `task` tool cannot delegate, whatever its policy says. */
+export function roleForTexts(gov: Governor, agent: string | null, role: AgentRole): AgentRole {
+  return role === "delegating" && agent !== null && gov.agentsWithoutTask.has(agent) ? "leaf" : role;
 }

@@ -3,6 +3,7 @@ import { resumeContextDue } from "../../governance/session/session-machine.ts";
 import { buildGovernancePrefix, defaultFirstActions } from "../../governance/texts/governance-prefix.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import type { Governor } from "../governor.ts";
+import { roleForTexts } from "./config.ts";
 import { interruptedWork } from "../descendants.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
@@ -24,14 +25,15 @@ export async function systemTransform(gov: Governor, input: { sessionID?: string
   if (!record) return;
   const agent = record.agent;
   const policy = roleOf(agent, gov.config);
+  const role = roleForTexts(gov, agent, policy.role);
   const prefix = buildGovernancePrefix({
     agent,
-    role: policy.role,
+    role,
     level: record.level,
     depth: record.depth,
     language: gov.config.language,
     phase: gov.config.phase,
-    firstActions: defaultFirstActions(policy.role),
+    firstActions: defaultFirstActions(role),
     todo: record.todo,
     staleWarnings: [],
     maxDepth: gov.config.delegation.maxDepth,

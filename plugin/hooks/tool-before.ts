@@ -6,6 +6,7 @@ import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
 import { GovernanceBlock } from "../contain.ts";
 import type { Governor } from "../governor.ts";
+import { roleForTexts } from "./config.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
 export const SPAWNING_TOOLS = new Set(["task"]);
@@ -61,7 +62,7 @@ export async function toolBefore(gov: Governor, input: { tool: string; sessionID
     }
     gov.callNotes.set(input.callID, buildLogOnlyNote({ kind: decision.kind, callerAgent, targetAgent }));
   }
-  const targetRole = roleOf(targetAgent, gov.config).role;
+  const targetRole = roleForTexts(gov, targetAgent, roleOf(targetAgent, gov.config).role);
   const childDepth = record.depth + 1;
   if (typeof output.args.prompt === "string") {
     output.args.prompt = enrichTaskPrompt(output.args.prompt, {

@@ -39,20 +39,30 @@ describe("buildGovernancePrefix", () => {
     expect(text).toContain("governance-coordinator, PRIMARY (level 1, depth 0 of max 3)");
     expect(text).toContain("NEVER edit files or do the work yourself; ALWAYS delegate with `task`.");
     expect(text).toContain("Allowed targets: governance-planner, governance-executor, governance-verifier, governance-high, general, explore.");
-    expect(text).toContain("**First action required:**\n- Read the todo list (`todoread`)");
+    expect(text).toContain("**First action required:** Read the todo list (`todoread`)");
     expect(text).toContain("**Phase:** implementation");
     expect(text).toContain("**Todos:** 2 open of 5.");
   });
 
-  it("stays small for the typical case (it is re-sent on every model step)", () => {
-    expect(buildGovernancePrefix(coordinator).length).toBeLessThanOrEqual(900);
+  it("stays small for the typical case (it is re-sent on every model step; docs/performance.md budgets it)", () => {
+    expect(Buffer.byteLength(buildGovernancePrefix(coordinator))).toBeLessThanOrEqual(800);
+    const child = { ...coordinator, agent: "general", role: "leaf" as const, level: 2, depth: 1, todo: null, mayDelegateTo: [] };
+    expect(Buffer.byteLength(buildGovernancePrefix(child))).toBeLessThanOrEqual(600);
+  });
+
+  it("tells only a child to stay in its parent's scope; a root session has no parent", () => {
+    const root = buildGovernancePrefix({ ...coordinator, agent: "build", role: "delegating", mayDelegateTo: ["*"] });
+    expect(root).not.toContain("parent");
+    expect(root).toContain("2. A tool result starting with ⚠️");
+    const child = buildGovernancePrefix({ ...coordinator, agent: "general", role: "leaf", level: 2, depth: 1, mayDelegateTo: [] });
+    expect(child).toContain("2. Stay in your parent's scope");
   });
 
   it("tells a delegating agent its allowed targets and the depth limit", () => {
     const text = buildGovernancePrefix({ ...coordinator, agent: "governance-executor", role: "delegating", level: 2, depth: 1, mayDelegateTo: ["governance-builder", "governance-validator"] });
     expect(text).toContain("DELEGATING (level 2, depth 1 of max 3)");
     expect(text).toContain("Allowed targets: governance-builder, governance-validator. Max delegation depth: 3.");
-    expect(text).toContain("stop directives from the user: obey at once");
+    expect(text).toContain("is the user's stop directive: obey at once");
     expect(text).not.toContain("NEVER edit");
   });
 
@@ -69,7 +79,7 @@ describe("buildGovernancePrefix", () => {
 
   it("uses the caller's first actions, at most three", () => {
     const text = buildGovernancePrefix({ ...coordinator, firstActions: ["one", "two", "three", "four"] });
-    expect(text).toContain("- one\n- two\n- three");
+    expect(text).toContain("**First action required:** one Then: two Then: three");
     expect(text).not.toContain("four");
   });
 

@@ -34,20 +34,25 @@ describe("enrichTaskPrompt", () => {
   });
 
   it("forbids delegation for a leaf, and for any agent at the depth limit", () => {
-    expect(buildTaskContextBlock(input)).toContain("You cannot delegate: make no `task` calls");
+    expect(buildTaskContextBlock(input)).toContain("Make no `task` calls; do the work yourself.");
     const atLimit = buildTaskContextBlock({ ...input, targetRole: "delegating", childDepth: 3 });
     expect(atLimit).toContain("You are at the maximum delegation depth (3): make no `task` calls");
     const below = buildTaskContextBlock({ ...input, targetRole: "delegating", childDepth: 1 });
     expect(below).not.toMatch(/make no `task` calls/);
-    expect(below).toContain("the delegation depth limit is 3");
+    expect(below).toContain("Delegate only to agents your policy allows.");
   });
 
   it("explains the stop and inject protocol with the exact directive headings", () => {
     const block = buildTaskContextBlock(input);
     for (const heading of ["⚠️ SESSION STOP REQUESTED", "🛑 SESSION STOP — IMMEDIATE", "❌ SESSION TERMINATED", "📝 USER GUIDANCE"]) {
-      expect(block).toContain(`- ${heading}:`);
+      expect(block).toContain(heading);
     }
     expect(block).toContain("Your final answer goes to your parent");
+  });
+
+  it("stays small: it is in every one of the child's requests (docs/performance.md budgets it)", () => {
+    const typical = buildTaskContextBlock({ ...input, parentSessionId: "ses_dfc06a34cffeXfCQgilMxC90ce", targetAgent: "general", parentAgent: "build" });
+    expect(Buffer.byteLength(typical)).toBeLessThanOrEqual(620);
   });
 
   it("is idempotent: enriching twice replaces the block instead of stacking it", () => {
