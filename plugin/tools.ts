@@ -1,6 +1,7 @@
 import { tool, type ToolDefinition } from "@opencode-ai/plugin";
 import { roleOf } from "../governance/delegation/delegation-policy.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
+import { maySteer, type SteerAction } from "../governance/stop/steer-policy.ts";
 import type { Governor } from "./governor.ts";
 
 const z = tool.schema;
@@ -11,9 +12,18 @@ const z = tool.schema;
  */
 export function governanceTools(gov: Governor, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
   const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
-  /** Leaf agents do the work; they do not steer other sessions. */
-  const refusal = (agent: string): string | undefined =>
-    roleOf(agent, gov.config).role === "leaf" ? `Refused: ${agent} is a leaf agent and cannot stop or steer other sessions.` : undefined;
+  /** Only a primary agent's tool may steer (issue 8 §8); the rule is governance's, the record is the caller's own. */
+  const refusal = async (context: { sessionID: string; agent: string }, action: SteerAction): Promise<string | undefined> => {
+    const record = gov.peek(context.sessionID) ?? (await gov.store.read(context.sessionID));
+    const agent = record?.agent ?? context.agent;
+    const decision = maySteer(
+      { kind: "agent", sessionId: context.sessionID, agent, role: roleOf(agent, gov.config).role, parentId: record?.parentId ?? null, known: record !== undefined && record !== null },
+      action,
+    );
+    if (decision.ok) return undefined;
+    await gov.record("steer_refused", { sessionId: context.sessionID, action, agent, parentId: record?.parentId ?? null });
+    return decision.reason;
+  };
   return {
     governance_sessions: tool({
       description: "List governed sessions as a tree.",
@@ -31,7 +41,7 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
         reason: z.string().max(500).optional(),
       },
       async execute(args, context) {
-        const refused = refusal(context.agent);
+        const refused = await refusal(context, "stop");
         if (refused) return refused;
         const res = await requestStop(ctx(`agent:${context.agent}`), args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
         if (!res.ok) return `Not stopped: ${res.reason}`;
@@ -43,7 +53,7 @@ export function governanceTools(gov: Governor, afterRequest: (sessionId: string)
       description: "Send guidance to a running subagent.",
       args: { target: z.string().describe("session id or agent name"), text: z.string().describe("max 500 chars") },
       async execute(args, context) {
-        const refused = refusal(context.agent);
+        const refused = await refusal(context, "inject");
         if (refused) return refused;
         const res = await requestInject(ctx(`agent:${context.agent}`), args.target, args.text, { maxLength: gov.config.inject.maxLength });
         if (!res.ok) return `Not sent: ${res.reason}`;

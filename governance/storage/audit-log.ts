@@ -43,6 +43,8 @@ export const AuditEventType = z.enum([
   "inject_dropped",
   "tool_blocked",
   "stop_ignored",
+  "steer_refused",
+  "directive_rejected",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 
