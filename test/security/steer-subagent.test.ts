@@ -18,6 +18,22 @@ import {
  * governance tools against its own parent. The tools refuse with a message for the model, nothing is queued, the
  * parent is never stopping, and the parent goes on to finish its turn.
  */
+/**
+ * By default the host does not even offer the governance tools to a subagent (plugin/hooks/config.ts denies them);
+ * this project's executor is explicitly allowed them, as a user's config may do, so the call reaches governance and
+ * the rule itself is what refuses it.
+ */
+const EXECUTOR_WITH_TOOLS = `---
+description: Executor that the project allowed the governance tools, for the test.
+mode: subagent
+permission:
+  governance_stop: allow
+  governance_inject: allow
+  governance_sessions: allow
+---
+You are an executor (delegating).
+`;
+
 const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 
 describe("who may steer: a subagent cannot stop or inject into its parent (real opencode serve)", () => {
@@ -44,7 +60,7 @@ describe("who may steer: a subagent cannot stop or inject into its parent (real 
 
   beforeAll(async () => {
     model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true });
+    project = createTestProject({ modelUrl: model.url, agents: true, extraAgents: { "governance-executor": EXECUTOR_WITH_TOOLS } });
     serve = await serveOpencode(project);
   });
   afterAll(async () => {
