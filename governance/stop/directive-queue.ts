@@ -80,7 +80,10 @@ export async function enqueue(paths: GovernancePaths, sessionId: string, directi
   const parsed = Directive.safeParse(directive);
   if (!parsed.success) return { ok: false, reason: `invalid directive: ${z.prettifyError(parsed.error)}` };
   await ensureGovernanceDir(paths);
-  await mkdir(dir.path, { recursive: true, mode: DIR_MODE });
+  // Not recursive: `queues/` exists, and a recursive mkdir reports ENOENT instead of EROFS on a read-only mount.
+  await mkdir(dir.path, { mode: DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EEXIST") throw error;
+  });
   checkRealDir(dir.path);
   sequence = (sequence + 1) % 100_000_000;
   const ms = String(Math.max(0, Math.trunc(parsed.data.at))).padStart(15, "0");
@@ -113,7 +116,9 @@ export async function claimAll(paths: GovernancePaths, sessionId: string, option
   await requeueAbandonedClaims(dir, claimedDir);
   const names = await pendingNames(dir);
   if (names.length === 0) return [];
-  await mkdir(claimedDir, { recursive: true, mode: DIR_MODE });
+  await mkdir(claimedDir, { mode: DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
+    if (error.code !== "EEXIST") throw error;
+  });
   checkRealDir(claimedDir);
   const token = randomBytes(4).toString("hex");
   const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
