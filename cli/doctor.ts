@@ -6,46 +6,70 @@ import { systemClock } from "../governance/time/clock.ts";
 import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { stateFolderProblems } from "../governance/storage/state-health.ts";
+import { configCandidates, globalConfigDir, listsPlugin, readOpencodeConfig } from "./opencode-config.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
 
-function pluginInstalled(dir: string): Check {
-  const configPath = path.join(dir, "opencode.json");
-  try {
-    const config = fs.existsSync(configPath) ? (fs.readJsonSync(configPath) as { plugin?: unknown[] }) : {};
-    if ((config.plugin ?? []).some((p) => p === PLUGIN_NAME || (Array.isArray(p) && p[0] === PLUGIN_NAME))) {
-      return { ok: true, text: `plugin listed in opencode.json` };
-    }
-  } catch {
-    // fall through to the local-plugin check
+/**
+ * Where OpenCode would find the plugin: a `plugin` entry in any config file it reads (project `opencode.jsonc` /
+ * `opencode.json`, `.opencode/opencode.json(c)`, the global ones, `OPENCODE_CONFIG`), read as JSONC like OpenCode
+ * does, or a local plugin file. A config file OpenCode cannot parse is a failure of its own: OpenCode refuses it too.
+ */
+function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
+  const checks: Check[] = [];
+  const files = [...configCandidates("project", dir, env), ...configCandidates("global", dir, env)];
+  if (env.OPENCODE_CONFIG) files.push(path.resolve(dir, env.OPENCODE_CONFIG));
+  let listed: string | undefined;
+  for (const file of files) {
+    if (!fs.existsSync(file)) continue;
+    const read = readOpencodeConfig(file);
+    if (!read.ok) checks.push({ ok: false, text: `OpenCode cannot read its config: ${read.reason}` });
+    else if (!listed && listsPlugin(read.value)) listed = file;
   }
-  for (const sub of ["plugin", "plugins"]) {
-    const folder = path.join(dir, ".opencode", sub);
-    if (!fs.existsSync(folder)) continue;
-    for (const f of fs.readdirSync(folder)) {
-      if (/\.(ts|js|mjs)$/.test(f) && /governance/.test(fs.readFileSync(path.join(folder, f), "utf8"))) {
-        return { ok: true, text: `local plugin ${path.join(".opencode", sub, f)}` };
+  if (listed) return [{ ok: true, text: `plugin listed in ${path.relative(dir, listed).startsWith("..") ? listed : path.relative(dir, listed)}` }, ...checks];
+  for (const base of [path.join(dir, ".opencode"), globalConfigDir(env)]) {
+    for (const sub of ["plugin", "plugins"]) {
+      const folder = path.join(base, sub);
+      if (!fs.existsSync(folder)) continue;
+      for (const f of fs.readdirSync(folder)) {
+        if (/\.(ts|js|mjs)$/.test(f) && /governance/.test(fs.readFileSync(path.join(folder, f), "utf8"))) {
+          return [{ ok: true, text: `local plugin ${path.join(folder, f)}` }, ...checks];
+        }
       }
     }
   }
-  return { ok: false, text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to opencode.json "plugin")` };
+  return [{ ok: false, text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to the "plugin" list of opencode.json)` }, ...checks];
+}
+
+/** The editor schema the YAML's first line names, when it is a relative file that is not there. */
+function schemaCheck(configFile: string): Check | undefined {
+  if (!fs.existsSync(configFile)) return undefined;
+  const first = fs.readFileSync(configFile, "utf8").split("\n", 1)[0] ?? "";
+  const ref = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(first)?.[1];
+  if (!ref || /^[a-z]+:\/\//i.test(ref)) return undefined;
+  const schema = path.resolve(path.dirname(configFile), ref);
+  return fs.existsSync(schema)
+    ? { ok: true, text: `editor schema ${path.basename(schema)} present` }
+    : { ok: true, warn: true, text: `editor schema ${ref} missing (completion in editors): run \`opencode-governance init\` to install it` };
 }
 
 /**
  * Checks what a user cannot see: OpenCode loads a broken plugin silently (nothing in its logs), so the proof that
  * the plugin runs is its own `plugin_started` line in the audit log.
  */
-export async function runDoctor(dir: string, io: Io): Promise<number> {
+export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const paths = governancePaths(dir);
-  const checks: Check[] = [pluginInstalled(dir)];
+  const checks: Check[] = pluginChecks(dir, env);
 
   const config = await readConfig(paths.configFile);
   if (config.source === "defaults" && !fs.existsSync(paths.configFile)) {
     checks.push({ ok: true, warn: true, text: `no ${path.relative(dir, paths.configFile)} yet: the plugin writes it with the defaults at its first start` });
   } else if (config.problems.length === 0) checks.push({ ok: true, text: `config ${path.relative(dir, paths.configFile)} is valid` });
   for (const p of config.problems) checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
+  const schema = schemaCheck(paths.configFile);
+  if (schema) checks.push(schema);
 
   for (const p of stateFolderProblems(paths)) checks.push({ ok: false, text: `state folder: ${p}` });
 

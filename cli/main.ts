@@ -32,7 +32,8 @@ Commands:
                                            the audit log (--json: one event per line); --follow waits for new events
   status [--json]                          config, counts, and the last audit events
   doctor                                   check the installation: plugin loaded, config valid, state git-ignored
-  init                                     install the plugin and the governed agents into this project
+  init [--global] [--dry-run]              install the plugin, agents and commands into this project (--global: for
+                                           every project, in ~/.config/opencode); --dry-run lists changes, writes nothing
   dashboard [--port N]                     a live local web page: session tree with Stop / Inject, resumable sessions, audit log
 
 Options:
@@ -69,6 +70,8 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
       allowPositionals: true,
       options: {
         dir: { type: "string" },
+        global: { type: "boolean" },
+        "dry-run": { type: "boolean" },
         level: { type: "string" },
         reason: { type: "string" },
         all: { type: "boolean" },
@@ -97,7 +100,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
     return 2;
   }
   if (command === "doctor") return runDoctor(dir, io);
-  if (command === "init") return runInit(dir, io);
+  if (command === "init") return runInit(dir, io, { global: parsed.values.global ?? false, dryRun: parsed.values["dry-run"] ?? false });
   const run = COMMANDS[command];
   if (!run) return usage(io, `unknown command: ${command}`);
 

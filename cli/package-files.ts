@@ -8,3 +8,6 @@ export function packageRoot(): string {
 }
 
 export const PLUGIN_NAME = "opencode-governance";
+
+/** The JSON Schema of governance.yaml: shipped in `schema/`, copied next to the YAML by `init`. */
+export const SCHEMA_FILE_NAME = "governance.schema.json";

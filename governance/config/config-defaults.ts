@@ -26,7 +26,8 @@ export const DEFAULT_AGENTS = {
  * present with a one-line comment. Invariant (tested): parsing this text yields exactly the schema defaults of
  * `GovernanceConfig`, so the file documents what the plugin does when the file is absent or empty.
  */
-export const DEFAULT_CONFIG_YAML = `# opencode-governance configuration. Generated with the defaults; edit freely.
+export const DEFAULT_CONFIG_YAML = `# yaml-language-server: $schema=./governance.schema.json
+# opencode-governance configuration. Generated with the defaults; edit freely.
 # Durations: "90s", "10m", "1h", "48h", "2d" or a number of milliseconds.
 # If this file is broken, the plugin reports where and keeps running on the last good config.
 

@@ -62,6 +62,10 @@ describe("install from a registry, as a user does (Verdaccio + npx + OpenCode's 
     const config = fs.readJsonSync(path.join(project.dir, "opencode.json")) as { plugin?: unknown[] };
     expect(config.plugin).toEqual(["opencode-governance"]);
     expect(fs.existsSync(path.join(project.dir, ".opencode", "governance.yaml"))).toBe(true);
+    // What the published package carries arrives in the project: agents, OpenCode commands, the editor schema.
+    expect(fs.readdirSync(path.join(project.dir, ".opencode", "agent")).length).toBeGreaterThan(0);
+    expect(fs.readdirSync(path.join(project.dir, ".opencode", "command"))).toContain("governance.md");
+    expect(fs.existsSync(path.join(project.dir, ".opencode", "governance.schema.json"))).toBe(true);
     // npx fetched the tarball from our registry (Verdaccio's request log is flushed asynchronously: wait for it).
     await waitFor(() => tarballGets() >= 1, "the registry to log npx's tarball download", 10_000);
   });

@@ -40,6 +40,10 @@ describe("npm pack contents", () => {
     }
   });
 
+  test("ships the JSON Schema of governance.yaml that init copies next to it", () => {
+    expect(files).toContain("schema/governance.schema.json");
+  });
+
   test("ships no tests, no TypeScript sources, no source maps, no local state", () => {
     const unwanted = files.filter(
       (f) =>
@@ -53,7 +57,7 @@ describe("npm pack contents", () => {
 
   test("every shipped file is under a folder package.json lists, or an npm default (README, LICENSE, package.json)", () => {
     const top = new Set(files.map((f) => f.split("/")[0]));
-    expect([...top].sort()).toEqual(expect.arrayContaining(["README.md", "agents", "commands", "dist", "package.json"]));
+    expect([...top].sort()).toEqual(expect.arrayContaining(["README.md", "agents", "commands", "dist", "package.json", "schema"]));
     for (const t of top) expect(["README.md", "LICENSE", "package.json", "agents", "commands", "dist", "docs", "schema"]).toContain(t);
   });
 });

@@ -1,0 +1,144 @@
+/**
+ * The JSON Schema of `.opencode/governance.yaml` and the config reference of docs/user-guide.md, both derived from
+ * the zod schema `GovernanceConfig` (zod 4's `z.toJSONSchema`, input side: what a user writes, defaults included),
+ * so neither can say something the plugin does not do.
+ *
+ * The schema is draft-07 (what yaml-language-server and every editor's JSON language service read), strict like the
+ * zod schema (`additionalProperties: false`: a typo'd key is flagged in the editor, as the plugin warns about it).
+ * The descriptions live here, keyed by config path; `describedPaths` and `schemaPaths` let a test fail when a key is
+ * added without a description or a description outlives its key.
+ */
+import { z } from "zod";
+import { GovernanceConfig } from "../governance/config/config.ts";
+
+type JsonSchema = {
+  type?: string | string[];
+  description?: string;
+  default?: unknown;
+  enum?: unknown[];
+  const?: unknown;
+  properties?: Record<string, JsonSchema>;
+  additionalProperties?: boolean | JsonSchema;
+  items?: JsonSchema;
+  minimum?: number;
+  maximum?: number;
+  pattern?: string;
+  [k: string]: unknown;
+};
+
+const DURATION = 'A duration: "90s", "10m", "1h", "48h", "2d" (units combine: "1h30m") or a number of milliseconds.';
+
+export const DESCRIPTIONS: Record<string, string> = {
+  schemaVersion: "Format version of this file; leave it at 1.",
+  language: "Languages every agent must use; kept through compaction.",
+  "language.communication": "Language the agents use to talk to you.",
+  "language.documents": "Language of the documents, comments and commit messages the agents write.",
+  phase: "Project phase shown to every agent (free text, e.g. planning, implementation, release).",
+  enforcement: "`enforce` blocks forbidden spawns; `log-only` lets them through and records a `delegation_blocked` audit event.",
+  delegation: "Delegation limits.",
+  "delegation.maxDepth": "Deepest subagent allowed (a root session is depth 0). A spawn beyond it is refused with an EMERGENCY_HALT explanation.",
+  defaultRole: "Policy of agents not listed under `agents` (OpenCode's built-ins such as build, plan, general, explore).",
+  "defaultRole.role": "`primary` coordinates and never edits, `delegating` may spawn the agents it is allowed, `leaf` cannot delegate.",
+  "defaultRole.mayDelegateTo": "Agent names or globs (`*` any, a leading `!` denies); the last matching entry wins; no match is denied.",
+  agents: "Per-agent policy, by OpenCode agent name. Replaces the shipped hierarchy when present.",
+  "agents.*": "One agent's policy.",
+  "agents.*.role": "`primary`, `delegating` or `leaf`.",
+  "agents.*.mayDelegateTo": "Agents this one may spawn: names or globs, `!name` denies, the last match wins. Ignored for leaves.",
+  resume: "When a root session that comes back gets a resume context.",
+  "resume.minIdle": `A session back after at least this long (or after an interruption) gets a resume context. ${DURATION}`,
+  "resume.maxIdle": `After this long a session starts fresh and its old record is archived. ${DURATION}`,
+  orphans: "Orphan detection.",
+  "orphans.staleAfter": `A child still marked running with no activity for this long is reported as orphaned. ${DURATION}`,
+  stop: "The stop ladder's deadlines.",
+  "stop.deadline": `Time a stopped session has to make its next tool call before it is aborted through OpenCode's API. ${DURATION}`,
+  "stop.retryDeadline": `Time an abort has to take effect before it is retried. ${DURATION}`,
+  inject: "Guidance injected into a running subagent.",
+  "inject.maxLength": "Longest guidance, in characters.",
+  anchors: "Facts every agent must keep; critical and high ones survive compaction.",
+  "anchors[]": "One anchor.",
+  "anchors[].id": "Short id: 1-40 letters, digits, '.', '_' or '-'.",
+  "anchors[].text": "The fact, at most 300 characters.",
+  "anchors[].priority": "`critical`, `high` or `normal`; critical and high anchors are re-sent after compaction.",
+  audit: "The audit log (.opencode/governance/audit.log).",
+  "audit.maxBytes": "Size at which the audit log is rotated (3 rotated files are kept).",
+};
+
+/** Walks a JSON schema node's children with their config paths (`a.b`, `agents.*`, `anchors[]`). */
+function walk(node: JsonSchema, at: string, visit: (node: JsonSchema, path: string) => void): void {
+  if (at) visit(node, at);
+  for (const [key, child] of Object.entries(node.properties ?? {})) walk(child, at ? `${at}.${key}` : key, visit);
+  if (node.additionalProperties && typeof node.additionalProperties === "object") walk(node.additionalProperties, `${at}.*`, visit);
+  if (node.items?.type === "object") walk(node.items, `${at}[]`, visit);
+}
+
+function isDuration(node: JsonSchema): boolean {
+  return Array.isArray(node.type) && node.type.includes("number") && node.type.includes("string");
+}
+
+/** The JSON Schema shipped as `schema/governance.schema.json`. */
+export function buildSchema(): JsonSchema {
+  const schema = z.toJSONSchema(GovernanceConfig, { io: "input", target: "draft-7", unrepresentable: "any" }) as JsonSchema;
+  walk(schema, "", (node, path) => {
+    const description = DESCRIPTIONS[path];
+    if (description) node.description = description;
+    if (isDuration(node)) {
+      node.minimum = 0;
+      node.pattern = "^\\s*(\\d+(\\.\\d+)?|(\\d+(\\.\\d+)?\\s*([mM][sS]|[sSmMhHdD])\\s*)+)$";
+    }
+  });
+  return {
+    $schema: schema.$schema,
+    title: "opencode-governance: .opencode/governance.yaml",
+    description: "Configuration of the opencode-governance OpenCode plugin. Every key is optional; an empty file means the defaults.",
+    ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "$schema")),
+  };
+}
+
+export function schemaPaths(schema: JsonSchema = buildSchema()): string[] {
+  const paths: string[] = [];
+  walk(schema, "", (_node, path) => paths.push(path));
+  return paths;
+}
+
+export const describedPaths = (): string[] => Object.keys(DESCRIPTIONS);
+
+function typeOf(node: JsonSchema): string {
+  if (isDuration(node)) return "duration";
+  if (node.const !== undefined) return `\`${JSON.stringify(node.const)}\``;
+  if (node.enum) return node.enum.map((v) => `\`${String(v)}\``).join(" \\| ");
+  if (node.type === "array") return node.items?.type === "object" ? "list of objects" : `list of ${String(node.items?.type ?? "values")}s`;
+  if (node.type === "object") return node.properties ? "section" : "map";
+  if (node.type === "integer") {
+    const max = node.maximum !== undefined && node.maximum < Number.MAX_SAFE_INTEGER ? node.maximum : undefined;
+    const range = node.minimum !== undefined && max !== undefined ? ` ${node.minimum}–${max}` : node.minimum !== undefined ? ` ≥ ${node.minimum}` : "";
+    return `integer${range}`;
+  }
+  return String(node.type ?? "any");
+}
+
+function defaultOf(path: string, node: JsonSchema): string {
+  if (node.default === undefined) return path.includes("[]") || path.includes("*") ? "" : "required";
+  if (path === "agents") return "the shipped hierarchy (see the generated file)";
+  if (typeof node.default === "object" && node.default !== null && !Array.isArray(node.default) && Object.keys(node.default).length === 0) return "";
+  return `\`${typeof node.default === "string" ? node.default : JSON.stringify(node.default)}\``;
+}
+
+/** The config reference table in docs/user-guide.md (between the config-reference markers). */
+export function renderReference(schema: JsonSchema = buildSchema()): string {
+  const rows: string[] = ["| key | type | default | meaning |", "|---|---|---|---|"];
+  walk(schema, "", (node, path) => {
+    rows.push(`| \`${path}\` | ${typeOf(node)} | ${defaultOf(path, node)} | ${(node.description ?? "").replace(/\|/g, "\\|")} |`);
+  });
+  return rows.join("\n");
+}
+
+export const REFERENCE_START = "<!-- config-reference:start (generated by `npm run docs:config` from the zod schema; do not edit) -->";
+export const REFERENCE_END = "<!-- config-reference:end -->";
+
+/** `doc` with the text between the markers replaced by the current reference; throws when the markers are missing. */
+export function withReference(doc: string, reference = renderReference()): string {
+  const start = doc.indexOf(REFERENCE_START);
+  const end = doc.indexOf(REFERENCE_END);
+  if (start < 0 || end < start) throw new Error("config-reference markers not found");
+  return `${doc.slice(0, start + REFERENCE_START.length)}\n${reference}\n${doc.slice(end)}`;
+}

@@ -1,0 +1,71 @@
+import fs from "node:fs";
+import path from "node:path";
+import { Ajv } from "ajv";
+import { parse as parseYaml } from "yaml";
+import { describe, expect, test } from "vitest";
+import { DEFAULT_CONFIG, DEFAULT_CONFIG_YAML, parseConfig } from "../../governance/config/config.ts";
+import { REPO_ROOT } from "../harness/paths.ts";
+import { buildSchema, describedPaths, REFERENCE_END, REFERENCE_START, renderReference, schemaPaths } from "../../scripts/config-schema.ts";
+
+/**
+ * The JSON Schema editors use for governance.yaml (through the file's `# yaml-language-server: $schema=` line) must
+ * accept what the plugin accepts and flag what it flags; checked with a real JSON Schema validator (Ajv, draft-07,
+ * the draft the schema declares).
+ */
+const schema = buildSchema();
+const validate = new Ajv({ strict: false, allErrors: true }).compile(schema);
+const valid = (value: unknown) => validate(value) as boolean;
+
+describe("governance.yaml JSON Schema (generated from the zod schema)", () => {
+  test("is draft-07, the draft yaml-language-server and editors' JSON services read", () => {
+    expect(schema.$schema).toBe("http://json-schema.org/draft-07/schema#");
+  });
+
+  test("accepts the file the plugin writes (DEFAULT_CONFIG_YAML), an empty file, and the parsed defaults", () => {
+    expect(DEFAULT_CONFIG_YAML.split("\n")[0]).toBe("# yaml-language-server: $schema=./governance.schema.json");
+    expect(valid(parseYaml(DEFAULT_CONFIG_YAML)), JSON.stringify(validate.errors)).toBe(true);
+    expect(valid({})).toBe(true);
+    const { resume, orphans, stop, ...rest } = DEFAULT_CONFIG;
+    expect(valid({ ...rest, resume: { minIdle: "1h", maxIdle: 172_800_000 }, orphans: { staleAfter: "10m" }, stop: { deadline: "5s", retryDeadline: 5000 } })).toBe(true);
+  });
+
+  test.each([
+    ["a typo'd top-level key", "delegaton:\n  maxDepth: 2\n"],
+    ["a typo'd nested key", "delegation:\n  maxDepht: 2\n"],
+    ["a typo'd key in an agent", "agents:\n  builder:\n    role: leaf\n    mayDelegateTO: []\n"],
+  ])("flags %s (strict, as the plugin reports unknown keys)", (_what, yaml) => {
+    expect(valid(parseYaml(yaml))).toBe(false);
+    expect(validate.errors?.some((e) => e.keyword === "additionalProperties")).toBe(true);
+    expect(parseConfig(yaml).problems.some((p) => /unknown key/.test(p.message))).toBe(true);
+  });
+
+  test.each([
+    ["an unknown enforcement", "enforcement: sometimes\n"],
+    ["a negative depth", "delegation:\n  maxDepth: -1\n"],
+    ["a duration without unit words", "stop:\n  deadline: soon\n"],
+    ["an anchor without text", "anchors:\n  - id: a\n"],
+    ["an unknown role", "agents:\n  x:\n    role: boss\n"],
+  ])("rejects %s, as the plugin does", (_what, yaml) => {
+    expect(valid(parseYaml(yaml))).toBe(false);
+    expect(parseConfig(yaml).ok).toBe(false);
+  });
+
+  test("every key has a description, and no description outlives its key", () => {
+    expect(schemaPaths().sort()).toEqual(describedPaths().sort());
+  });
+});
+
+describe("config reference in docs/user-guide.md", () => {
+  test("is the one generated from the schema (run `npm run docs:config` after changing the config)", () => {
+    const guide = fs.readFileSync(path.join(REPO_ROOT, "docs", "user-guide.md"), "utf8");
+    const start = guide.indexOf(REFERENCE_START);
+    const end = guide.indexOf(REFERENCE_END);
+    expect(start).toBeGreaterThan(-1);
+    expect(guide.slice(start + REFERENCE_START.length, end).trim()).toBe(renderReference().trim());
+  });
+
+  test("names every key of the schema", () => {
+    const table = renderReference();
+    for (const p of schemaPaths()) expect(table).toContain(`| \`${p}\` |`);
+  });
+});
