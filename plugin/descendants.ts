@@ -1,18 +1,24 @@
-import type { SessionRecord } from "../governance/session/session-record.ts";
+import { closeChild, isRunningChild } from "../governance/delegation/child-links.ts";
+import type { ChildLink, SessionRecord } from "../governance/session/session-record.ts";
 import type { InterruptedWork } from "../governance/texts/resume-context.ts";
-import type { Governor } from "./governor.ts";
+import type { PluginContext } from "./context.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 
 const MAX_WALK = 50;
+/** When the cascade of an abort is checked: anything still busy then is aborted by governance. */
+const CASCADE_CHECK_MS = 1_000;
+
+type Descendant = { record: SessionRecord; link: ChildLink };
 
 /** The session's descendants in tree order (parents before children), read from their records. Bounded. */
-export async function descendants(gov: Governor, root: SessionRecord): Promise<{ record: SessionRecord; outcome: string }[]> {
-  const out: { record: SessionRecord; outcome: string }[] = [];
+export async function descendants(ctx: PluginContext, root: SessionRecord): Promise<Descendant[]> {
+  const out: Descendant[] = [];
   const walk = async (r: SessionRecord): Promise<void> => {
     for (const link of r.children) {
       if (out.length >= MAX_WALK) return;
-      const child = await gov.store.read(link.sessionId);
+      const child = await ctx.store.read(link.sessionId);
       if (!child) continue;
-      out.push({ record: child, outcome: link.outcome });
+      out.push({ record: child, link });
       await walk(child);
     }
   };
@@ -21,10 +27,10 @@ export async function descendants(gov: Governor, root: SessionRecord): Promise<{
 }
 
 /** What a resume context reports as cut off: descendants that were running or were interrupted, with their last calls. */
-export async function interruptedWork(gov: Governor, record: SessionRecord): Promise<InterruptedWork[]> {
-  const all = await descendants(gov, record);
+export async function interruptedWork(ctx: PluginContext, record: SessionRecord): Promise<InterruptedWork[]> {
+  const all = await descendants(ctx, record);
   return all
-    .filter(({ record: r, outcome }) => outcome === "running" || outcome === "aborted" || r.state === "interrupted" || r.control === "stopped")
+    .filter(({ record: r, link }) => isRunningChild(link) || link.outcome === "aborted" || r.state === "interrupted" || r.control === "stopped")
     .map(({ record: r }) => ({
       sessionId: r.sessionId,
       agent: r.agent,
@@ -39,25 +45,26 @@ export async function interruptedWork(gov: Governor, record: SessionRecord): Pro
  * each running descendant interrupted (keeping its last tool call for the resume context), then verifies that none
  * is still busy and aborts any that is.
  */
-export async function interruptDescendants(gov: Governor, sessionId: string): Promise<void> {
-  const root = await gov.store.read(sessionId);
+export async function interruptDescendants(runner: EffectRunner, sessionId: string): Promise<void> {
+  const { ctx } = runner;
+  const root = await ctx.store.read(sessionId);
   if (!root) return;
-  const running = (await descendants(gov, root)).filter((d) => d.outcome === "running" && d.record.control !== "completed");
-  const at = gov.clock.now();
+  const running = (await descendants(ctx, root)).filter((d) => isRunningChild(d.link) && d.record.control !== "completed");
+  const at = ctx.clock.now();
   for (const { record } of running) {
-    await gov.apply(record.sessionId, { type: "aborted", at });
-    if (record.parentId) await gov.closeChild(record.parentId, record.sessionId, "aborted");
+    await runner.dispatch(record.sessionId, { type: "aborted", at });
+    if (record.parentId) await runner.step(record.parentId, (p) => closeChild(p, record.sessionId, "aborted", at));
   }
-  if (root.parentId) await gov.closeChild(root.parentId, sessionId, "aborted");
+  if (root.parentId) await runner.step(root.parentId, (p) => closeChild(p, sessionId, "aborted", at));
   if (running.length === 0) return;
-  await gov.record("descendants_interrupted", { sessionId, count: running.length, ids: running.map((d) => d.record.sessionId) });
+  const ids = running.map((d) => d.record.sessionId);
+  await ctx.record("descendants_interrupted", { sessionId, count: running.length, ids });
   const check = async () => {
-    const status = await gov.api.status();
-    const busy = running.map((d) => d.record.sessionId).filter((id) => status && status[id]);
-    for (const id of busy) {
-      await gov.api.abort(id);
-      await gov.record("descendant_aborted", { sessionId: id, rootId: sessionId });
+    const status = await ctx.api.status();
+    for (const id of ids.filter((i) => status?.[i])) {
+      await ctx.api.abort(id);
+      await ctx.record("descendant_aborted", { sessionId: id, rootId: sessionId });
     }
   };
-  setTimeout(() => void check().catch((e) => gov.reportHookError("interrupt-descendants", e)), 1_000).unref?.();
+  ctx.timers.setTimeout(() => void check().catch((e) => ctx.reportHookError("interrupt-descendants", e)), CASCADE_CHECK_MS);
 }

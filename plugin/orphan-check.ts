@@ -1,37 +1,34 @@
+import { isRunningChild, markOrphaned, orphanChild } from "../governance/delegation/child-links.ts";
 import { findOrphans } from "../governance/session/orphans.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
-import type { Governor } from "./governor.ts";
+import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 
 /**
  * Seed 000's orphan detection, run when a delegating session starts or resumes in this process: children still
  * marked running with no tool call for `orphans.staleAfter` (10 min) and not busy in OpenCode are closed as
- * `orphaned` and listed in the parent's governance context.
+ * `orphaned`. Returns them for the parent's governance context.
  */
-export async function checkOrphans(gov: Governor, parent: SessionRecord): Promise<void> {
-  const running = parent.children.filter((c) => c.outcome === "running");
-  if (running.length === 0) return;
+export async function checkOrphans(runner: EffectRunner, parent: SessionRecord, isBusy: (id: string) => boolean): Promise<OrphanNote[]> {
+  const { ctx } = runner;
+  const running = parent.children.filter(isRunningChild);
+  if (running.length === 0) return [];
   const records = new Map<string, SessionRecord>();
   for (const link of running) {
-    const r = await gov.store.read(link.sessionId);
+    const r = await ctx.store.read(link.sessionId);
     if (r) records.set(link.sessionId, r);
   }
-  const status = await gov.api.status();
-  const now = gov.clock.now();
+  const status = await ctx.api.status();
+  const now = ctx.clock.now();
   const orphans = findOrphans(running, records, {
     now,
-    staleMs: gov.config.orphans.staleAfter,
-    isBusy: (id) => Boolean(status?.[id] ?? gov.status.get(id)),
+    staleMs: ctx.config.orphans.staleAfter,
+    isBusy: (id) => Boolean(status?.[id]) || isBusy(id),
   });
-  if (orphans.length === 0) return;
   for (const o of orphans) {
-    await gov.update(o.sessionId, (c) => (c && c.control === "active" ? { ...c, control: "orphaned" } : c));
-    await gov.update(parent.sessionId, (p) =>
-      p ? { ...p, children: p.children.map((c) => (c.sessionId === o.sessionId ? { ...c, outcome: "orphaned", closedAt: now } : c)) } : p,
-    );
-    await gov.record("orphan_closed", { sessionId: o.sessionId, parentId: parent.sessionId, staleForMs: o.staleForMs, basis: o.basis });
+    const why = { parentId: parent.sessionId, staleForMs: o.staleForMs, basis: o.basis };
+    await runner.step(o.sessionId, (c) => markOrphaned(c, why));
+    await runner.step(parent.sessionId, (p) => orphanChild(p, o.sessionId, now));
   }
-  gov.orphans.set(
-    parent.sessionId,
-    orphans.map((o) => ({ sessionId: o.sessionId, agent: o.agent, idleMs: o.staleForMs })),
-  );
+  return orphans.map((o) => ({ sessionId: o.sessionId, agent: o.agent, idleMs: o.staleForMs }));
 }

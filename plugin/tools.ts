@@ -2,7 +2,7 @@ import { tool, type ToolDefinition } from "@opencode-ai/plugin";
 import { roleOf } from "../governance/delegation/delegation-policy.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
 import { maySteer, type SteerAction } from "../governance/stop/steer-policy.ts";
-import type { Governor } from "./governor.ts";
+import type { PluginContext } from "./context.ts";
 
 const z = tool.schema;
 
@@ -10,11 +10,11 @@ const z = tool.schema;
  * Custom tools for a primary agent: list the governed sessions, stop or steer a running subagent. They write the
  * same requests as the CLI (`opencode-governance stop|inject|sessions`).
  */
-export function governanceTools(gov: Governor, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
+export function governanceTools(gov: PluginContext, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
   const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
   /** Only a primary agent's tool may steer (issue 8 §8); the rule is governance's, the record is the caller's own. */
   const refusal = async (context: { sessionID: string; agent: string }, action: SteerAction): Promise<string | undefined> => {
-    const record = gov.peek(context.sessionID) ?? (await gov.store.read(context.sessionID));
+    const record = gov.store.peek(context.sessionID) ?? (await gov.store.read(context.sessionID));
     const agent = record?.agent ?? context.agent;
     const decision = maySteer(
       { kind: "agent", sessionId: context.sessionID, agent, role: roleOf(agent, gov.config).role, parentId: record?.parentId ?? null, known: record !== undefined && record !== null },

@@ -2,7 +2,7 @@
  * `npm run bench`: what governance costs, measured once on this machine and printed (no asserts, no thresholds).
  *
  * (a) In-process hot path: the hooks OpenCode awaits on every tool call (`tool.execute.before` + `.after`) and on
- *     every model step (`experimental.chat.system.transform`), called directly on a Governor over a temp project,
+ *     every model step (`experimental.chat.system.transform`), called directly on a plugin Runtime over a temp project,
  *     with a fake SDK layer (there is no server). Shows the plugin's own latency, file locking and atomic writes
  *     included, and the bytes the governance prefix adds to every model request.
  * (b) Real host: the same scripted 30-tool-call session through the real `opencode run`, with the built plugin and
@@ -15,13 +15,12 @@ import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { Governor } from "../plugin/governor.ts";
+import { Runtime } from "../plugin/runtime.ts";
 import { onEvent } from "../plugin/hooks/event.ts";
 import { systemTransform } from "../plugin/hooks/system-transform.ts";
 import { toolAfter } from "../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../plugin/hooks/tool-before.ts";
 import type { OpencodeApi } from "../plugin/opencode-api.ts";
-import { StopController } from "../plugin/stop-controller.ts";
 import {
   auditEvents,
   createTestProject,
@@ -71,12 +70,11 @@ const fakeApi: OpencodeApi = {
 async function hotPath(): Promise<void> {
   const dir = await mkdtemp(path.join(os.tmpdir(), "ocg-bench-"));
   try {
-    const client = {} as ConstructorParameters<typeof Governor>[0]["client"];
-    const gov = new Governor({ directory: dir, client }, { api: fakeApi });
+    const client = {} as ConstructorParameters<typeof Runtime>[0]["client"];
+    const gov = new Runtime({ directory: dir, client }, { api: fakeApi });
     await gov.start();
-    const stops = new StopController(gov);
     const sessionID = "ses_bench0000000000000000000001";
-    await onEvent(gov, stops, { type: "session.created", properties: { sessionID, info: { id: sessionID, parentID: null } } });
+    await onEvent(gov, { type: "session.created", properties: { sessionID, info: { id: sessionID, parentID: null } } });
 
     const before: number[] = [];
     const after: number[] = [];
@@ -88,7 +86,7 @@ async function hotPath(): Promise<void> {
       const t0 = performance.now();
       await toolBefore(gov, input, { args: { command: "ls" } });
       const t1 = performance.now();
-      await toolAfter(gov, stops, input, { title: "ls", output: "README.md\npackage.json\n", metadata: {} });
+      await toolAfter(gov, input, { title: "ls", output: "README.md\npackage.json\n", metadata: {} });
       const t2 = performance.now();
       const system: string[] = [];
       await systemTransform(gov, { sessionID }, { system });
@@ -104,8 +102,8 @@ async function hotPath(): Promise<void> {
     const flushStarted = performance.now();
     await gov.flush();
     const flushMs = performance.now() - flushStarted;
-    const record = await gov.store.read(sessionID);
-    stops.dispose();
+    const record = await gov.ctx.store.read(sessionID);
+    await gov.dispose();
 
     console.log(`\n(a) in-process hot path — ${HOT_ITERATIONS} iterations after ${HOT_WARMUP} warm-up, fake SDK, temp project on ${os.tmpdir()}`);
     console.log(row("tool.execute.before", stats(before)));

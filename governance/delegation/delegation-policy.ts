@@ -1,4 +1,5 @@
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
+import { levelOf } from "../session/session-record.ts";
 import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } from "../texts/delegation-messages.ts";
 
 /**
@@ -21,10 +22,7 @@ export function roleOf(agent: string | null | undefined, config: Pick<Governance
   return config.defaultRole;
 }
 
-/** Seed 003 level from the exact depth: 1 primary, 2 first delegation, 3 anything deeper. */
-export function levelOf(depth: number): number {
-  return Math.min(depth + 1, 3);
-}
+export { levelOf } from "../session/session-record.ts";
 
 /** `*` matches any run of characters (including none), `?` one character; everything else literally; whole name. */
 export function matchesGlob(pattern: string, name: string): boolean {
@@ -51,9 +49,9 @@ export function isTargetAllowed(mayDelegateTo: readonly string[], target: string
 
 export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth";
 
-export type SpawnCheck =
-  | { ok: true; childDepth: number; childLevel: number; targetRole: AgentRole }
-  | { ok: false; kind: SpawnRefusal; message: string; childDepth: number };
+/** Where the child would stand; the same for an allowed and a refused spawn (a log-only refusal still spawns). */
+export type SpawnPlacement = { childDepth: number; childLevel: number; targetRole: AgentRole };
+export type SpawnCheck = ({ ok: true } | { ok: false; kind: SpawnRefusal; message: string }) & SpawnPlacement;
 
 export interface SpawnRequest {
   callerAgent: string | null;
@@ -72,20 +70,16 @@ export function checkSpawn(request: SpawnRequest): SpawnCheck {
   const { callerAgent, callerDepth, targetAgent, config } = request;
   const caller = roleOf(callerAgent, config);
   const childDepth = callerDepth + 1;
+  const at: SpawnPlacement = { childDepth, childLevel: levelOf(childDepth), targetRole: roleOf(targetAgent, config).role };
   const maxDepth = config.delegation.maxDepth;
   if (caller.role === "leaf") {
-    return { ok: false, kind: "leaf", childDepth, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
+    return { ok: false, kind: "leaf", ...at, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
   }
   if (childDepth > maxDepth) {
-    return { ok: false, kind: "max_depth", childDepth, message: buildHaltMessage({ callerAgent, callerDepth, targetAgent, maxDepth }) };
+    return { ok: false, kind: "max_depth", ...at, message: buildHaltMessage({ callerAgent, callerDepth, targetAgent, maxDepth }) };
   }
   if (!isTargetAllowed(caller.mayDelegateTo, targetAgent)) {
-    return {
-      ok: false,
-      kind: "not_allowed",
-      childDepth,
-      message: buildNotAllowedMessage({ callerAgent, targetAgent, allowed: caller.mayDelegateTo }),
-    };
+    return { ok: false, kind: "not_allowed", ...at, message: buildNotAllowedMessage({ callerAgent, targetAgent, allowed: caller.mayDelegateTo }) };
   }
-  return { ok: true, childDepth, childLevel: levelOf(childDepth), targetRole: roleOf(targetAgent, config).role };
+  return { ok: true, ...at };
 }

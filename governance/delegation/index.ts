@@ -1,1 +1,3 @@
 export * as DelegationPolicy from "./delegation-policy.ts";
+export * as ChildLinks from "./child-links.ts";
+export * as SpawnGate from "./spawn-gate.ts";

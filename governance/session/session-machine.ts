@@ -1,6 +1,9 @@
 import { z } from "zod";
+import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
-import { SessionId, SessionRecord, SessionState, isSessionId } from "./session-record.ts";
+import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";
+
+export type { Effect } from "./effects.ts";
 
 /**
  * The five-state session machine (seed 003, S1–S5) as data plus one pure function.
@@ -43,39 +46,27 @@ export const SessionEvent = z.discriminatedUnion("type", [
   /** One LLM request of the session. Feed it before building that step's injection. */
   z.object({ type: z.literal("model_step"), at: At }),
   z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string() }),
-  z.object({ type: z.literal("tool_after"), at: At, tool: z.string(), callId: z.string() }),
   /** `session.idle`: after EVERY turn, not a user stop; it only ends the turn. */
   z.object({ type: z.literal("idle"), at: At }),
   /** `session.error` with MessageAbortedError (Escape, SDK abort, cascade from the parent). */
   z.object({ type: z.literal("aborted"), at: At }),
   /** Any other `session.error`: logged, no state change. */
   z.object({ type: z.literal("errored"), at: At, message: z.string() }),
-  z.object({ type: z.literal("compacted"), at: At, trigger: z.enum(["summarize", "auto", "keyword-fallback"]) }),
+  /**
+   * A compaction finished. `auto`: OpenCode's own (its autocontinue hook); `summarize`: the `session.compacted` event
+   * (a user's /compact, or the event that follows an automatic one). One compaction is counted once: see
+   * {@link compactionSeen}.
+   */
+  z.object({ type: z.literal("compacted"), at: At, trigger: z.enum(["summarize", "auto"]) }),
   z.object({ type: z.literal("todo_updated"), at: At, total: z.number().int(), open: z.number().int() }),
+  /** The session's agent, learned from its user messages (OpenCode 1.18 does not put it on the session). */
+  z.object({ type: z.literal("agent_learned"), at: At, agent: z.string().min(1) }),
+  /** A governance-relevant action (e.g. "delegated to x"); the last three survive compaction (S2-R03). */
+  z.object({ type: z.literal("action_remembered"), at: At, action: z.string() }),
 ]);
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent["type"];
 
-export const AuditEffect = z.object({
-  type: z.literal("audit"),
-  event: z.string(),
-  data: z.record(z.string(), z.unknown()),
-});
-/** Record every running descendant `interrupted` (with its last tool call) and verify none is still busy. */
-export const InterruptDescendantsEffect = z.object({ type: z.literal("interrupt_descendants") });
-/** A resume was synthesized; `allowed` is false for level ≥ 2 (S5-R08). See {@link resumeContextDue}. */
-export const ResumeContextEffect = z.object({ type: z.literal("resume_context"), allowed: z.boolean() });
-/** The record passed in is replaced by a fresh one: archive it before writing `next`. */
-export const ArchivePreviousEffect = z.object({ type: z.literal("archive_previous") });
-/** Queue a notification for the parent session (used by the stop ladder; reason e.g. `child_stopped`). */
-export const NotifyParentEffect = z.object({ type: z.literal("notify_parent"), parentId: SessionId, reason: z.string() });
-export const Effect = z.discriminatedUnion("type", [
-  AuditEffect,
-  InterruptDescendantsEffect,
-  ResumeContextEffect,
-  ArchivePreviousEffect,
-]);
-export type Effect = z.infer<typeof Effect>;
 
 export type StateKey = SessionState | "absent";
 type Target =
@@ -100,30 +91,36 @@ const noRecord = { kind: "illegal", reason: "no_record: feed first_seen before a
  */
 export const TRANSITIONS = {
   absent: {
-    created: create, first_seen: create, model_step: noRecord, tool_before: noRecord, tool_after: noRecord,
+    created: create, first_seen: create, model_step: noRecord, tool_before: noRecord,
     idle: noRecord, aborted: noRecord, errored: noRecord, compacted: noRecord, todo_updated: noRecord,
+    agent_learned: noRecord, action_remembered: noRecord,
   },
   beginning: {
-    created: link, first_seen: windowed, model_step: stay, tool_before: stay, tool_after: stay,
+    created: link, first_seen: windowed, model_step: stay, tool_before: stay,
     idle: go("between_turn"), aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+    agent_learned: stay, action_remembered: stay,
   },
   between_turn: {
-    created: link, first_seen: windowed, model_step: stay, tool_before: stay, tool_after: stay,
+    created: link, first_seen: windowed, model_step: stay, tool_before: stay,
     idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+    agent_learned: stay, action_remembered: stay,
   },
   compacted: {
-    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"), tool_after: stay,
+    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"),
     idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+    agent_learned: stay, action_remembered: stay,
   },
   resumed: {
-    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"), tool_after: stay,
+    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"),
     idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
+    agent_learned: stay, action_remembered: stay,
   },
   interrupted: {
     // A model step after an interruption is the session going on (a new prompt, or `task` with task_id): a resume.
     // A tool call is a straggler of the aborted step: bookkeeping only. Repeated aborts are idempotent.
-    created: link, first_seen: windowed, model_step: windowed, tool_before: stay, tool_after: stay,
+    created: link, first_seen: windowed, model_step: windowed, tool_before: stay,
     idle: stay, aborted: stay, errored: stay, compacted: go("compacted"), todo_updated: stay,
+    agent_learned: stay, action_remembered: stay,
   },
 } as const satisfies Record<StateKey, Record<SessionEventType, Target>>;
 
@@ -159,6 +156,10 @@ export function transition(record: SessionRecord | undefined, event: SessionEven
   const from = record.state;
   const to = target.kind === "go" ? target.to : from;
   if (ev.type === "aborted" && from === "interrupted") return { next: record, effects: [] };
+  if (ev.type === "compacted") {
+    const seen = compactionSeen(record, ev);
+    if (seen) return { next: seen, effects: [] };
+  }
   const next = { ...apply(record, to, ev), updatedAt: Math.max(record.updatedAt, ev.at) };
   return { next, effects: effectsFor(record, next, ev) };
 }
@@ -190,8 +191,6 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
         firstTool: r.firstTool ?? ev.tool,
         counters: { ...r.counters, toolCalls: r.counters.toolCalls + 1 },
       };
-    case "tool_after":
-      return { ...r, lastActivityAt };
     case "idle": {
       // Only an idle that ends a turn with a step in it retires turn-scoped context (state left compacted/resumed).
       const turnDone = to === "between_turn";
@@ -214,6 +213,10 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
       };
     case "todo_updated":
       return { ...r, todo: { total: ev.total, open: ev.open } };
+    case "agent_learned":
+      return { ...r, agent: ev.agent };
+    case "action_remembered":
+      return { ...r, recentActions: [...r.recentActions, ev.action.slice(0, 200)].slice(-3) };
     case "errored":
     case "created":
     case "first_seen":
@@ -226,16 +229,13 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
   const to = after.state;
   switch (ev.type) {
     case "aborted":
-      return [
-        { type: "interrupt_descendants" },
-        { type: "audit", event: "session_aborted", data: { from, lastToolCall: after.lastToolCall } },
-      ];
+      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall })];
     case "compacted":
-      return [{ type: "audit", event: "session_compacted", data: { from, trigger: ev.trigger, count: after.counters.compactions } }];
+      return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];
     case "errored":
-      return [{ type: "audit", event: "session_error", data: { state: from, message: ev.message.slice(0, 500) } }];
+      return [audit("session_error", { state: from, message: ev.message.slice(0, 500) })];
     default:
-      return from === to ? [] : [{ type: "audit", event: "state_transition", data: { from, to, on: ev.type } }];
+      return from === to ? [] : [audit("state_transition", { from, to, on: ev.type })];
   }
 }
 
@@ -248,7 +248,7 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
   const data = {
     via: ev.type, level: next.level, depth: next.depth, parentId, parentKnown: parentId === null || parent !== undefined,
   };
-  return { next, effects: [{ type: "audit", event: "session_created", data }] };
+  return { next, effects: [audit("session_created", data)] };
 }
 
 type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
@@ -257,7 +257,7 @@ type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
 function hierarchy(sessionId: string, parentId: string | null, parent: ParentInfo | undefined): Hierarchy {
   if (parentId === null) return { parentId: null, rootId: sessionId, depth: 0, level: 1 };
   const depth = parent ? parent.depth + 1 : 1;
-  return { parentId, rootId: parent?.rootId ?? parentId, depth, level: Math.min(depth + 1, 3) };
+  return { parentId, rootId: parent?.rootId ?? parentId, depth, level: levelOf(depth) };
 }
 
 /** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
@@ -275,7 +275,7 @@ function linkParent(record: SessionRecord, ev: SessionEvent): TransitionResult {
   if (record.parentId !== null) return illegal(record, `parent_conflict: ${record.parentId} vs ${ev.parentId}`);
   const h = hierarchy(record.sessionId, ev.parentId, ev.parentRecord);
   const next = { ...record, ...h, agent: record.agent ?? ev.agent, updatedAt: Math.max(record.updatedAt, ev.at) };
-  return { next, effects: [{ type: "audit", event: "child_linked", data: { via: "late_created", parentId: h.parentId, level: h.level, depth: h.depth } }] };
+  return { next, effects: [audit("child_linked", { via: "late_created", parentId: h.parentId, level: h.level, depth: h.depth })] };
 }
 
 /**
@@ -298,10 +298,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     next = record.control === "stopped"
       ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt }
       : fresh;
-    effects.push(
-      { type: "archive_previous" },
-      { type: "audit", event: "expired_resume", data: { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state } },
-    );
+    effects.push({ type: "archive_previous" }, audit("expired_resume", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state }));
   } else if (kind === "resume") {
     const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
     const resume = { at, idleMs: idleMs(record.lastActivityAt, at), previousActivityAt: record.lastActivityAt, previousState, interrupted };
@@ -310,7 +307,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
       updatedAt: Math.max(record.updatedAt, at), counters: { ...record.counters, resumes: record.counters.resumes + 1 },
     };
     effects.push(
-      { type: "audit", event: "session_resumed", data: { ...resume, level: record.level } },
+      audit("session_resumed", { ...resume, level: record.level }),
       { type: "resume_context", allowed: record.level === 1 },
     );
   } else {
@@ -319,4 +316,21 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
   if (ev.type === "first_seen") return { next, effects };
   const rest = transition(next, ev, ctx);
   return { next: rest.next, effects: [...effects, ...rest.effects], ...(rest.illegal ? { illegal: rest.illegal } : {}) };
+}
+
+/** A compaction entry this recent belongs to the compaction now finishing. */
+export const SAME_COMPACTION_MS = 30_000;
+
+/**
+ * One compaction, counted once. OpenCode's own compaction reaches the plugin twice: its autocontinue hook (`auto`,
+ * recorded first so the synthetic "continue" step already carries the reminder) and then `session.compacted`
+ * (`summarize`). Returns the record to keep when `ev` repeats the compaction the last entry already counts (an
+ * entry first recorded as `summarize` is corrected to `auto`), or undefined when `ev` is a new compaction.
+ */
+export function compactionSeen(record: SessionRecord, ev: { at: number; trigger: "summarize" | "auto" }): SessionRecord | undefined {
+  const last = record.compactionHistory.at(-1);
+  if (!last || ev.at - last.at >= SAME_COMPACTION_MS) return undefined;
+  if (ev.trigger === "summarize") return last.trigger === "auto" ? record : undefined;
+  if (last.trigger !== "summarize") return record;
+  return { ...record, compactionHistory: [...record.compactionHistory.slice(0, -1), { ...last, trigger: "auto" }] };
 }

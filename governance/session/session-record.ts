@@ -23,6 +23,11 @@ export type SessionState = z.infer<typeof SessionState>;
 export const ControlStatus = z.enum(["active", "stopping", "stopped", "completed", "orphaned"]);
 export type ControlStatus = z.infer<typeof ControlStatus>;
 
+/** Seed 003 level from the exact depth: 1 primary, 2 first delegation, 3 anything deeper. The one level rule. */
+export function levelOf(depth: number): number {
+  return Math.min(depth + 1, 3);
+}
+
 export const StopLevel = z.union([z.literal(1), z.literal(2), z.literal(3)]);
 export type StopLevel = z.infer<typeof StopLevel>;
 
@@ -40,7 +45,7 @@ export const ChildLink = z.object({
   agent: z.string().nullable(),
   createdAt: z.number().int(),
   closedAt: z.number().int().nullable().default(null),
-  outcome: z.enum(["running", "completed", "aborted", "failed", "stopped", "orphaned"]).default("running"),
+  outcome: z.enum(["running", "completed", "aborted", "failed", "orphaned"]).default("running"),
 });
 export type ChildLink = z.infer<typeof ChildLink>;
 
@@ -56,6 +61,8 @@ export const StopProgress = z.object({
   /** When the hard stop (SDK abort) fires if no tool call delivered the ladder. */
   deadlineAt: z.number().int(),
   abortAttempts: z.number().int().default(0),
+  /** The parent was told this stop happened: it is told once per stop, whichever path (L3, abort, compliance). */
+  parentNotified: z.boolean().default(false),
 });
 export type StopProgress = z.infer<typeof StopProgress>;
 
@@ -97,7 +104,6 @@ export const SessionRecord = z.object({
   todo: z.object({ total: z.number().int(), open: z.number().int() }).nullable().default(null),
   stop: StopProgress.nullable().default(null),
   stoppedAt: z.number().int().nullable().default(null),
-  halt: z.object({ at: z.number().int(), reason: z.string(), detail: z.string() }).nullable().default(null),
   /** Set when this process synthesized a resume; the resume context is shown until the next turn ends. */
   resume: z
     .object({

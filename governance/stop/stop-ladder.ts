@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { AuditEffect, NotifyParentEffect } from "../session/session-machine.ts";
+import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ParentNoticeHow, type ToastEffect } from "../session/effects.ts";
 import { type SessionRecord, StopLevel } from "../session/session-record.ts";
 
 /**
@@ -10,14 +10,25 @@ import { type SessionRecord, StopLevel } from "../session/session-record.ts";
  * Hard path: if no tool result comes before `stop.deadlineAt`, the adapter aborts through the SDK and checks the
  * session went idle; one retry; then it gives up loudly. Compliance: a turn that ends (idle) while stopping = stopped.
  *
- * Invariant: a session is stopped exactly once. Every path into `stopped` goes through {@link confirmStopped}, whose
- * `stoppedNow` is true for exactly one call, and only that call carries the `notify_parent` effect.
+ * Invariants: a session is stopped exactly once — every path into `stopped` goes through {@link confirmStopped},
+ * whose `stoppedNow` is true for exactly one call. The parent is told once per stop: `notify_parent` is emitted only
+ * by the step that sets `stop.parentNotified` (the hard stop tells it before the abort, else the final stop does).
  */
 
-/** The SDK abort (`client.session.abort`); the adapter then verifies the session is idle. */
-export const AbortSessionEffect = z.object({ type: z.literal("abort_session") });
-export const StopEffect = z.discriminatedUnion("type", [AuditEffect, AbortSessionEffect, NotifyParentEffect]);
-export type StopEffect = z.infer<typeof StopEffect>;
+export type StopEffect = AuditEffect | AbortSessionEffect | NotifyParentEffect | ToastEffect;
+
+/** Time a terminated session gets to read the ❌ result before the SDK abort. */
+export const L3_GRACE_MS = 1_500;
+/** A stopped session that makes another tool call is aborted almost at once. */
+export const BLOCKED_CALL_ABORT_MS = 50;
+
+const NOTICE: Record<StopHow, ParentNoticeHow> = { ladder: "ladder", abort: "hard-stop", compliance: "compliance" };
+
+/** `notify_parent` for a child whose parent was not told yet, and the record that says it now is. */
+function tellParent(record: SessionRecord, how: ParentNoticeHow): { next: SessionRecord; effects: StopEffect[] } {
+  if (record.parentId === null || record.stop === null || record.stop.parentNotified) return { next: record, effects: [] };
+  return { next: { ...record, stop: { ...record.stop, parentNotified: true } }, effects: [{ type: "notify_parent", parentId: record.parentId, how }] };
+}
 
 /** How a stop became final: L3 delivered, SDK abort confirmed idle, or the session ended its turn itself. */
 export const StopHow = z.enum(["ladder", "abort", "compliance"]);
@@ -74,6 +85,7 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
     delivered: [],
     deadlineAt: req.at + req.deadlineMs,
     abortAttempts: 0,
+    parentNotified: false,
   };
   return {
     next: { ...record, control: "stopping", stop, updatedAt: Math.max(record.updatedAt, req.at) },
@@ -103,18 +115,25 @@ export function onToolResult(record: SessionRecord, at: number): ToolResultOutco
   const effects: StopEffect[] = [audit("session_stop_escalated", { requestId: stop.requestId, delivered: level })];
   if (level !== 3) return { next: delivered, action: { kind: "deliver", level }, effects };
   const final = confirmStopped(delivered, at, "ladder");
-  return { next: final.next, action: { kind: "deliver", level }, effects: [...effects, { type: "abort_session" }, ...final.effects] };
+  return {
+    next: final.next,
+    action: { kind: "deliver", level },
+    effects: [...effects, { type: "abort_session", delayMs: L3_GRACE_MS }, ...final.effects],
+  };
 }
 
-export type ToolBeforeDecision = { block: false } | { block: true; reason: "session_stopped"; requestId: string | null };
+export type ToolBeforeDecision =
+  | { block: false }
+  | { block: true; reason: "session_stopped"; requestId: string | null; effects: StopEffect[] };
 
 /**
- * `tool.execute.before`: a stopped session's further tool calls are refused (the adapter throws the L3 text).
- * A session still `stopping` is not blocked: its next result carries the pending level.
+ * `tool.execute.before`: a stopped session's further tool calls are refused (the adapter throws the L3 text) and
+ * the session is aborted at once. A session still `stopping` is not blocked: its next result carries the pending level.
  */
-export function onToolBefore(record: SessionRecord): ToolBeforeDecision {
+export function onToolBefore(record: SessionRecord, tool: string): ToolBeforeDecision {
   if (record.control !== "stopped") return { block: false };
-  return { block: true, reason: "session_stopped", requestId: record.stop?.requestId ?? null };
+  const effects: StopEffect[] = [audit("tool_blocked", { tool, reason: "session_stopped" }), { type: "abort_session", delayMs: BLOCKED_CALL_ABORT_MS }];
+  return { block: true, reason: "session_stopped", requestId: record.stop?.requestId ?? null, effects };
 }
 
 /** Abort attempts before giving up: the first abort and one retry. */
@@ -142,11 +161,18 @@ export function onDeadline(record: SessionRecord, at: number, opts: { retryDeadl
   if (attempt > MAX_ABORT_ATTEMPTS) {
     const next = { ...record, stop: { ...stop, abortAttempts: attempt }, updatedAt };
     const data = { requestId: stop.requestId, attempts: stop.abortAttempts, delivered: stop.delivered };
-    return { next, action: "give-up", effects: [audit("stop_failed", data)] };
+    const toast = { type: "toast", message: `Could not stop session ${record.sessionId}: it is still running after ${stop.abortAttempts} aborts.`, variant: "error" } as const;
+    return { next, action: "give-up", effects: [audit("stop_failed", data), toast] };
   }
-  const next = { ...record, stop: { ...stop, abortAttempts: attempt, deadlineAt: at + opts.retryDeadlineMs }, updatedAt };
-  const effects: StopEffect[] = [{ type: "abort_session" }, audit("session_hard_stopped", { requestId: stop.requestId, attempt })];
-  return { next, action: attempt === 1 ? "abort" : "retry-abort", effects };
+  // The parent is told before the abort: its foreground `task` returns "Task cancelled" at once, and its next step
+  // should already know why. The record says `stopped` only after the adapter saw the child go idle.
+  const told = tellParent({ ...record, stop: { ...stop, abortAttempts: attempt, deadlineAt: at + opts.retryDeadlineMs }, updatedAt }, "hard-stop");
+  const effects: StopEffect[] = [
+    audit("session_hard_stopped", { requestId: stop.requestId, attempt }),
+    ...told.effects,
+    { type: "abort_session", delayMs: 0 },
+  ];
+  return { next: told.next, action: attempt === 1 ? "abort" : "retry-abort", effects };
 }
 
 /** True once {@link onDeadline} has given up on this stop request. */
@@ -168,19 +194,16 @@ export interface ConfirmResult {
  */
 export function confirmStopped(record: SessionRecord, at: number, how: StopHow): ConfirmResult {
   if (record.control !== "stopping") return { next: record, stoppedNow: false, effects: [] };
-  const next: SessionRecord = { ...record, control: "stopped", stoppedAt: at, updatedAt: Math.max(record.updatedAt, at) };
+  const stopped: SessionRecord = { ...record, control: "stopped", stoppedAt: at, updatedAt: Math.max(record.updatedAt, at) };
+  const told = tellParent(stopped, NOTICE[how]);
   const effects: StopEffect[] = [
     audit("session_stopped", { how, requestId: record.stop?.requestId ?? null, delivered: record.stop?.delivered ?? [] }),
+    ...told.effects,
   ];
-  if (record.parentId !== null) effects.push({ type: "notify_parent", parentId: record.parentId, reason: "child_stopped" });
-  return { next, stoppedNow: true, effects };
+  return { next: told.next, stoppedNow: true, effects };
 }
 
 /** `session.idle` while stopping: the session ended its turn, it complied. Same contract as {@link confirmStopped}. */
 export function onCompliance(record: SessionRecord, at: number): ConfirmResult {
   return confirmStopped(record, at, "compliance");
-}
-
-function audit(event: string, data: Record<string, unknown>): StopEffect {
-  return { type: "audit", event, data };
 }

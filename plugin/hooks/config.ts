@@ -1,6 +1,6 @@
 import type { AgentRole } from "../../governance/config/config.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
-import type { Governor } from "../governor.ts";
+import type { PluginContext } from "../context.ts";
 
 /** The tools plugin/tools.ts registers; their schemas ride on every model request of every agent offered them. */
 export const GOVERNANCE_TOOL_NAMES = ["governance_sessions", "governance_stop", "governance_inject"] as const;
@@ -42,7 +42,7 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  *    permission the project set for one of these tools is kept. Agents the host offers no `task` tool are noted, so
  *    the texts do not call them DELEGATING ({@link roleForTexts}).
  */
-export async function configHook(gov: Governor, config: Record<string, unknown>): Promise<void> {
+export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
   const max = gov.config.delegation.maxDepth;
   const current = typeof config.subagent_depth === "number" ? config.subagent_depth : 1;
   // One more than governance's limit: the attempt beyond the limit must reach our gate, which halts it with an explanation.
@@ -53,8 +53,9 @@ export async function configHook(gov: Governor, config: Record<string, unknown>)
   restrictGovernanceTools(gov, config);
 }
 
-function restrictGovernanceTools(gov: Governor, config: Record<string, unknown>): void {
-  const agents = (config.agent && typeof config.agent === "object" ? config.agent : (config.agent = {})) as Record<string, AgentEntry | undefined>;
+function restrictGovernanceTools(gov: PluginContext, config: Record<string, unknown>): void {
+  if (!config.agent || typeof config.agent !== "object") config.agent = {};
+  const agents = config.agent as Record<string, AgentEntry | undefined>;
   const names = new Set([...Object.keys(agents), ...BUILTIN_SUBAGENTS]);
   for (const name of names) {
     const entry = agents[name];
@@ -71,6 +72,6 @@ function restrictGovernanceTools(gov: Governor, config: Record<string, unknown>)
 }
 
 /** The role the texts state: an agent the host offers no `task` tool cannot delegate, whatever its policy says. */
-export function roleForTexts(gov: Governor, agent: string | null, role: AgentRole): AgentRole {
+export function roleForTexts(gov: PluginContext, agent: string | null, role: AgentRole): AgentRole {
   return role === "delegating" && agent !== null && gov.agentsWithoutTask.has(agent) ? "leaf" : role;
 }

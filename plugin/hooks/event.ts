@@ -1,66 +1,64 @@
+import { linkChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import type { Governor } from "../governor.ts";
 import { parseEvent } from "../opencode-events.ts";
-import type { StopController } from "../stop-controller.ts";
+import type { Runtime } from "../runtime.ts";
 
 /**
  * The `event` hook: session lifecycle from OpenCode's bus. `session.idle` only ends a turn (it fires after every
  * turn); an abort arrives as `session.error` MessageAbortedError; compaction as `session.compacted`.
  */
-export async function onEvent(gov: Governor, stops: StopController, raw: unknown): Promise<void> {
+export async function onEvent(rt: Runtime, raw: unknown): Promise<void> {
   const event = parseEvent(raw);
   if (!event || !isSessionId(event.sessionId)) return;
   const id = event.sessionId;
-  const at = gov.clock.now();
+  const { runner, tracker, stops, ctx } = rt;
+  const at = ctx.clock.now();
   if (event.type === "created") {
-    await gov.created(id, () => createRecord(gov, id, event.parentId, event.agent));
+    await tracker.created(id, () => createRecord(rt, id, event.parentId, event.agent));
     return;
   }
   if (event.type === "status") {
-    if (event.status === "idle") gov.status.delete(id);
-    else gov.status.set(id, event.status);
+    tracker.setStatus(id, event.status);
     stops.onStatus(id, event.status);
     return;
   }
-  await gov.ensureSeen(id);
+  await tracker.ensureSeen(id);
   switch (event.type) {
     case "aborted":
-      await gov.apply(id, { type: "aborted", at });
+      await runner.dispatch(id, { type: "aborted", at });
       await stops.onAborted(id);
       return;
     case "errored":
-      await gov.apply(id, { type: "errored", at, message: event.name });
+      await runner.dispatch(id, { type: "errored", at, message: event.name });
       return;
     case "idle":
-      await gov.apply(id, { type: "idle", at });
+      await runner.dispatch(id, { type: "idle", at });
       await stops.onIdle(id);
       return;
     case "compacted":
-      if (gov.compactedByHook.delete(id)) return; // an automatic compaction, already recorded
-      await gov.apply(id, { type: "compacted", at, trigger: "summarize" });
+      // An automatic compaction was already counted by the autocontinue hook: the machine keeps it once.
+      await runner.dispatch(id, { type: "compacted", at, trigger: "summarize" });
       return;
     case "todos":
-      await gov.apply(id, { type: "todo_updated", at, total: event.total, open: event.open });
+      await runner.dispatch(id, { type: "todo_updated", at, total: event.total, open: event.open });
       return;
   }
 }
 
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */
-async function createRecord(gov: Governor, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
-  const parent = parentId && isSessionId(parentId) ? ((await gov.store.read(parentId)) ?? (await gov.ensureSeen(parentId))) : undefined;
-  const record = await gov.apply(id, {
+async function createRecord(rt: Runtime, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
+  const { ctx, runner, tracker } = rt;
+  const parent = parentId && isSessionId(parentId) ? ((await ctx.store.read(parentId)) ?? (await tracker.ensureSeen(parentId))) : undefined;
+  const record = await runner.dispatch(id, {
     type: "created",
-    at: gov.clock.now(),
+    at: ctx.clock.now(),
     parentId: parentId && isSessionId(parentId) ? parentId : null,
     agent,
     ...(parent ? { parentRecord: { depth: parent.depth, rootId: parent.rootId } } : {}),
   });
   if (record && parent) {
-    const link = { sessionId: id, agent, createdAt: record.createdAt, closedAt: null, outcome: "running" as const };
-    await gov.update(parent.sessionId, (p) =>
-      p && !p.children.some((c) => c.sessionId === id) ? { ...p, children: [...p.children, link] } : p,
-    );
-    await gov.record("child_linked", { sessionId: parent.sessionId, childId: id, agent, depth: record.depth });
+    const child = { sessionId: id, agent, createdAt: record.createdAt, depth: record.depth };
+    await runner.step(parent.sessionId, (p) => linkChild(p, child));
   }
   return record;
 }

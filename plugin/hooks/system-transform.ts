@@ -1,10 +1,10 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { resumeContextDue } from "../../governance/session/session-machine.ts";
-import { buildGovernancePrefix, defaultFirstActions } from "../../governance/texts/governance-prefix.ts";
+import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
-import type { Governor } from "../governor.ts";
-import { roleForTexts } from "./config.ts";
 import { interruptedWork } from "../descendants.ts";
+import type { Runtime } from "../runtime.ts";
+import { roleForTexts } from "./config.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
 function isHousekeeping(system: string[]): boolean {
@@ -17,28 +17,29 @@ function isHousekeeping(system: string[]): boolean {
  * is rebuilt by OpenCode each step, so nothing is injected "once"). A resumed primary gets the resume context placed
  * before the prefix (S5-R01); a resumed subagent never does (S5-R08).
  */
-export async function systemTransform(gov: Governor, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
+export async function systemTransform(rt: Runtime, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
   const sessionId = input.sessionID;
   if (!sessionId || isHousekeeping(output.system)) return;
-  await gov.ensureSeen(sessionId);
-  const record = await gov.apply(sessionId, { type: "model_step", at: gov.clock.now() }, { soft: true });
+  const { ctx, tracker, runner } = rt;
+  await tracker.ensureSeen(sessionId);
+  const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
   if (!record) return;
-  const agent = record.agent;
-  const policy = roleOf(agent, gov.config);
-  const role = roleForTexts(gov, agent, policy.role);
+  const config = ctx.config;
+  const policy = roleOf(record.agent, config);
+  const role = roleForTexts(ctx, record.agent, policy.role);
   const prefix = buildGovernancePrefix({
-    agent,
+    agent: record.agent,
     role,
     level: record.level,
     depth: record.depth,
-    language: gov.config.language,
-    phase: gov.config.phase,
-    firstActions: defaultFirstActions(role),
+    language: config.language,
+    phase: config.phase,
+    firstActions: [],
     todo: record.todo,
     staleWarnings: [],
-    maxDepth: gov.config.delegation.maxDepth,
+    maxDepth: config.delegation.maxDepth,
     mayDelegateTo: policy.mayDelegateTo,
-    orphans: gov.orphanNotes(sessionId),
+    orphans: [...tracker.orphanNotes(sessionId)],
   });
   let text = prefix;
   if (resumeContextDue(record) && record.resume) {
@@ -47,8 +48,8 @@ export async function systemTransform(gov: Governor, input: { sessionID?: string
       previousActivityAt: record.resume.previousActivityAt,
       previousState: record.resume.previousState,
       interrupted: record.resume.interrupted,
-      interruptedWork: await interruptedWork(gov, record),
-      anchors: gov.config.anchors,
+      interruptedWork: await interruptedWork(ctx, record),
+      anchors: config.anchors,
       todo: record.todo,
     });
     text = `${resume}\n\n${prefix}`;

@@ -1,8 +1,13 @@
+import { z } from "zod";
+import { closeChild, completeChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
-import type { Governor } from "../governor.ts";
-import type { StopController } from "../stop-controller.ts";
+import { deliverOnToolResult } from "../directive-delivery.ts";
+import type { Runtime } from "../runtime.ts";
 
-/** How OpenCode's `task` result says a child ended, for the parent's bookkeeping. */
+/**
+ * How OpenCode's `task` result says a child ended, for the parent's bookkeeping. The formats are pinned by
+ * test/plugin/task-outcome.test.ts against strings captured from the real binary.
+ */
 export function taskOutcome(output: string): "completed" | "aborted" | "failed" {
   const head = output.slice(0, 200);
   if (/^<task [^>]*state="(cancelled|aborted)"/.test(head) || head.startsWith("Task cancelled")) return "aborted";
@@ -10,27 +15,33 @@ export function taskOutcome(output: string): "completed" | "aborted" | "failed" 
   return "completed";
 }
 
+/** OpenCode's `task` result metadata: the child session it ran. */
+const TaskMetadata = z.looseObject({ sessionId: z.string().optional() });
+
 /**
  * `tool.execute.after`: closes a finished child's bookkeeping on the parent's `task` result (completion, failure and
- * abort alike), then lets the stop controller rewrite the output (stop ladder, injected guidance, notifications).
+ * abort alike), then lets the directives queued for this session rewrite the output (stop ladder, injected guidance,
+ * notifications).
  */
 export async function toolAfter(
-  gov: Governor,
-  stops: StopController,
+  rt: Runtime,
   input: { tool: string; sessionID: string; callID: string },
-  output: { title: string; output: string; metadata: any },
+  output: { title: string; output: string; metadata: unknown },
 ): Promise<void> {
+  const { ctx, tracker, runner } = rt;
   const sessionId = input.sessionID;
-  await gov.ensureSeen(sessionId);
-  if (input.tool === "task") {
-    const childId = output.metadata?.sessionId;
-    if (isSessionId(childId)) await gov.closeChild(sessionId, childId, taskOutcome(String(output.output ?? "")));
+  await tracker.ensureSeen(sessionId);
+  if (input.tool === "task" && isSessionId(sessionId)) {
+    const childId = TaskMetadata.safeParse(output.metadata).data?.sessionId;
+    if (isSessionId(childId)) {
+      const end = taskOutcome(String(output.output ?? ""));
+      const at = ctx.clock.now();
+      await runner.step(sessionId, (p) => closeChild(p, childId, end, at));
+      await runner.step(childId, (c) => completeChild(c, end));
+    }
   }
-  const note = gov.callNotes.get(input.callID);
-  if (note !== undefined) {
-    gov.callNotes.delete(input.callID);
-    output.output = `${note}\n\n${String(output.output ?? "")}`;
-  }
-  const rewritten = await stops.onToolResult(sessionId, String(output.output ?? ""));
+  const note = rt.calls.take(input.callID);
+  if (note !== undefined) output.output = `${note}\n\n${String(output.output ?? "")}`;
+  const rewritten = await deliverOnToolResult(runner, rt.stops, sessionId, String(output.output ?? ""));
   if (rewritten !== undefined) output.output = rewritten;
 }

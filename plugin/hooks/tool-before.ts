@@ -1,15 +1,18 @@
-import { checkSpawn, roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { z } from "zod";
+import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
-import { buildLogOnlyNote } from "../../governance/texts/delegation-messages.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
 import { GovernanceBlock } from "../contain.ts";
-import type { Governor } from "../governor.ts";
+import type { Runtime } from "../runtime.ts";
 import { roleForTexts } from "./config.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
 export const SPAWNING_TOOLS = new Set(["task"]);
+
+/** A tool's arguments: an object (OpenCode validates the fields after this hook; governance reads a few). */
+const ToolArgs = z.record(z.string(), z.unknown());
 
 /** One line about the call for the record (never the whole payload): controls stripped, secrets redacted. */
 export const summarizeArgs = toolCallSummary;
@@ -20,61 +23,39 @@ export const summarizeArgs = toolCallSummary;
  * message written for the model (OpenCode returns it as the tool result). An allowed spawn gets the governance
  * context block in its prompt.
  */
-export async function toolBefore(gov: Governor, input: { tool: string; sessionID: string; callID: string }, output: { args: any }): Promise<void> {
+export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> {
+  const { ctx, tracker, runner } = rt;
   const sessionId = input.sessionID;
-  await gov.ensureSeen(sessionId);
-  const record = await gov.apply(sessionId, {
-    type: "tool_before",
-    at: gov.clock.now(),
-    tool: input.tool,
-    callId: input.callID,
-    summary: summarizeArgs(input.tool, output.args),
-  }, { soft: true });
+  const args = ToolArgs.safeParse(output.args);
+  await tracker.ensureSeen(sessionId);
+  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: summarizeArgs(input.tool, args.data) } as const;
+  const record = await runner.dispatch(sessionId, event, { soft: true });
   if (!record) return;
 
-  const stop = onToolBefore(record);
+  const stop = onToolBefore(record, input.tool);
   if (stop.block) {
-    await gov.record("tool_blocked", { sessionId, tool: input.tool, reason: stop.reason });
-    gov.onBlockedCall?.(sessionId);
+    await runner.run(sessionId, stop.effects, { next: record });
     throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, reason: record.stop?.reason ?? "" }));
   }
-  if (!SPAWNING_TOOLS.has(input.tool) || !output.args || typeof output.args !== "object") return;
+  if (!SPAWNING_TOOLS.has(input.tool) || !args.success) return;
 
-  const callerAgent = record.agent;
-  const targetAgent = String(output.args.subagent_type ?? "general");
-  const decision = checkSpawn({ callerAgent, callerDepth: record.depth, targetAgent, config: gov.config });
-  if (!decision.ok) {
-    const enforce = gov.config.enforcement === "enforce";
-    const data = { sessionId, kind: decision.kind, callerAgent, targetAgent, callerDepth: record.depth, childDepth: decision.childDepth, enforced: enforce };
-    await gov.record(decision.kind === "max_depth" ? "emergency_halt" : "delegation_blocked", data);
-    await gov.update(sessionId, (r) =>
-      r
-        ? {
-            ...r,
-            counters: { ...r.counters, violations: r.counters.violations + 1 },
-            ...(decision.kind === "max_depth" ? { halt: { at: gov.clock.now(), reason: "MAX_DELEGATION_DEPTH_EXCEEDED", detail: `${callerAgent ?? "?"} → ${targetAgent} at depth ${decision.childDepth}` } } : {}),
-          }
-        : r,
-    );
-    if (enforce) {
-      await gov.api.toast(decision.kind === "max_depth" ? `EMERGENCY HALT: ${callerAgent ?? "agent"} tried to delegate beyond depth ${gov.config.delegation.maxDepth}` : `Delegation blocked: ${callerAgent ?? "agent"} → ${targetAgent}`, decision.kind === "max_depth" ? "error" : "warning");
-      throw new GovernanceBlock(decision.message);
-    }
-    gov.callNotes.set(input.callID, buildLogOnlyNote({ kind: decision.kind, callerAgent, targetAgent }));
-  }
-  const targetRole = roleForTexts(gov, targetAgent, roleOf(targetAgent, gov.config).role);
-  const childDepth = record.depth + 1;
-  if (typeof output.args.prompt === "string") {
-    output.args.prompt = enrichTaskPrompt(output.args.prompt, {
+  const task = args.data;
+  const targetAgent = String(task.subagent_type ?? "general");
+  const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
+  if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
+  if (decision.note !== null) rt.calls.set(input.callID, decision.note);
+  if (typeof task.prompt === "string") {
+    // The parsed copy is not OpenCode's object: the enriched prompt is written back into the arguments it runs with.
+    (output.args as { prompt: string }).prompt = enrichTaskPrompt(task.prompt, {
       parentSessionId: sessionId,
-      parentAgent: callerAgent,
-      childDepth,
-      childLevel: Math.min(childDepth + 1, 3),
-      maxDepth: gov.config.delegation.maxDepth,
+      parentAgent: record.agent,
+      childDepth: decision.childDepth,
+      childLevel: decision.childLevel,
+      maxDepth: ctx.config.delegation.maxDepth,
       targetAgent,
-      targetRole,
-      scope: typeof output.args.description === "string" ? output.args.description : undefined,
+      targetRole: roleForTexts(ctx, targetAgent, decision.targetRole),
+      scope: typeof task.description === "string" ? task.description : undefined,
     });
   }
-  await gov.remember(sessionId, `delegated to ${targetAgent}`);
+  await runner.dispatch(sessionId, { type: "action_remembered", at: ctx.clock.now(), action: `delegated to ${targetAgent}` });
 }

@@ -5,57 +5,63 @@
  * layer answers "nothing busy"). The same behaviours run against the real binary in test/e2e/stop-and-inject.test.ts.
  */
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { isRunning } from "../../governance/stop/control-requests.ts";
 import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
-import { Governor } from "../../plugin/governor.ts";
 import { onEvent } from "../../plugin/hooks/event.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";
-import type { OpencodeApi } from "../../plugin/opencode-api.ts";
-import { StopController } from "../../plugin/stop-controller.ts";
+import type { Runtime } from "../../plugin/runtime.ts";
+import { events, pluginFixture, type PluginFixture } from "./fixture.ts";
 
 const HUB = "ses_hub00000000000000000000001";
 const CHILD = "ses_child0000000000000000000001";
 const OTHER = "ses_other0000000000000000000001";
 
-const api: OpencodeApi = { abort: async () => true, status: async () => ({}), parentOf: async () => ({ parentId: null, agent: null }), toast: async () => undefined };
-
-let dir: string;
-let gov: Governor;
-let stops: StopController;
+let f: PluginFixture;
+let rt: Runtime;
+/** The parts these scenarios read, under the names the seed uses. */
+const gov = {
+  get paths() {
+    return rt.ctx.paths;
+  },
+  get store() {
+    return rt.ctx.store;
+  },
+  get clock() {
+    return rt.ctx.clock;
+  },
+  get audit() {
+    return rt.ctx.sink;
+  },
+  peek: (id: string) => rt.sessions.peek(id),
+  flush: () => rt.flush(),
+};
 
 beforeEach(async () => {
-  dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-seed000-"));
-  gov = new Governor({ directory: dir, client: {} as never }, { api });
-  await gov.start();
-  stops = new StopController(gov);
-  await onEvent(gov, stops, { type: "session.created", properties: { sessionID: HUB, info: { id: HUB, agent: "governance-coordinator" } } });
-  await onEvent(gov, stops, { type: "session.created", properties: { sessionID: CHILD, info: { id: CHILD, parentID: HUB, agent: "governance-executor" } } });
+  f = await pluginFixture();
+  rt = f.rt;
+  await onEvent(rt, events.created(HUB, { agent: "governance-coordinator" }));
+  await onEvent(rt, events.created(CHILD, { parentID: HUB, agent: "governance-executor" }));
 });
-afterEach(() => {
-  stops.dispose();
-  gov.stopWatching();
-  fs.rmSync(dir, { recursive: true, force: true });
-});
+afterEach(() => f.close());
 
 /** One tool call of a session through both tool hooks, as OpenCode runs them; returns what the model would read. */
 let call = 0;
 async function toolCall(sessionId: string, original = "ORIGINAL OUTPUT"): Promise<string> {
   const input = { tool: "read", sessionID: sessionId, callID: `call_${++call}` };
-  await toolBefore(gov, input, { args: { filePath: "x" } });
+  await toolBefore(rt, input, { args: { filePath: "x" } });
   const output = { title: "read", output: original, metadata: {} };
-  await toolAfter(gov, stops, input, output);
+  await toolAfter(rt, input, output);
   return output.output;
 }
-const stop = (id: string, level: 1 | 2 | 3 = 1) => enqueue(gov.paths, id, { kind: "stop", id: `stop-${id}-${level}`, at: Date.now(), level, reason: "user asked", by: "test" });
-const inject = (id: string, n: number, text: string) => enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: Date.now() + n, text, by: "test" });
+const stop = (id: string, level: 1 | 2 | 3 = 1) => enqueue(gov.paths, id, { kind: "stop", id: `stop-${id}-${level}`, at: gov.clock.now(), level, reason: "user asked", by: "test" });
+const inject = (id: string, n: number, text: string) => enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: gov.clock.now() + n, text, by: "test" });
 /** The watcher's job, done synchronously: tell the controller a queue changed. */
-const noticed = (id: string) => stops.poke(id);
+const noticed = (id: string) => rt.stops.poke(id);
 
 describe("registry (session store + directive queues)", () => {
   test("1. a registered session can be read back and is listed as active", async () => {
@@ -65,7 +71,7 @@ describe("registry (session store + directive queues)", () => {
   });
 
   test("2. two sessions never collide: each keeps its own record and queue", async () => {
-    await onEvent(gov, stops, { type: "session.created", properties: { sessionID: OTHER, info: { id: OTHER, parentID: HUB } } });
+    await onEvent(rt, events.created(OTHER, { parentID: HUB }));
     await inject(CHILD, 1, "for the child");
     expect(await claimAll(gov.paths, OTHER)).toEqual([]);
     expect((await claimAll(gov.paths, CHILD)).map((d) => d.kind)).toEqual(["inject"]);
@@ -74,7 +80,7 @@ describe("registry (session store + directive queues)", () => {
 
   test("3. persistence round-trip: a new store instance (another process, a restart) reads the same record", async () => {
     await gov.flush();
-    const fresh = new SessionStore({ projectDir: dir, clock: gov.clock });
+    const fresh = new SessionStore({ projectDir: f.dir, clock: gov.clock });
     expect(await fresh.read(CHILD)).toEqual(await gov.store.read(CHILD));
   });
 
@@ -108,7 +114,7 @@ describe("registry (session store + directive queues)", () => {
   });
 
   test("7. a completed session is no longer listed as active", async () => {
-    await gov.closeChild(HUB, CHILD, "completed");
+    await toolAfter(rt, { tool: "task", sessionID: HUB, callID: "call_task" }, { title: "task", output: "done", metadata: { sessionId: CHILD } });
     expect((await gov.store.list()).filter(isRunning).map((r) => r.sessionId)).toEqual([HUB]);
   });
 
@@ -116,7 +122,7 @@ describe("registry (session store + directive queues)", () => {
     await gov.flush();
     const old = path.join(gov.paths.sessions, `${OTHER}.json`);
     const record = { ...(await gov.store.read(CHILD))!, sessionId: OTHER, rootId: OTHER, parentId: null, depth: 0, level: 1 };
-    const past = Date.now() - 49 * 3_600_000;
+    const past = gov.clock.now() - 49 * 3_600_000;
     fs.writeFileSync(old, JSON.stringify({ ...record, createdAt: past, updatedAt: past, lastActivityAt: past }));
     expect(await gov.store.archiveStale(48 * 3_600_000)).toEqual([OTHER]);
     expect(fs.existsSync(path.join(gov.paths.archive, `${OTHER}.json`))).toBe(true);
@@ -193,7 +199,8 @@ describe("integration", () => {
     await noticed(CHILD);
     const out = await toolCall(CHILD);
     expect(out.indexOf("one")).toBeLessThan(out.indexOf("two"));
-    expect(out).not.toMatch(/ignore previous instructions/i);
+    // Directive-like guidance is delivered as flagged, quoted data (h3's rule), never as a bare instruction.
+    expect(out).toMatch(/\[flagged: override\] "ignore previous instructions/);
     expect(out).not.toContain("x".repeat(501));
     expect(await toolCall(CHILD, "next")).toBe("next");
   });

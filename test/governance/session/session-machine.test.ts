@@ -5,6 +5,7 @@ import {
   type SessionEventType,
   type StateKey,
   resumeContextDue,
+  SAME_COMPACTION_MS,
   transition,
 } from "../../../governance/session/session-machine.ts";
 import { SessionRecord, type SessionState } from "../../../governance/session/session-record.ts";
@@ -32,43 +33,46 @@ const sample: Record<SessionEventType, SessionEvent> = {
   first_seen: { type: "first_seen", at: AT, agent: "coordinator" },
   model_step: { type: "model_step", at: AT },
   tool_before: { type: "tool_before", at: AT, tool: "read", callId: "call_1", summary: "README.md" },
-  tool_after: { type: "tool_after", at: AT, tool: "read", callId: "call_1" },
   idle: { type: "idle", at: AT },
   aborted: { type: "aborted", at: AT },
   errored: { type: "errored", at: AT, message: "provider overloaded" },
   compacted: { type: "compacted", at: AT, trigger: "auto" },
   todo_updated: { type: "todo_updated", at: AT, total: 4, open: 1 },
+  agent_learned: { type: "agent_learned", at: AT, agent: "planner" },
+  action_remembered: { type: "action_remembered", at: AT, action: "delegated to planner" },
 };
 
 /** Written out by hand (not derived from TRANSITIONS): next state, or "illegal". Events come 1 min after the last activity. */
 const expected: Record<StateKey, Record<SessionEventType, SessionState | "illegal">> = {
   absent: {
-    created: "beginning", first_seen: "beginning", model_step: "illegal", tool_before: "illegal", tool_after: "illegal",
+    created: "beginning", first_seen: "beginning", model_step: "illegal", tool_before: "illegal",
     idle: "illegal", aborted: "illegal", errored: "illegal", compacted: "illegal", todo_updated: "illegal",
+    agent_learned: "illegal", action_remembered: "illegal",
   },
   beginning: {
-    created: "illegal", first_seen: "beginning", model_step: "beginning", tool_before: "beginning", tool_after: "beginning",
+    created: "illegal", first_seen: "beginning", model_step: "beginning", tool_before: "beginning",
     idle: "between_turn", aborted: "interrupted", errored: "beginning", compacted: "compacted", todo_updated: "beginning",
+    agent_learned: "beginning", action_remembered: "beginning",
   },
   between_turn: {
     created: "illegal", first_seen: "between_turn", model_step: "between_turn", tool_before: "between_turn",
-    tool_after: "between_turn", idle: "between_turn", aborted: "interrupted", errored: "between_turn",
-    compacted: "compacted", todo_updated: "between_turn",
+    idle: "between_turn", aborted: "interrupted", errored: "between_turn",
+    compacted: "compacted", todo_updated: "between_turn", agent_learned: "between_turn", action_remembered: "between_turn",
   },
   compacted: {
     created: "illegal", first_seen: "compacted", model_step: "between_turn", tool_before: "between_turn",
-    tool_after: "compacted", idle: "compacted", aborted: "interrupted", errored: "compacted", compacted: "compacted",
-    todo_updated: "compacted",
+    idle: "compacted", aborted: "interrupted", errored: "compacted", compacted: "compacted",
+    todo_updated: "compacted", agent_learned: "compacted", action_remembered: "compacted",
   },
   resumed: {
     created: "illegal", first_seen: "resumed", model_step: "between_turn", tool_before: "between_turn",
-    tool_after: "resumed", idle: "resumed", aborted: "interrupted", errored: "resumed", compacted: "compacted",
-    todo_updated: "resumed",
+    idle: "resumed", aborted: "interrupted", errored: "resumed", compacted: "compacted",
+    todo_updated: "resumed", agent_learned: "resumed", action_remembered: "resumed",
   },
   interrupted: {
     created: "illegal", first_seen: "resumed", model_step: "between_turn", tool_before: "interrupted",
-    tool_after: "interrupted", idle: "interrupted", aborted: "interrupted", errored: "interrupted",
-    compacted: "compacted", todo_updated: "interrupted",
+    idle: "interrupted", aborted: "interrupted", errored: "interrupted",
+    compacted: "compacted", todo_updated: "interrupted", agent_learned: "interrupted", action_remembered: "interrupted",
   },
 };
 
@@ -264,12 +268,46 @@ describe("compactedPending: the post-compaction reminder survives until a turn w
       [
         { type: "compacted", at: T0 + 1, trigger: "auto" },
         { type: "model_step", at: T0 + 2 },
-        { type: "compacted", at: T0 + 3, trigger: "auto" },
-        { type: "idle", at: T0 + 4 },
+        { type: "compacted", at: T0 + MINUTE, trigger: "auto" },
+        { type: "idle", at: T0 + MINUTE + 1 },
       ],
       { start: makeRecord() },
     );
     expect(record).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 2 } });
+  });
+
+  it("one compaction signalled twice (autocontinue hook, then session.compacted) is counted once, as auto", () => {
+    const hookFirst = run(
+      [
+        { type: "compacted", at: T0 + 1, trigger: "auto" },
+        { type: "compacted", at: T0 + 2, trigger: "summarize" },
+      ],
+      { start: makeRecord() },
+    );
+    expect(hookFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
+    expect(hookFirst.record.counters.compactions).toBe(1);
+    const eventFirst = run(
+      [
+        { type: "compacted", at: T0 + 1, trigger: "summarize" },
+        { type: "compacted", at: T0 + 2, trigger: "auto" },
+      ],
+      { start: makeRecord() },
+    );
+    expect(eventFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
+    expect(eventFirst.record.counters.compactions).toBe(1);
+  });
+
+  it("a user's summarize right after another is a new compaction; so is any signal 30 s after the last", () => {
+    const { record } = run(
+      [
+        { type: "compacted", at: T0 + 1, trigger: "summarize" },
+        { type: "compacted", at: T0 + 2, trigger: "summarize" },
+        { type: "compacted", at: T0 + 2 + SAME_COMPACTION_MS, trigger: "summarize" },
+        { type: "compacted", at: T0 + 2 + 2 * SAME_COMPACTION_MS, trigger: "auto" },
+      ],
+      { start: makeRecord() },
+    );
+    expect(record.counters.compactions).toBe(4);
   });
 
   it("a tool call counts as a step (a tool call always follows a model request)", () => {
@@ -292,7 +330,6 @@ describe("bookkeeping", () => {
       [
         { type: "tool_before", at: T0 + 1, tool: "todoread", callId: "a", summary: "" },
         { type: "tool_before", at: T0 + 2, tool: "bash", callId: "b", summary: "x".repeat(500) },
-        { type: "tool_after", at: T0 + 3, tool: "bash", callId: "b" },
         { type: "todo_updated", at: T0 + 4, total: 3, open: 2 },
         { type: "model_step", at: T0 + 5 },
       ],
@@ -317,7 +354,6 @@ describe("rehydration: a record read back from disk continues exactly like the o
     { type: "created", at: T0, parentId: null, agent: "coordinator" },
     { type: "model_step", at: T0 + 1 },
     { type: "tool_before", at: T0 + 2, tool: "task", callId: "t1", summary: "executor: build" },
-    { type: "tool_after", at: T0 + 3, tool: "task", callId: "t1" },
     { type: "compacted", at: T0 + 4, trigger: "auto" },
     { type: "model_step", at: T0 + 5 },
     { type: "aborted", at: T0 + 6 },

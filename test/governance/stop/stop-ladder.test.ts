@@ -8,6 +8,7 @@ import {
   onCompliance,
   onDeadline,
   onToolBefore,
+  BLOCKED_CALL_ABORT_MS,
   onToolResult,
   startStop,
 } from "../../../governance/stop/stop-ladder.ts";
@@ -86,8 +87,16 @@ describe("the ladder on consecutive tool results", () => {
     expect(record).toMatchObject({ control: "stopped", stoppedAt: T0 + 300 });
     expect(record.stop?.delivered).toEqual([1, 2, 3]);
     expect(effects.filter((e) => e.type === "abort_session")).toHaveLength(1);
-    expect(notifications(effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, reason: "child_stopped" }]);
-    expect(onToolBefore(record)).toEqual({ block: true, reason: "session_stopped", requestId: "stop_1" });
+    expect(notifications(effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "ladder" }]);
+    expect(onToolBefore(record, "read")).toEqual({
+      block: true,
+      reason: "session_stopped",
+      requestId: "stop_1",
+      effects: [
+        { type: "audit", event: "tool_blocked", data: { tool: "read", reason: "session_stopped" } },
+        { type: "abort_session", delayMs: BLOCKED_CALL_ABORT_MS },
+      ],
+    });
   });
 
   it("a request at L2 starts at L2", () => {
@@ -113,7 +122,7 @@ describe("the ladder on consecutive tool results", () => {
   });
 
   it("a stopping session's tool calls still run (the result carries the directive); an active one is untouched", () => {
-    expect(onToolBefore(stopping())).toEqual({ block: false });
+    expect(onToolBefore(stopping(), "read")).toEqual({ block: false });
     const active = makeChildRecord();
     expect(onToolResult(active, T0)).toEqual({ next: active, action: { kind: "none" }, effects: [] });
   });
@@ -127,6 +136,18 @@ describe("the ladder on consecutive tool results", () => {
 
 describe("the hard stop: deadline → abort → retry → give up", () => {
   const retry = { retryDeadlineMs: 5 * SECOND };
+
+  it("the parent is told once, before the first abort: the record says so, so the final stop does not tell it again", () => {
+    const first = onDeadline(stopping(), T0 + 5 * SECOND, retry);
+    expect(notifications(first.effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "hard-stop" }]);
+    expect(first.effects.map((e) => e.type)).toEqual(["audit", "notify_parent", "abort_session"]);
+    expect(first.next.stop?.parentNotified).toBe(true);
+    const retried = onDeadline(first.next, T0 + 10 * SECOND, retry);
+    expect(notifications(retried.effects)).toEqual([]);
+    const final = confirmStopped(retried.next, T0 + 11 * SECOND, "abort");
+    expect(final.stoppedNow).toBe(true);
+    expect(notifications(final.effects)).toEqual([]);
+  });
 
   it("walks abort, retry-abort, give-up (once), with `none` between deadlines", () => {
     let record = stopping();
@@ -155,7 +176,10 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
       record = r.next;
     }
     expect(all.map((e) => e.some((x) => x.type === "abort_session"))).toEqual([true, true, false]);
-    expect(all[2]).toEqual([expect.objectContaining({ type: "audit", event: "stop_failed" })]);
+    expect(all[2]).toEqual([
+      expect.objectContaining({ type: "audit", event: "stop_failed" }),
+      expect.objectContaining({ type: "toast", variant: "error" }),
+    ]);
   });
 
   it("an abort confirmed idle stops the session; a later deadline does nothing", () => {
@@ -213,6 +237,6 @@ describe("exactly one \"you stopped it\"", () => {
     expect(startStop(stopped, request({ requestId: "stop_9", level: 3 })).outcome).toBe("already_stopped");
     expect(onToolResult(stopped, T0 + 2).next).toBe(stopped);
     expect(onDeadline(stopped, T0 + 99 * SECOND, { retryDeadlineMs: 1 }).next).toBe(stopped);
-    expect(onToolBefore(stopped).block).toBe(true);
+    expect(onToolBefore(stopped, "read").block).toBe(true);
   });
 });

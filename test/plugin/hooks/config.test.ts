@@ -1,32 +1,18 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { Governor } from "../../../plugin/governor.ts";
+import type { PluginContext } from "../../../plugin/context.ts";
 import { configHook, GOVERNANCE_TOOL_NAMES, roleForTexts } from "../../../plugin/hooks/config.ts";
-import type { OpencodeApi } from "../../../plugin/opencode-api.ts";
-
-const api: OpencodeApi = {
-  abort: async () => true,
-  status: async () => ({}),
-  parentOf: async () => ({ parentId: null, agent: null }),
-  toast: async () => undefined,
-};
+import { type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const denyAll = Object.fromEntries(GOVERNANCE_TOOL_NAMES.map((t) => [t, "deny"]));
 
 describe("config hook: governance tools only for the agents a user talks to", () => {
-  let dir: string;
-  let gov: Governor;
+  let f: PluginFixture;
+  let gov: PluginContext;
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-cfg-"));
-    gov = new Governor({ directory: dir, client: {} as never }, { api });
-    await gov.start();
+    f = await pluginFixture();
+    gov = f.rt.ctx;
   });
-  afterEach(() => {
-    gov.stopWatching();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  afterEach(() => f.close());
 
   test("subagents, the built-in general/explore and governance leaves are denied the tools; primaries keep them", async () => {
     const config: Record<string, any> = {

@@ -1,0 +1,61 @@
+import type { GovernanceConfig } from "../governance/config/config.ts";
+import type { AuditEventType, AuditLog } from "../governance/storage/audit-log.ts";
+import type { GovernancePaths } from "../governance/storage/governance-paths.ts";
+import type { SessionStore } from "../governance/storage/session-store.ts";
+import type { Clock } from "../governance/time/clock.ts";
+import type { AuditSink } from "./audit-sink.ts";
+import type { ConfigWatcher } from "./config-watcher.ts";
+import type { OpencodeApi } from "./opencode-api.ts";
+import type { Timers } from "./timers.ts";
+
+/**
+ * What every part of the plugin reads: the project, the clock and timers, the files, the SDK, the live config and
+ * the audit log. Read-only: records change only through the session runtime's steps (plugin/session-runtime.ts).
+ */
+export class PluginContext {
+  /** Agents the host offers no `task` tool (learned by the `config` hook); the texts call them LEAF, not DELEGATING. */
+  readonly agentsWithoutTask = new AgentNames();
+
+  constructor(
+    readonly directory: string,
+    readonly clock: Clock,
+    readonly timers: Timers,
+    readonly store: SessionStore,
+    readonly api: OpencodeApi,
+    readonly sink: AuditSink,
+    readonly configWatcher: ConfigWatcher,
+  ) {}
+
+  get paths(): GovernancePaths {
+    return this.store.paths;
+  }
+
+  get config(): GovernanceConfig {
+    return this.configWatcher.current;
+  }
+
+  get audit(): AuditLog {
+    return this.sink.log;
+  }
+
+  record(type: AuditEventType, data: Record<string, unknown> = {}): Promise<void> {
+    return this.sink.record(type, data);
+  }
+
+  reportHookError(where: string, error: unknown): void {
+    this.sink.reportError(where, error);
+  }
+}
+
+/** A set of agent names that only grows (what the host's config says about its agents). */
+export class AgentNames {
+  readonly #names = new Set<string>();
+
+  add(name: string): void {
+    this.#names.add(name);
+  }
+
+  has(name: string): boolean {
+    return this.#names.has(name);
+  }
+}

@@ -1,0 +1,47 @@
+import { claimAll } from "../governance/stop/directive-queue.ts";
+import { onToolResult } from "../governance/stop/stop-ladder.ts";
+import { validateInjectText } from "../governance/texts/inject-sanitizer.ts";
+import { buildInjectBlock, buildStopDirective } from "../governance/texts/stop-directives.ts";
+import type { EffectRunner } from "./effect-runner.ts";
+import type { StopController } from "./stop-controller.ts";
+
+/**
+ * Directives reach a session with its tool results (`tool.execute.after`): returns the rewritten output, or undefined
+ * to leave it. Stop wins over inject; all pending injects are delivered at once, in order; notifications for this
+ * session (a child was stopped) come first.
+ */
+export async function deliverOnToolResult(runner: EffectRunner, stops: StopController, sessionId: string, output: string): Promise<string | undefined> {
+  const { ctx, sessions, inbox } = runner;
+  if (!inbox.has(sessionId) && sessions.peek(sessionId)?.control !== "stopping") return undefined;
+  inbox.take(sessionId);
+  const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock });
+  for (const d of directives) if (d.kind === "stop") await stops.begin(sessionId, d);
+  const notes = directives.flatMap((d) => (d.kind === "notify" ? [d.text] : []));
+  const injects = directives.flatMap((d) => (d.kind === "inject" ? [d] : []));
+
+  let body: string | undefined;
+  if (sessions.peek(sessionId)?.control === "stopping") {
+    const at = ctx.clock.now();
+    const { next, action } = await runner.step(sessionId, (r) => (r ? onToolResult(r, at) : { next: r, effects: [], action: { kind: "none" } as const }));
+    if (action.kind === "deliver") {
+      const level = action.level;
+      body = buildStopDirective({ level, sessionId, reason: next?.stop?.reason ?? "", ...(level === 1 ? { originalOutput: output } : {}) });
+    }
+    if (injects.length > 0) await ctx.record("inject_dropped", { sessionId, count: injects.length, because: "stop wins over inject" });
+  } else if (injects.length > 0) {
+    // Validated again on delivery: a queue file may have been written by hand or by an older version.
+    const checked = injects.map((d) => validateInjectText(d.text, { maxLength: ctx.config.inject.maxLength }));
+    const texts = checked.filter((c) => c.valid).map((c) => c.sanitized);
+    if (texts.length > 0) body = buildInjectBlock(texts) + output;
+    for (const d of injects) await ctx.record("session_injected", { sessionId, injectId: d.id, preview: d.text.slice(0, 60), by: d.by });
+  }
+  if (notes.length === 0) return body;
+  return `${notes.join("\n\n")}\n\n${body ?? output}`;
+}
+
+/** Notifications only (for the model-step path): stop and inject directives stay queued for tool results. */
+export async function takeNotifications(runner: EffectRunner, sessionId: string): Promise<string[]> {
+  if (!runner.inbox.has(sessionId)) return [];
+  const notes = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"] });
+  return notes.flatMap((d) => (d.kind === "notify" ? [d.text] : []));
+}

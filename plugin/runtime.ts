@@ -1,0 +1,75 @@
+import type { PluginInput } from "@opencode-ai/plugin";
+import { DEFAULT_CONFIG } from "../governance/config/config.ts";
+import { ensureGovernanceDir } from "../governance/storage/governance-paths.ts";
+import { SessionStore } from "../governance/storage/session-store.ts";
+import { type Clock, systemClock } from "../governance/time/clock.ts";
+import { AuditSink } from "./audit-sink.ts";
+import { CallNotes } from "./call-notes.ts";
+import { ConfigWatcher } from "./config-watcher.ts";
+import { PluginContext } from "./context.ts";
+import { DirectiveInbox } from "./directive-inbox.ts";
+import { EffectRunner } from "./effect-runner.ts";
+import { IdleWatch } from "./idle-watch.ts";
+import { createOpencodeApi, type OpencodeApi } from "./opencode-api.ts";
+import { SessionRuntime } from "./session-runtime.ts";
+import { SessionTracker } from "./session-tracker.ts";
+import { StopController } from "./stop-controller.ts";
+import { systemTimers, type Timers } from "./timers.ts";
+
+export type RuntimeOptions = { clock?: Clock; timers?: Timers; api?: OpencodeApi };
+
+/**
+ * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the
+ * read-only context, the session runtime (the only writer of records), the effect runner, the tracker of hosted
+ * sessions, the stop controller. Hooks receive this; none of its parts is reassigned after construction.
+ */
+export class Runtime {
+  readonly ctx: PluginContext;
+  readonly runner: EffectRunner;
+  readonly tracker: SessionTracker;
+  readonly stops: StopController;
+  readonly calls = new CallNotes();
+
+  constructor(input: Pick<PluginInput, "directory" | "client">, options: RuntimeOptions = {}) {
+    const clock = options.clock ?? systemClock;
+    const timers = options.timers ?? systemTimers;
+    let sink: AuditSink | undefined;
+    const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
+    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes);
+    const config = new ConfigWatcher(store.paths.configFile, sink, timers);
+    const api = options.api ?? createOpencodeApi(input.client, input.directory);
+    this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
+    this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox());
+    this.tracker = new SessionTracker(this.runner);
+    this.stops = new StopController(this.runner, this.tracker);
+  }
+
+  get sessions(): SessionRuntime {
+    return this.runner.sessions;
+  }
+
+  /** Creates the git-ignored state folder, then config (created with defaults if missing), then sweeps and watches. */
+  async start(): Promise<void> {
+    const began = performance.now();
+    const { ctx } = this;
+    await ensureGovernanceDir(ctx.paths);
+    await ctx.configWatcher.reload();
+    const archived = await ctx.store.archiveStale(ctx.config.resume.maxIdle);
+    const startupMs = Math.round(performance.now() - began);
+    await ctx.record("plugin_started", { directory: ctx.directory, archived: archived.length, pid: process.pid, startupMs });
+    ctx.configWatcher.watch();
+    this.stops.start();
+  }
+
+  /** OpenCode's `dispose`: timers stop, pending soft events are written, audit lines in flight are awaited. */
+  async dispose(): Promise<void> {
+    this.stops.dispose();
+    this.ctx.configWatcher.stop();
+    await this.flush();
+  }
+
+  async flush(): Promise<void> {
+    await this.sessions.flush();
+    await this.ctx.sink.settle();
+  }
+}

@@ -1,0 +1,117 @@
+import type { Effect, Step } from "../governance/session/effects.ts";
+import { transition, type SessionEvent } from "../governance/session/session-machine.ts";
+import type { SessionRecord } from "../governance/session/session-record.ts";
+import type { PluginContext } from "./context.ts";
+import type { TimerHandle } from "./timers.ts";
+
+/** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
+export const WRITE_BEHIND_MS = 1_000;
+
+/** A step's outcome as stored, with the record it started from. */
+export type Applied<S extends Step = Step> = S & { previous: SessionRecord | undefined };
+
+/**
+ * The one place in plugin/ that writes records. Every change is a pure step of governance/ — a machine event
+ * (`transition`) or a step function returning `{ next, effects }` — applied in one locked read-modify-write. Effects
+ * are returned, not run (plugin/effect-runner.ts runs them).
+ *
+ * Hot-path events (`soft`: a model step, a tool call) only move counters, timestamps and the last tool call, so they
+ * are applied in memory and written behind, batched with the next durable change or within `WRITE_BEHIND_MS`.
+ * Losing a second of counters in a crash is the tradeoff for one durable write per session per second instead of
+ * several per step (OpenCode awaits these hooks on every step).
+ */
+export class SessionRuntime {
+  readonly #ctx: PluginContext;
+  /** Soft events not yet written, per session, in order; and the in-memory record they produced. */
+  readonly #pending = new Map<string, SessionEvent[]>();
+  readonly #views = new Map<string, SessionRecord>();
+  readonly #timers = new Map<string, TimerHandle>();
+  /** Writes started by the write-behind timer, awaited by `flush`. */
+  readonly #writing = new Set<Promise<unknown>>();
+
+  constructor(ctx: PluginContext) {
+    this.#ctx = ctx;
+  }
+
+  #machine(sessionId: string) {
+    const c = this.#ctx.config;
+    return { sessionId, config: { minIdleMs: c.resume.minIdle, maxIdleMs: c.resume.maxIdle } };
+  }
+
+  /** The record as this process last saw it, pending soft events included (no I/O). */
+  peek(sessionId: string): SessionRecord | undefined {
+    return this.#views.get(sessionId) ?? this.#ctx.store.peek(sessionId);
+  }
+
+  /** One machine event. An illegal transition changes nothing and is reported as an `illegal_transition` effect. */
+  async transition(sessionId: string, event: SessionEvent, opts: { soft?: boolean } = {}): Promise<Applied> {
+    const base = opts.soft ? this.peek(sessionId) : undefined;
+    if (base) {
+      const result = transition(base, event, this.#machine(sessionId));
+      if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
+      this.#views.set(sessionId, result.next);
+      this.#pending.set(sessionId, [...(this.#pending.get(sessionId) ?? []), event]);
+      this.#scheduleFlush(sessionId);
+      return { next: result.next, effects: result.effects, previous: base };
+    }
+    return this.step(sessionId, (current) => {
+      const result = transition(current, event, this.#machine(sessionId));
+      if (!result.illegal) return result;
+      const effects: Effect[] = [{ type: "audit", event: "illegal_transition", data: { event: event.type, reason: result.illegal.reason } }];
+      return { next: current, effects };
+    });
+  }
+
+  /**
+   * Applies a pure step in one locked read-modify-write; pending soft events are replayed first (their effects
+   * already ran). A step returning `next: undefined` leaves the record as it is.
+   */
+  async step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
+    const pending = this.#pending.get(sessionId) ?? [];
+    this.#pending.delete(sessionId);
+    this.#ctx.timers.clear(this.#timers.get(sessionId));
+    this.#timers.delete(sessionId);
+    let result: S | undefined;
+    let previous: SessionRecord | undefined;
+    try {
+      const stored = await this.#ctx.store.update(sessionId, (current) => {
+        let r = current;
+        for (const e of pending) r = transition(r, e, this.#machine(sessionId)).next;
+        previous = r;
+        result = fn(r);
+        return result.next ?? r;
+      });
+      const done = result as S;
+      return { ...done, next: stored, previous };
+    } finally {
+      this.#views.delete(sessionId);
+    }
+  }
+
+  #scheduleFlush(sessionId: string): void {
+    if (this.#timers.has(sessionId)) return;
+    const timer = this.#ctx.timers.setTimeout(() => {
+      this.#timers.delete(sessionId);
+      const p = this.#write(sessionId).catch((e) => this.#ctx.reportHookError("write-behind", e));
+      this.#writing.add(p);
+      void p.finally(() => this.#writing.delete(p));
+    }, WRITE_BEHIND_MS);
+    this.#timers.set(sessionId, timer);
+  }
+
+  /** Writes the pending soft events of one session (a step that changes nothing else). */
+  #write(sessionId: string): Promise<Applied> {
+    return this.step(sessionId, (current) => ({ next: current, effects: [] }));
+  }
+
+  /** Writes every pending soft event (OpenCode's `dispose`), and waits for writes already under way. */
+  async flush(): Promise<void> {
+    await Promise.allSettled([...this.#pending.keys()].map((id) => this.#write(id)));
+    await this.settled();
+  }
+
+  /** Waits for the writes the write-behind timer started. */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.#writing]);
+  }
+}

@@ -1,0 +1,86 @@
+import { isSessionId, type SessionRecord } from "../governance/session/session-record.ts";
+import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
+import type { EffectRunner } from "./effect-runner.ts";
+import { checkOrphans } from "./orphan-check.ts";
+
+/**
+ * Which sessions this process hosts, and what OpenCode said about them: the first activity of a session decides
+ * (through the machine's `first_seen`) between new, continued, resumed and expired; `session.status` says which
+ * are busy; orphans found at a delegating session's start are kept for its governance context.
+ */
+export class SessionTracker {
+  readonly #runner: EffectRunner;
+  readonly #first = new Map<string, Promise<SessionRecord | undefined>>();
+  readonly #busy = new Map<string, string>();
+  readonly #orphans = new Map<string, OrphanNote[]>();
+
+  constructor(runner: EffectRunner) {
+    this.#runner = runner;
+  }
+
+  hosts(sessionId: string): boolean {
+    return this.#first.has(sessionId);
+  }
+
+  hosted(): Iterable<string> {
+    return this.#first.keys();
+  }
+
+  /**
+   * Called on every activity of a session. The first time this process sees it, the record on disk (if any) decides
+   * between a new session, a continuation, a resume (1 h–48 h idle or interrupted) and an expired one (> 48 h).
+   * Concurrent first activities of one session share one promise.
+   */
+  ensureSeen(sessionId: string, agent?: string | null): Promise<SessionRecord | undefined> {
+    if (!isSessionId(sessionId)) return Promise.resolve(undefined);
+    const existing = this.#first.get(sessionId);
+    if (existing) return existing;
+    const p = this.#firstActivity(sessionId, agent ?? null);
+    this.#first.set(sessionId, p);
+    return p;
+  }
+
+  /**
+   * `session.created` arrived in this process. Registered synchronously, before any await, so a hook of the same
+   * session that races the event (chat.message, transforms) waits for this record instead of synthesizing a resume.
+   */
+  created(sessionId: string, create: () => Promise<SessionRecord | undefined>): Promise<SessionRecord | undefined> {
+    const p = create();
+    this.#first.set(sessionId, p);
+    return p;
+  }
+
+  async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
+    const { ctx } = this.#runner;
+    const onDisk = await ctx.store.read(sessionId);
+    let parent: { parentId: string | null; agent: string | null } | undefined;
+    let parentRecord: SessionRecord | undefined;
+    if (!onDisk) {
+      parent = await ctx.api.parentOf(sessionId);
+      if (parent?.parentId) parentRecord = await ctx.store.read(parent.parentId);
+    }
+    const record = await this.#runner.dispatch(sessionId, {
+      type: "first_seen",
+      at: ctx.clock.now(),
+      agent: agent ?? parent?.agent ?? null,
+      ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
+      ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
+    });
+    if (record && record.children.length > 0) {
+      const notes = await checkOrphans(this.#runner, record, (id) => this.#busy.has(id));
+      if (notes.length > 0) this.#orphans.set(sessionId, notes);
+    }
+    return record;
+  }
+
+  /** `session.status`: busy/retry until idle. */
+  setStatus(sessionId: string, status: string): void {
+    if (status === "idle") this.#busy.delete(sessionId);
+    else this.#busy.set(sessionId, status);
+  }
+
+  /** Orphaned children found when this session started or resumed, for its governance prefix. */
+  orphanNotes(sessionId: string): readonly OrphanNote[] {
+    return this.#orphans.get(sessionId) ?? [];
+  }
+}

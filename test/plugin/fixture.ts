@@ -1,0 +1,122 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { AuditEvent } from "../../governance/storage/audit-log.ts";
+import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
+import type { OpencodeApi } from "../../plugin/opencode-api.ts";
+import { Runtime } from "../../plugin/runtime.ts";
+import type { TimerHandle, Timers } from "../../plugin/timers.ts";
+
+/** Epoch of every fixture's clock: Tue 3 Feb 2026 10:00 UTC. */
+export const T0 = Date.UTC(2026, 1, 3, 10, 0, 0);
+
+type Entry = { id: number; at: number; fn: () => void; every?: number };
+
+/** Timers driven by the fake clock: nothing fires until the test advances time. */
+export interface FakeTimers extends Timers {
+  /** Moves the clock forward, firing every timer that falls due in order, letting each one's async work run. */
+  advance(ms: number): Promise<void>;
+  pending(): number;
+}
+
+/** Lets promise chains and fs callbacks started by a timer run (one macrotask turn each, no wall-clock wait). */
+export async function settle(turns = 20): Promise<void> {
+  for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+export function createFakeTimers(clock: FakeClock): FakeTimers {
+  let seq = 0;
+  const entries = new Map<number, Entry>();
+  const add = (fn: () => void, ms: number, every?: number): TimerHandle => {
+    const id = ++seq;
+    entries.set(id, { id, at: clock.now() + Math.max(0, ms), fn, ...(every !== undefined ? { every: Math.max(1, every) } : {}) });
+    return { id };
+  };
+  return {
+    setTimeout: (fn, ms) => add(fn, ms),
+    setInterval: (fn, ms) => add(fn, ms, ms),
+    clear(handle) {
+      if (handle) entries.delete(handle.id as number);
+    },
+    pending: () => entries.size,
+    async advance(ms) {
+      const until = clock.now() + ms;
+      for (;;) {
+        await settle();
+        const due = [...entries.values()].filter((e) => e.at <= until).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+        if (!due) break;
+        clock.set(Math.max(clock.now(), due.at));
+        if (due.every !== undefined) due.at += due.every;
+        else entries.delete(due.id);
+        due.fn();
+      }
+      clock.set(until);
+      await settle();
+    },
+  };
+}
+
+/** The SDK layer with no server: records what governance asked of OpenCode; `busy` says which sessions are running. */
+export function fakeApi() {
+  const calls = { aborts: [] as string[], toasts: [] as { message: string; variant: string }[] };
+  const busy = new Set<string>();
+  const parents = new Map<string, { parentId: string | null; agent: string | null }>();
+  const api: OpencodeApi = {
+    abort: async (id) => {
+      calls.aborts.push(id);
+      busy.delete(id);
+      return true;
+    },
+    status: async () => Object.fromEntries([...busy].map((id) => [id, "busy"])),
+    parentOf: async (id) => parents.get(id) ?? { parentId: null, agent: null },
+    toast: async (message, variant) => {
+      calls.toasts.push({ message, variant });
+    },
+  };
+  return { api, calls, busy, parents };
+}
+
+export type PluginFixture = Awaited<ReturnType<typeof pluginFixture>>;
+
+/** A started plugin runtime over a real temp project, with a fake clock, fake timers and a fake SDK. */
+export async function pluginFixture(options: { config?: string } = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-plugin-"));
+  if (options.config !== undefined) {
+    fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
+    fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), options.config);
+  }
+  const clock = createFakeClock(T0);
+  const timers = createFakeTimers(clock);
+  const sdk = fakeApi();
+  const rt = new Runtime({ directory: dir, client: {} as never }, { clock, timers, api: sdk.api });
+  await rt.start();
+  return {
+    dir,
+    rt,
+    clock,
+    timers,
+    ...sdk,
+    audit: async (type?: string): Promise<AuditEvent[]> => {
+      await rt.ctx.sink.settle();
+      const all = await rt.ctx.sink.read();
+      return type ? all.filter((e) => e.type === type) : all;
+    },
+    /** The record as written on disk (not the in-memory view). */
+    onDisk: (id: string) => JSON.parse(fs.readFileSync(path.join(dir, ".opencode", "governance", "sessions", `${id}.json`), "utf8")),
+    async close() {
+      await rt.dispose();
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** OpenCode's bus events, as the 1.18 runtime sends them. */
+export const events = {
+  created: (id: string, info: { parentID?: string; agent?: string } = {}) => ({ type: "session.created", properties: { sessionID: id, info: { id, ...info } } }),
+  idle: (id: string) => ({ type: "session.idle", properties: { sessionID: id } }),
+  aborted: (id: string) => ({ type: "session.error", properties: { sessionID: id, error: { name: "MessageAbortedError" } } }),
+  errored: (id: string, name = "APIError") => ({ type: "session.error", properties: { sessionID: id, error: { name } } }),
+  compacted: (id: string) => ({ type: "session.compacted", properties: { sessionID: id } }),
+  status: (id: string, type: string) => ({ type: "session.status", properties: { sessionID: id, status: { type } } }),
+  todos: (id: string, statuses: string[]) => ({ type: "todo.updated", properties: { sessionID: id, todos: statuses.map((status) => ({ status })) } }),
+};
