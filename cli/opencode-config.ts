@@ -45,10 +45,12 @@ export function configCandidates(scope: Scope, dir: string, env: NodeJS.ProcessE
   ];
 }
 
-/** The file `init` edits: the first existing candidate, else a new `opencode.json` in the scope's folder. */
+/**
+ * The file `init` edits: the first existing candidate (a project configured only through `.opencode/opencode.jsonc`
+ * gets that file edited, not a second config at the root), else a new `opencode.json` in the scope's folder.
+ */
 export function configFileToEdit(scope: Scope, dir: string, env: NodeJS.ProcessEnv = process.env): { file: string; exists: boolean } {
-  const candidates = configCandidates(scope, dir, env).slice(0, scope === "global" ? 3 : 2);
-  const existing = candidates.find((f) => fs.existsSync(f));
+  const existing = configCandidates(scope, dir, env).find((f) => fs.existsSync(f));
   if (existing) return { file: existing, exists: true };
   return { file: scope === "global" ? path.join(globalConfigDir(env), "opencode.json") : path.join(dir, "opencode.json"), exists: false };
 }

@@ -105,6 +105,14 @@ describe("init edits OpenCode's config as a JSONC document", () => {
     expect(fs.readFileSync(path.join(dir, "opencode.jsonc"), "utf8")).toContain('"opencode-governance"');
   });
 
+  test("a project configured only in .opencode/opencode.jsonc gets that file edited, no root config", async () => {
+    fs.mkdirSync(path.join(dir, ".opencode"));
+    fs.writeFileSync(path.join(dir, ".opencode", "opencode.jsonc"), '{\n  // here\n  "theme": "x",\n}\n');
+    expect((await cli("init")).code).toBe(0);
+    expect(fs.existsSync(path.join(dir, "opencode.json"))).toBe(false);
+    expect(fs.readFileSync(path.join(dir, ".opencode", "opencode.jsonc"), "utf8")).toBe('{\n  // here\n  "theme": "x",\n  "plugin": ["opencode-governance"],\n}\n');
+  });
+
   test("a config it cannot parse stops it with the line and column, and nothing is written", async () => {
     fs.writeFileSync(path.join(dir, "opencode.json"), '{\n  "theme": "x"\n  "model": "y"\n}\n');
     const before = snapshot(dir);
