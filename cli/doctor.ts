@@ -3,6 +3,7 @@ import fs from "fs-extra";
 import path from "node:path";
 import { AuditLog } from "../governance/storage/audit-log.ts";
 import { systemClock } from "../governance/time/clock.ts";
+import { MAX_CONFIG_BYTES } from "../governance/config/config.ts";
 import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { stateFolderProblems } from "../governance/storage/state-health.ts";
@@ -45,7 +46,9 @@ function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
 
 /** The editor schema the YAML's first line names, when it is a relative file that is not there. */
 function schemaCheck(configFile: string): Check | undefined {
-  if (!fs.existsSync(configFile)) return undefined;
+  // A FIFO, a symlink (to /dev/zero) or a huge file is refused by loadConfig; never read it here either.
+  const st = fs.lstatSync(configFile, { throwIfNoEntry: false });
+  if (!st?.isFile() || st.size > MAX_CONFIG_BYTES) return undefined;
   const first = fs.readFileSync(configFile, "utf8").split("\n", 1)[0] ?? "";
   const ref = /^#\s*yaml-language-server:\s*\$schema=(\S+)/.exec(first)?.[1];
   if (!ref || /^[a-z]+:\/\//i.test(ref)) return undefined;
