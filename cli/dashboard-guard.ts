@@ -15,6 +15,8 @@ export const ROUTES: readonly Route[] = [
   { method: "GET", path: "/", auth: "query" },
   { method: "GET", path: "/dashboard.js", auth: "none" },
   { method: "GET", path: "/dashboard.css", auth: "none" },
+  /** Browsers ask for it on their own; answered 204 so the console stays clean. */
+  { method: "GET", path: "/favicon.ico", auth: "none" },
   { method: "GET", path: "/api/sessions", auth: "header" },
   { method: "GET", path: "/api/events", auth: "query-or-header" },
   { method: "POST", path: "/api/stop", auth: "header" },

@@ -107,6 +107,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
     if (route.path === "/") return send(res, 200, DASHBOARD_PAGE, "text/html");
     if (route.path === "/dashboard.js") return send(res, 200, DASHBOARD_SCRIPT, "text/javascript");
     if (route.path === "/dashboard.css") return send(res, 200, DASHBOARD_STYLE, "text/css");
+    if (route.path === "/favicon.ico") return void res.writeHead(204, SECURITY_HEADERS).end();
     if (route.path === "/api/sessions") return send(res, 200, await buildSnapshot(ctx, config));
     if (route.path === "/api/events") return openStream(res);
 
