@@ -1,0 +1,222 @@
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { type BrowserContext, chromium, type Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { SessionStore } from "../../governance/storage/session-store.ts";
+import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
+import { parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
+import { systemClock } from "../../governance/time/clock.ts";
+import { type DashboardProcess, startDashboardProcess } from "../cli/dashboard-process.ts";
+import {
+  auditEvents,
+  createTestProject,
+  REPO_ROOT,
+  serveOpencode,
+  sessionRecord,
+  startScriptedModel,
+  textOf,
+  waitFor,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle,
+  type TestProject,
+} from "../harness/index.ts";
+
+/** Debian's chromium (installed by .ci/run); playwright-core drives it, no browser download. */
+const CHROMIUM = "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const SCREENSHOT = path.join(REPO_ROOT, "docs", "images", "dashboard.png");
+const RESUMABLE = "ses_browserresume0000000000001";
+const GUIDANCE = "please keep the commits small";
+
+/** Lets the test decide when the child's next tool call happens. */
+class Gate {
+  #waiting: (() => void)[] = [];
+  #credits = 0;
+  wait(): Promise<void> {
+    if (this.#credits > 0) {
+      this.#credits--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => this.#waiting.push(resolve));
+  }
+  release(n = 1): void {
+    for (let i = 0; i < n; i++) {
+      const next = this.#waiting.shift();
+      if (next) next();
+      else this.#credits++;
+    }
+  }
+}
+
+const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
+
+/**
+ * issue 10 §6: the dashboard in a real browser against a real OpenCode session whose subagent is running. The page
+ * is opened before the work starts, so every row it shows arrived live (server-sent events), without a reload.
+ */
+describe("dashboard in Chromium, live, against a real OpenCode session and subagent", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+  let dash: DashboardProcess;
+  let context: BrowserContext;
+  let page: Page;
+  let userDataDir: string;
+  const gate = new Gate();
+  let step = 0;
+
+  async function respond(req: ModelRequest): Promise<Reply> {
+    const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+    const tools = toolTexts(req).length;
+    if (first.includes("PARENT")) {
+      if (tools === 0) return { toolCalls: [{ name: "task", args: { description: "loop", prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
+      return { text: "parent done" };
+    }
+    if (first.includes("CHILD-LOOP")) {
+      if (tools > 0) await gate.wait();
+      step++;
+      return { toolCalls: [{ name: "read", args: { filePath: `${project.dir}/notes-${step % 2}.txt` } }] };
+    }
+    return { text: "ok" };
+  }
+
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({ modelUrl: model.url, agents: true, files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" } });
+    // An earlier session, interrupted two hours ago: the page lists it as resumable with its command.
+    const store = new SessionStore({ projectDir: project.dir, clock: systemClock });
+    const twoHoursAgo = Date.now() - 2 * 3600_000;
+    await store.update(RESUMABLE, () => ({
+      schemaVersion: 1,
+      sessionId: RESUMABLE,
+      parentId: null,
+      rootId: RESUMABLE,
+      level: 1,
+      depth: 0,
+      agent: "governance-coordinator",
+      state: "interrupted",
+      control: "active",
+      createdAt: twoHoursAgo,
+      updatedAt: twoHoursAgo,
+      lastActivityAt: twoHoursAgo,
+      idleAt: null,
+      interruptedAt: twoHoursAgo,
+      stateBeforeInterrupt: "between_turn",
+      lastToolCall: { tool: "bash", callId: "c0", at: twoHoursAgo, summary: "npm test" },
+      firstTool: "bash",
+      counters: { toolCalls: 3, modelSteps: 4, violations: 0, compactions: 0, resumes: 0 },
+      compactionHistory: [],
+      recentActions: [],
+      children: [],
+      todo: null,
+      stop: null,
+      stoppedAt: null,
+      halt: null,
+      resume: null,
+      compactedPending: false,
+    }));
+    serve = await serveOpencode(project);
+    dash = await startDashboardProcess(project.dir);
+    userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
+    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 820 } });
+    page = context.pages()[0] ?? (await context.newPage());
+  });
+  afterAll(async () => {
+    gate.release(100);
+    await context?.close();
+    await dash?.stop();
+    await serve?.stop();
+    await model?.close();
+    project?.cleanup();
+    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
+  });
+
+  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+
+  test("sees the tree appear live, injects fenced guidance, stops the subagent (L1 on its next tool call), and the list follows", async () => {
+    let navigations = 0;
+    page.on("framenavigated", (frame) => {
+      if (frame === page.mainFrame()) navigations++;
+    });
+    const errors: string[] = [];
+    page.on("pageerror", (e) => errors.push(String(e)));
+    page.on("console", (m) => {
+      if (m.type() === "error") errors.push(m.text());
+    });
+    await page.goto(dash.url);
+    await page.locator("#live", { hasText: "live" }).waitFor();
+    // The resumable session, with the exact command and its resume context.
+    const resumable = page.locator(`#resumable li[data-session="${RESUMABLE}"]`);
+    await expect.poll(() => resumable.locator("code.command").textContent()).toBe(`opencode -s ${RESUMABLE}`);
+    expect(await resumable.locator("pre").textContent()).toContain("Resumed Session");
+
+    // The work starts after the page is open: parent and child rows must arrive without a reload.
+    const parent = (await serve.http.createSession()).id;
+    await serve.http.promptAsync(parent, "PARENT delegate", { agent: "governance-coordinator" });
+    const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
+    await waitFor(() => agentRequests(child).length >= 2, "child waiting at its second tool call", 60_000);
+    const parentRow = page.locator(`tr[data-session="${parent}"]`);
+    const childRow = page.locator(`tr[data-session="${child}"]`);
+    await childRow.waitFor({ timeout: 30_000 });
+    await parentRow.waitFor();
+    // The tree: the child under its parent, indented, with its agent.
+    const order = await page.locator("#rows tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session")));
+    expect(order.indexOf(parent)).toBeGreaterThanOrEqual(0);
+    expect(order.indexOf(child)).toBe(order.indexOf(parent) + 1);
+    expect(await childRow.locator("td").nth(1).textContent()).toBe("governance-executor");
+    expect(await childRow.locator("td").first().textContent()).toMatch(new RegExp(`^\\u00a0{3}${child}$`));
+    await expect.poll(() => childRow.locator("td.tool").textContent(), { timeout: 30_000 }).toMatch(/^read .*notes-/);
+
+    // Guidance typed in the page arrives fenced in the child's next tool result.
+    await childRow.locator("input[type=text]").fill(GUIDANCE);
+    await childRow.getByRole("button", { name: "Inject" }).click();
+    await page.locator("#status.ok", { hasText: "inject requested" }).waitFor();
+    // The plugin notices a queued directive through its watcher (≤ 500 ms poll), so a tool call racing the click
+    // may still come back plain: step the child until the guidance arrives, at most three tool calls.
+    let guided = "";
+    for (let i = 0; i < 3 && !guided.includes(GUIDANCE); i++) {
+      const before = agentRequests(child).length;
+      gate.release();
+      guided = lastToolText(await waitFor(() => agentRequests(child)[before], "child step after the inject", 60_000));
+    }
+    const trace = () => auditEvents(project.governanceDir).filter((e) => e.sessionId === child).map((e) => JSON.stringify(e)).join("\n");
+    expect(guided, trace()).toContain(USER_GUIDANCE_HEADING);
+    // Fenced: the one untrusted-data block between the heading and the tool output holds exactly the guidance.
+    const block = guided.slice(guided.indexOf(USER_GUIDANCE_HEADING) + USER_GUIDANCE_HEADING.length, guided.indexOf(TOOL_OUTPUT_MARKER)).trim();
+    expect(parseUntrustedBlock(block)?.body, block).toBe(GUIDANCE);
+    await expect.poll(() => page.locator("#audit-rows tr", { hasText: "inject_queued" }).count()).toBeGreaterThan(0);
+
+    // Stop (L1, the default) from the page: the child's next tool result carries the L1 directive.
+    await childRow.getByRole("button", { name: "Stop" }).click();
+    await page.locator("#status.ok", { hasText: "stop requested" }).waitFor();
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "the plugin took the stop", 30_000);
+    // The page follows by itself: the row says stopping, the audit tail shows the request.
+    await expect.poll(() => childRow.locator("td").nth(3).textContent(), { timeout: 30_000 }).toContain("stopping");
+    await expect.poll(() => page.locator("#audit-rows tr", { hasText: "session_interrupted" }).count()).toBeGreaterThan(0);
+    const base = agentRequests(child).length;
+    gate.release();
+    const l1 = lastToolText(await waitFor(() => agentRequests(child)[base], "child step after the stop", 60_000));
+    expect(l1).toContain(STOP_HEADINGS[1]);
+    expect(l1).toContain("stopped from the dashboard");
+    expect(l1).toMatch(/loop-output-(even|odd)/);
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_stop_escalated" && e.sessionId === child), "L1 delivered", 30_000);
+
+    mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
+    await page.screenshot({ path: SCREENSHOT, fullPage: true });
+    expect(navigations).toBe(1);
+    expect(errors).toEqual([]);
+  });
+});
