@@ -54,12 +54,20 @@ export class Runtime {
     const { ctx } = this;
     await ensureGovernanceDir(ctx.paths);
     await ctx.configWatcher.reload();
-    const archived = await ctx.store.archiveStale(ctx.config.resume.maxIdle);
     const startupMs = Math.round(performance.now() - began);
-    await ctx.record("plugin_started", { directory: ctx.directory, archived: archived.length, pid: process.pid, startupMs });
+    await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs });
     ctx.configWatcher.watch();
     this.stops.start();
+    // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
+    // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
+    // own record, and the sweep re-checks staleness under the record's lock before moving it. flush() waits for it.
+    this.#sweep = ctx.store.archiveStale(ctx.config.resume.maxIdle).then(
+      () => undefined,
+      (error: unknown) => ctx.reportHookError("start-sweep", error),
+    );
   }
+
+  #sweep: Promise<void> = Promise.resolve();
 
   /** OpenCode's `dispose`: timers stop, pending soft events are written, audit lines in flight are awaited. */
   async dispose(): Promise<void> {
@@ -69,6 +77,7 @@ export class Runtime {
   }
 
   async flush(): Promise<void> {
+    await this.#sweep;
     await this.sessions.flush();
     await this.ctx.sink.settle();
   }

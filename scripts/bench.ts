@@ -1,197 +1,152 @@
 /**
- * `npm run bench`: what governance costs, measured once on this machine and printed (no asserts, no thresholds).
+ * `npm run bench` (`-- --quick` for day-to-day use, `-- --lock /tmp/e2e.lock` to take a shared lock round by round):
+ * what governance costs a user, measured in one run and printed (no asserts, no thresholds). docs/performance.md
+ * records a full run and what each figure means.
  *
- * (a) In-process hot path: the hooks OpenCode awaits on every tool call (`tool.execute.before` + `.after`) and on
- *     every model step (`experimental.chat.system.transform`), called directly on a plugin Runtime over a temp project,
- *     with a fake SDK layer (there is no server). Shows the plugin's own latency, file locking and atomic writes
- *     included, and the bytes the governance prefix adds to every model request.
- * (b) Real host: the same scripted 30-tool-call session through the real `opencode run`, with the built plugin and
- *     without it, 3 runs each in alternating pairs, so the ratio shows what a user would feel end to end. A fresh
- *     project per run; process start-up (~3 s) is included because a user pays it too.
- *
- * Figures from one run on a shared machine are noisy; docs/benchmarks.md records one such run.
+ * (1) Real host, interleaved: `opencode serve` (the version in package.json) with no plugin, with an empty-hooks
+ *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: 100 sequential `read` calls;
+ *     scenario B: a `task` subagent (`general`) making 20 reads. Every round runs the six combinations in a rotated
+ *     order, each in a fresh project and a fresh process; ratios are per round against the no-plugin run of the same
+ *     round (median and range). Per run: wall of the prompt, CPU of the opencode process tree (/proc utime + stime,
+ *     children included), peak RSS (VmHWM) and steady RSS (VmRSS 0.5 s after the turn), start-up (spawn → first
+ *     session created: the plugin loads on the project's first request), and the governance bytes in each model
+ *     request (prefix + governance tool schemas + task context blocks, from the scripted model's recorded requests).
+ * (2) In-process: both transforms at 10, 200 and 2,000 messages; tool hooks with 20 sessions at once; the shipped
+ *     plugin's start with 10,000 records on disk. p99 of wall time on a shared 2-core machine is mostly the
+ *     scheduler: a constant loop is timed alongside as the noise floor.
+ * (3) Stop latency in the real host: `opencode-governance stop` → the directive in the child's next tool result
+ *     (child calling a tool every 100 ms), and → the confirmed stop of a child stuck in an endless stream.
+ * (4) Under load: the load scenario of test/load (20 subagents at once, three CLI processes stopping and injecting)
+ *     with its delivery latencies.
  */
-import { mkdtemp, rm } from "node:fs/promises";
 import os from "node:os";
-import path from "node:path";
 import { performance } from "node:perf_hooks";
-import { Runtime } from "../plugin/runtime.ts";
-import { onEvent } from "../plugin/hooks/event.ts";
-import { systemTransform } from "../plugin/hooks/system-transform.ts";
-import { toolAfter } from "../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../plugin/hooks/tool-before.ts";
-import type { OpencodeApi } from "../plugin/opencode-api.ts";
-import {
-  auditEvents,
-  createTestProject,
-  runOpencode,
-  startScriptedModel,
-  type ModelRequest,
-  type Reply,
-  type TestProject,
-} from "../test/harness/index.ts";
+import { startScriptedModel } from "../test/harness/index.ts";
 import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/harness/warm-cache.ts";
+import { benchRespond, governanceBytes, hostRun, type HostRun, type Scenario, type Variant } from "./bench/host.ts";
+import { pluginStart, toolHooks, transforms } from "./bench/in-process.ts";
+import { acquireLock } from "./bench/lock.ts";
+import { fmt, ratioText, stats } from "./bench/stats.ts";
+import { stopLatency } from "./bench/stop-latency.ts";
+import { runLoadScenario } from "../test/load/load-scenario.ts";
 
-const HOT_ITERATIONS = 500;
-const HOT_WARMUP = 20;
-const HOST_TOOL_CALLS = 30;
-const HOST_RUNS_PER_MODE = 3;
-/** Keeps `npm run bench` near 3 minutes on a loaded machine: no new with/without pair starts once this is spent. */
-const HOST_BUDGET_MS = 150_000;
+const args = process.argv.slice(2);
+const QUICK = args.includes("--quick");
+const LOCK = args.includes("--lock") ? args[args.indexOf("--lock") + 1] : undefined;
+const only = args.includes("--only") ? args[args.indexOf("--only") + 1]!.split(",") : ["host", "inprocess", "stop", "load"];
+const opt = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const ROUNDS = opt("--rounds", QUICK ? 2 : 8);
+/** `--calls-a`/`--calls-b` shrink the scenarios when the machine is too loaded for 100 reads per run (see the doc). */
+const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100), B: opt("--calls-b", QUICK ? 10 : 20) };
+const WARMUP = args.includes("--no-warmup") ? 0 : 1;
+const VARIANTS: Variant[] = ["none", "empty", "governance"];
 
-type Stats = { median: number; p90: number; p99: number; min: number; max: number };
-
-/**
- * Nearest-rank p90/p99 (each one a time that was actually measured); the median is the middle sample, or the mean
- * of the two middle ones for an even count (with 2 host runs, nearest-rank would just report the faster one).
- */
-function stats(samples: readonly number[]): Stats {
-  const s = [...samples].sort((a, b) => a - b);
-  const at = (p: number) => s[Math.min(s.length - 1, Math.max(0, Math.ceil((p / 100) * s.length) - 1))]!;
-  const mid = Math.floor(s.length / 2);
-  const median = s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
-  return { median, p90: at(90), p99: at(99), min: s[0]!, max: s.at(-1)! };
-}
-
-const ms = (n: number, digits = 3) => `${n.toFixed(digits)} ms`;
-
-function row(label: string, st: Stats): string {
-  return `  ${label.padEnd(34)} median ${ms(st.median).padStart(10)}   p90 ${ms(st.p90).padStart(10)}   p99 ${ms(st.p99).padStart(10)}   max ${ms(st.max).padStart(10)}`;
-}
-
-/** The SDK layer with no server behind it: every call succeeds at once, so only governance's own work is timed. */
-const fakeApi: OpencodeApi = {
-  abort: async () => true,
-  status: async () => ({}),
-  parentOf: async () => ({ parentId: null, agent: null }),
-  toast: async () => undefined,
-};
-
-async function hotPath(): Promise<void> {
-  const dir = await mkdtemp(path.join(os.tmpdir(), "ocg-bench-"));
-  try {
-    const client = {} as ConstructorParameters<typeof Runtime>[0]["client"];
-    const gov = new Runtime({ directory: dir, client }, { api: fakeApi });
-    await gov.start();
-    const sessionID = "ses_bench0000000000000000000001";
-    await onEvent(gov, { type: "session.created", properties: { sessionID, info: { id: sessionID, parentID: null } } });
-
-    const before: number[] = [];
-    const after: number[] = [];
-    const toolCall: number[] = [];
-    const step: number[] = [];
-    let prefixBytes = 0;
-    for (let i = 0; i < HOT_WARMUP + HOT_ITERATIONS; i++) {
-      const input = { tool: "bash", sessionID, callID: `call_${i}` };
-      const t0 = performance.now();
-      await toolBefore(gov, input, { args: { command: "ls" } });
-      const t1 = performance.now();
-      await toolAfter(gov, input, { title: "ls", output: "README.md\npackage.json\n", metadata: {} });
-      const t2 = performance.now();
-      const system: string[] = [];
-      await systemTransform(gov, { sessionID }, { system });
-      const t3 = performance.now();
-      if (i < HOT_WARMUP) continue;
-      before.push(t1 - t0);
-      after.push(t2 - t1);
-      toolCall.push(t2 - t0);
-      step.push(t3 - t2);
-      prefixBytes = Buffer.byteLength(system.join("\n"), "utf8");
-    }
-    // Hot-path events are written behind (batched); this is the one durable write that carries them all.
-    const flushStarted = performance.now();
-    await gov.flush();
-    const flushMs = performance.now() - flushStarted;
-    const record = await gov.ctx.store.read(sessionID);
-    await gov.dispose();
-
-    console.log(`\n(a) in-process hot path — ${HOT_ITERATIONS} iterations after ${HOT_WARMUP} warm-up, fake SDK, temp project on ${os.tmpdir()}`);
-    console.log(row("tool.execute.before", stats(before)));
-    console.log(row("tool.execute.after", stats(after)));
-    console.log(row("per tool call (before + after)", stats(toolCall)));
-    console.log(row("per model step (system.transform)", stats(step)));
-    console.log(`  governance prefix added to every model request: ${prefixBytes} bytes (UTF-8), ~${Math.round(prefixBytes / 4)} tokens at 4 bytes/token`);
-    console.log(`  write-behind flush of the pending events: ${flushMs.toFixed(3)} ms (hot-path events are written at most once a second per session)`);
-    console.log(`  record after the flush: ${record?.counters.toolCalls ?? "?"} tool calls, ${record?.counters.modelSteps ?? "?"} model steps counted`);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
-
-/** One `echo i` per step until the session holds 30 tool results, then a final answer (stateless: driven by messages). */
-function thirtyBashCalls(req: ModelRequest): Reply {
-  const done = req.messages.filter((m) => m.role === "tool").length;
-  if (done < HOST_TOOL_CALLS) return { toolCalls: [{ name: "bash", args: { command: `echo ${done + 1}`, description: `step ${done + 1}` } }] };
-  return { text: "All 30 steps done." };
-}
-
-/**
- * `ms` is what the user waits (process start to exit). `startMs` (until the first model request: start-up, config,
- * plugin load) and `stepMs` (median gap between consecutive model requests: one tool call with its hooks, snapshot
- * and model round trip) split it, and are far less sensitive to a noisy neighbour than the total.
- */
-type HostRun = { mode: "local" | "none"; ms: number; startMs: number; stepMs: number; code: number | null; toolResults: number; pluginStarted: boolean };
+const log = (s = "") => console.log(s);
 
 async function realHost(): Promise<void> {
   ensureOpencodeBinary();
   ensureWarmDeps();
-  const model = await startScriptedModel(thirtyBashCalls);
-  const projects: TestProject[] = [];
-  const once = async (mode: "local" | "none"): Promise<HostRun> => {
-    const project = createTestProject({ modelUrl: model.url, plugin: mode, files: { "README.md": "# bench\n" } });
-    projects.push(project);
-    const from = model.requests.length;
-    const startedAt = Date.now();
-    const result = await runOpencode(project, ["Run the thirty steps."], { timeoutMs: 120_000 });
-    const agent = model.requests.slice(from).filter((r) => r.kind === "agent");
-    const last = agent.at(-1);
-    const gaps = agent.slice(1).map((r, i) => r.receivedAt - agent[i]!.receivedAt);
-    return {
-      mode,
-      ms: result.ms,
-      startMs: agent[0] ? agent[0].receivedAt - startedAt : Number.NaN,
-      stepMs: gaps.length > 0 ? stats(gaps).median : Number.NaN,
-      code: result.code,
-      toolResults: last?.messages.filter((m) => m.role === "tool").length ?? 0,
-      pluginStarted: auditEvents(project.governanceDir).some((e) => e.type === "plugin_started"),
-    };
-  };
+  const model = await startScriptedModel(benchRespond);
+  const runs: (HostRun & { round: number })[] = [];
+  const combos = (["A", "B"] as Scenario[]).flatMap((s) => VARIANTS.map((v) => [v, s] as const));
+  log(`\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential reads; B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`);
   try {
-    console.log(`\n(b) real host — opencode ${opencodeVersion()} \`opencode run\`, ${HOST_TOOL_CALLS} bash calls (echo i) per session, scripted local model`);
-    const started = performance.now();
-    const runs: HostRun[] = [];
-    for (let pair = 0; pair < HOST_RUNS_PER_MODE; pair++) {
-      const elapsed = performance.now() - started;
-      if (pair > 0 && elapsed + elapsed / pair > HOST_BUDGET_MS) {
-        console.log(`  time budget (${HOST_BUDGET_MS / 1000} s) spent: stopping after ${pair} pair(s)`);
-        break;
+    for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
+      const release = await acquireLock(LOCK);
+      try {
+        const order = combos.map((_, i) => combos[(i + round) % combos.length]!);
+        for (const [variant, scenario] of order) {
+          const r = await hostRun(model, variant, scenario, CALLS[scenario]);
+          if (round > 0) runs.push({ ...r, round });
+          log(`  ${round === 0 ? "warm-up" : `round ${round}`} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`);
+        }
+      } finally {
+        release();
       }
-      // Alternate which mode goes first so neither always pays for a cold file cache.
-      for (const mode of pair % 2 === 0 ? (["local", "none"] as const) : (["none", "local"] as const)) {
-        const run = await once(mode);
-        runs.push(run);
-        const problem = run.code !== 0 || run.toolResults !== HOST_TOOL_CALLS || run.pluginStarted !== (mode === "local");
-        console.log(
-          `  run ${runs.length}: plugin=${mode.padEnd(5)} wall ${ms(run.ms, 0).padStart(9)}  to first request ${ms(run.startMs, 0).padStart(8)}  per step ${ms(run.stepMs, 0).padStart(6)}  exit ${run.code}  tool results ${run.toolResults}  plugin_started ${run.pluginStarted}${problem ? "  <-- NOT A CLEAN RUN" : ""}`,
-        );
-      }
-    }
-    const median = (mode: "local" | "none", pick: (r: HostRun) => number) => stats(runs.filter((r) => r.mode === mode).map(pick)).median;
-    const count = runs.filter((r) => r.mode === "local").length;
-    const figures: [string, (r: HostRun) => number][] = [
-      ["wall time", (r) => r.ms],
-      ["start to first model request", (r) => r.startMs],
-      ["per step (request to request)", (r) => r.stepMs],
-    ];
-    console.log(`  ${`medians over ${count} runs each`.padEnd(40)} ${"with plugin".padStart(11)} ${"without".padStart(10)}   with/without`);
-    for (const [label, pick] of figures) {
-      const withPlugin = median("local", pick);
-      const without = median("none", pick);
-      console.log(`  ${label.padEnd(40)} ${ms(withPlugin, 0).padStart(11)} ${ms(without, 0).padStart(10)}   ${(withPlugin / without).toFixed(3)}×`);
     }
   } finally {
     await model.close();
-    for (const p of projects) p.cleanup();
+  }
+
+  for (const scenario of ["A", "B"] as Scenario[]) {
+    log(`\n  scenario ${scenario} — medians (absolute) and per-round ratios vs no plugin: median (min–max)`);
+    log(`  ${"variant".padEnd(11)} ${"wall".padEnd(22)} ${"CPU".padEnd(22)} ${"peak RSS".padEnd(22)} ${"steady RSS".padEnd(22)} ${"start-up".padEnd(22)} governance bytes/request (max)`);
+    const pick = (v: Variant, round: number) => runs.find((r) => r.variant === v && r.scenario === scenario && r.round === round && r.clean);
+    for (const variant of VARIANTS) {
+      const mine = runs.filter((r) => r.variant === variant && r.scenario === scenario && r.clean);
+      const col = (f: (r: HostRun) => number, unit: string, digits = 0) => {
+        const ratios = mine.flatMap((r) => {
+          const base = pick("none", r.round);
+          return base ? [f(r) / f(base)] : [];
+        });
+        return `${fmt(stats(mine.map(f)).median, digits)} ${unit} ${variant === "none" ? "" : ratioText(ratios)}`.padEnd(22);
+      };
+      const bytes = mine.flatMap((r) => r.requests.map(governanceBytes));
+      const root = bytes.length ? Math.max(...bytes.map((b) => b.total)) : 0;
+      const b = bytes.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, tools: 0, block: 0, total: 0 });
+      log(
+        `  ${variant.padEnd(11)} ${col((r) => r.runMs, "ms")} ${col((r) => r.cpuMs, "ms")} ${col((r) => r.peakRssMiB, "MiB", 1)} ${col((r) => r.steadyRssMiB, "MiB", 1)} ${col((r) => r.startupMs, "ms")} ${root} B (prefix ${b.prefix} + tools ${b.tools} + block ${b.block})  [${mine.length} clean runs]`,
+      );
+    }
+    if (scenario === "B") {
+      const gov = runs.filter((r) => r.variant === "governance" && r.scenario === "B" && r.clean);
+      const child = gov.flatMap((r) => r.requests.filter((q) => q.messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes("BENCH-B-CHILD"))).map(governanceBytes));
+      const worst = child.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, tools: 0, block: 0, total: 0 });
+      log(`  subagent requests: max ${worst.total} B of governance text (prefix ${worst.prefix} + tools ${worst.tools} + block ${worst.block})`);
+    }
+  }
+}
+
+function noiseFloor(): ReturnType<typeof stats> {
+  const samples: number[] = [];
+  let x = 0;
+  for (let i = 0; i < 2000; i++) {
+    const t0 = performance.now();
+    for (let j = 0; j < 20_000; j++) x += j;
+    samples.push(performance.now() - t0);
+  }
+  if (x < 0) log("");
+  return stats(samples);
+}
+
+async function inProcess(): Promise<void> {
+  const it = QUICK ? 200 : 2000;
+  log(`\n(2) in-process (node ${process.version}, ${it} iterations each after 20 warm-up)`);
+  const floor = noiseFloor();
+  log(`  noise floor: a constant ~0.04 ms loop measures median ${fmt(floor.median, 3)} ms, p99 ${fmt(floor.p99, 3)} ms, max ${fmt(floor.max, 1)} ms on this machine now`);
+  for (const f of await transforms([10, 200, 2000], it)) {
+    log(`  ${String(f.size).padStart(5)} messages: messages.transform median ${fmt(f.messages.median, 3)} p99 ${fmt(f.messages.p99, 3)} ms; system.transform median ${fmt(f.system.median, 3)} p99 ${fmt(f.system.p99, 3)} ms`);
+  }
+  const hooks = await toolHooks(20, QUICK ? 20 : 50);
+  log(`  tool hooks, 20 sessions at once: before median ${fmt(hooks.before.median, 3)} p99 ${fmt(hooks.before.p99, 3)} ms; after median ${fmt(hooks.after.median, 3)} p99 ${fmt(hooks.after.p99, 3)} ms`);
+  for (const n of [1, 10_000]) {
+    const st = await pluginStart(n, 5);
+    log(`  plugin start (dist bundle's server()) with ${String(n).padStart(6)} records on disk: median ${fmt(st.median, 1)} ms, max ${fmt(st.max, 1)} ms`);
+  }
+}
+
+async function stops(): Promise<void> {
+  const runs = QUICK ? 3 : 10;
+  const release = await acquireLock(LOCK);
+  try {
+    const r = await stopLatency(runs);
+    log(`\n(3) stop latency, ${runs} runs each (stop.deadline 2s), from starting \`opencode-governance stop\`:`);
+    log(`  → directive in the looping child's next tool result: median ${fmt(r.directive.median)} ms, max ${fmt(r.directive.max)} ms (n=${r.directive.n})`);
+    log(`  → confirmed stop of a child stuck in an endless stream: median ${fmt(r.confirmed.median)} ms, max ${fmt(r.confirmed.max)} ms (n=${r.confirmed.n})`);
+    for (const f of r.failures) log(`  failure: ${f}`);
+  } finally {
+    release();
+  }
+}
+
+async function underLoad(): Promise<void> {
+  const release = await acquireLock(LOCK);
+  try {
+    const r = await runLoadScenario({ subagents: QUICK ? 6 : 20, callsEach: QUICK ? 15 : 50 });
+    log(`\n(4) under load: ${r.subagents} subagents at once × ${r.callsEach} tool calls, 3 CLI processes stopping/injecting at random`);
+    for (const line of r.summary) log(`  ${line}`);
+  } finally {
+    release();
   }
 }
 
@@ -199,15 +154,19 @@ async function main(): Promise<void> {
   const started = performance.now();
   const cpus = os.cpus();
   const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
-  console.log(`opencode-governance bench — node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? "cpu"}`);
-  console.log(`load average at start (1/5/15 min): ${load()} — other work on the machine shows up in every figure below`);
-  await hotPath();
-  await realHost();
-  console.log(`\nload average at end (1/5/15 min): ${load()}`);
-  console.log(`total bench time: ${((performance.now() - started) / 1000).toFixed(1)} s — one run on this machine; repeat before comparing.`);
+  log(`opencode-governance bench${QUICK ? " --quick" : ""} — ${new Date().toISOString()}, node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? "cpu"}`);
+  log(`load average at start (1/5/15 min): ${load()} — other work on the machine shows up in every figure below`);
+  if (only.includes("inprocess")) await inProcess();
+  if (only.includes("host")) await realHost();
+  if (only.includes("stop")) await stops();
+  if (only.includes("load")) await underLoad();
+  log(`\nload average at end (1/5/15 min): ${load()}; total bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exitCode = 1;
-});
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,65 @@
+import { readdirSync, readFileSync, readlinkSync } from "node:fs";
+
+/**
+ * What the opencode process costs, read from /proc (Linux). `opencode serve` is started detached by the harness,
+ * which does not expose its pid: the process is found by its working directory (each run has its own project).
+ */
+export function findProcessByCwd(cwd: string, name = "opencode"): number | undefined {
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readlinkSync(`/proc/${entry}/cwd`) !== cwd) continue;
+      if (!readFileSync(`/proc/${entry}/comm`, "utf8").includes(name.slice(0, 15))) continue;
+      return Number(entry);
+    } catch {
+      // The process went away or is not ours to read.
+    }
+  }
+  return undefined;
+}
+
+const TICKS_PER_SECOND = 100;
+
+/**
+ * CPU of the process and its reaped children (utime + stime + cutime + cstime, /proc/<pid>/stat fields 14–17), plus
+ * its live children's own: the whole opencode tree, including the git processes of its snapshots.
+ */
+export function treeCpuMs(pid: number): number {
+  const own = (p: number, withChildren: boolean): number => {
+    try {
+      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
+      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      const ticks = Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
+      return (ticks * 1000) / TICKS_PER_SECOND;
+    } catch {
+      return 0;
+    }
+  };
+  let total = own(pid, true);
+  for (const child of childrenOf(pid)) total += own(child, true);
+  return total;
+}
+
+function childrenOf(pid: number): number[] {
+  const out: number[] = [];
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      const list = readFileSync(`/proc/${pid}/task/${tid}/children`, "utf8").trim();
+      if (list) for (const c of list.split(" ")) out.push(Number(c), ...childrenOf(Number(c)));
+    }
+  } catch {
+    // gone
+  }
+  return out;
+}
+
+/** VmRSS and VmHWM (peak) of one process, in MiB. */
+export function memoryMiB(pid: number): { rss: number; hwm: number } {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (key: string) => Number(new RegExp(`^${key}:\\s+(\\d+) kB`, "m").exec(status)?.[1] ?? Number.NaN);
+    return { rss: kb("VmRSS") / 1024, hwm: kb("VmHWM") / 1024 };
+  } catch {
+    return { rss: Number.NaN, hwm: Number.NaN };
+  }
+}
