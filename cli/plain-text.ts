@@ -4,7 +4,6 @@
  * control characters again before they reach a terminal or a page (defence in depth: an ESC or BEL sequence must
  * never be interpreted by the user's terminal). Tabs and line breaks inside a value become spaces.
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: matching control characters is the point
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** One value on one line: controls removed, tab/CR/LF turned into spaces. */
