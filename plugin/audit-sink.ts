@@ -14,7 +14,11 @@ export class AuditSink {
   readonly #inFlight = new Set<Promise<unknown>>();
   readonly #reported = new Set<string>();
 
-  constructor(paths: GovernancePaths, clock: Clock, maxBytes: number) {
+  readonly #notify: (p: StoreProblem) => void;
+
+  /** `notify` sees each new store problem once (the plugin shows a toast: the audit log itself may be what failed). */
+  constructor(paths: GovernancePaths, clock: Clock, maxBytes: number, notify: (p: StoreProblem) => void = () => undefined) {
+    this.#notify = notify;
     this.#paths = paths;
     this.#clock = clock;
     this.#log = this.#open(maxBytes);
@@ -55,6 +59,11 @@ export class AuditSink {
     if (this.#reported.has(key)) return;
     this.#reported.add(key);
     void this.record("store_problem", { ...p });
+    try {
+      this.#notify(p);
+    } catch {
+      // A failed notification must not break reporting.
+    }
   }
 
   read(options?: Parameters<AuditLog["read"]>[0]): ReturnType<AuditLog["read"]> {

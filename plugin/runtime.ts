@@ -1,6 +1,7 @@
 import type { PluginInput } from "@opencode-ai/plugin";
 import { DEFAULT_CONFIG } from "../governance/config/config.ts";
 import { ensureGovernanceDir } from "../governance/storage/governance-paths.ts";
+import type { StoreProblem } from "../governance/storage/quarantine.ts";
 import { SessionStore } from "../governance/storage/session-store.ts";
 import { type Clock, systemClock } from "../governance/time/clock.ts";
 import { AuditSink } from "./audit-sink.ts";
@@ -35,9 +36,12 @@ export class Runtime {
     const timers = options.timers ?? systemTimers;
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
-    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes);
-    const config = new ConfigWatcher(store.paths.configFile, sink, timers);
     const api = options.api ?? createOpencodeApi(input.client, input.directory);
+    const toast = (p: StoreProblem) => {
+      if (p.kind === "io_error") void api.toast(`Governance cannot use ${p.file}: ${p.reason}`.slice(0, 300), "warning").catch(() => undefined);
+    };
+    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, toast);
+    const config = new ConfigWatcher(store.paths.configFile, sink, timers);
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox());
     this.tracker = new SessionTracker(this.runner);

@@ -76,7 +76,7 @@ describe("the real opencode with hostile state: nothing written outside, the ses
   test("an unwritable state folder does not stall the tool call", async () => {
     const baseline = createTestProject({ modelUrl: model.url });
     const blocked = createTestProject({ modelUrl: model.url });
-    let undo = () => undefined as void;
+    let undo: () => void = () => undefined;
     try {
       const ok = await run(baseline);
       expect(ok.code).toBe(0);
