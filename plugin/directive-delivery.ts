@@ -1,4 +1,6 @@
-import { claimAll } from "../governance/stop/directive-queue.ts";
+import { claimAll, type Directive } from "../governance/stop/directive-queue.ts";
+import { renderNotification } from "../governance/stop/notifications.ts";
+import type { StoreProblem } from "../governance/storage/quarantine.ts";
 import { onToolResult } from "../governance/stop/stop-ladder.ts";
 import { validateInjectText } from "../governance/texts/inject-sanitizer.ts";
 import { buildInjectBlock, buildStopDirective } from "../governance/texts/stop-directives.ts";
@@ -14,9 +16,9 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
   const { ctx, sessions, inbox } = runner;
   if (!inbox.has(sessionId) && sessions.peek(sessionId)?.control !== "stopping") return undefined;
   inbox.take(sessionId);
-  const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock });
+  const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
   for (const d of directives) if (d.kind === "stop") await stops.begin(sessionId, d);
-  const notes = directives.flatMap((d) => (d.kind === "notify" ? [d.text] : []));
+  const notes = await renderNotes(runner, sessionId, directives);
   const injects = directives.flatMap((d) => (d.kind === "inject" ? [d] : []));
 
   let body: string | undefined;
@@ -42,6 +44,24 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
 /** Notifications only (for the model-step path): stop and inject directives stay queued for tool results. */
 export async function takeNotifications(runner: EffectRunner, sessionId: string): Promise<string[]> {
   if (!runner.inbox.has(sessionId)) return [];
-  const notes = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"] });
-  return notes.flatMap((d) => (d.kind === "notify" ? [d.text] : []));
+  const notes = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"], onProblem: (p) => rejected(runner, sessionId, p) });
+  return renderNotes(runner, sessionId, notes);
+}
+
+/** Each notification rendered from this process's own record of the child; one that does not check out is audited, not shown. */
+async function renderNotes(runner: EffectRunner, sessionId: string, directives: readonly Directive[]): Promise<string[]> {
+  const texts: string[] = [];
+  for (const d of directives) {
+    if (d.kind !== "notify") continue;
+    const child = runner.sessions.peek(d.childId) ?? (await runner.ctx.store.read(d.childId));
+    const note = renderNotification(d, sessionId, child);
+    if (note.ok) texts.push(note.text);
+    else await runner.ctx.record("directive_rejected", { sessionId, directiveId: d.id, reason: note.reason });
+  }
+  return texts;
+}
+
+/** A queue file that failed validation or its signature was set aside (quarantined): audited, never delivered. */
+function rejected(runner: EffectRunner, sessionId: string, problem: StoreProblem): void {
+  void runner.ctx.record("directive_rejected", { sessionId, file: problem.file, reason: problem.reason }).catch(() => undefined);
 }

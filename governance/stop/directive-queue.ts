@@ -8,6 +8,7 @@ import { ensureGovernanceDir, sessionScopedPath, type GovernancePaths, type Path
 import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/quarantine.ts";
 import { SessionId, StopLevel } from "../session/session-record.ts";
 import { checkRealDir, DIR_MODE, readRegularFile } from "../storage/safe-fs.ts";
+import { loadKey, sign, verify } from "./directive-signing.ts";
 
 export const DirectiveId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, "directive id: 1-100 of [A-Za-z0-9_-]");
 
@@ -27,18 +28,27 @@ export const InjectDirective = z.object({
   text: z.string().max(100_000),
   by: z.string().max(100),
 });
-/** A message for a parent about one of its children. */
+/**
+ * A parent's child was stopped. Structured data only, never free text: the receiving process renders the message at
+ * delivery from its own records of the child (see `renderNotification`), so a queue file cannot carry words to a model.
+ */
+export const NotifyHow = z.enum(["ladder", "hard-stop", "compliance"]);
 export const NotifyDirective = z.object({
   kind: z.literal("notify"),
   id: DirectiveId,
   at: z.number().int(),
-  text: z.string().max(100_000),
+  childId: SessionId,
+  how: NotifyHow,
 });
+export type NotifyDirective = z.infer<typeof NotifyDirective>;
 export const Directive = z.discriminatedUnion("kind", [StopDirective, InjectDirective, NotifyDirective]);
 export type Directive = z.infer<typeof Directive>;
 
-/** What one queue file holds: the directive plus the envelope every persisted shape carries. */
-export const QueueFile = z.object({ schemaVersion: z.literal(1), sessionId: SessionId, directive: Directive });
+/**
+ * What one queue file holds: the directive, the envelope every persisted shape carries, and the HMAC of both under the
+ * user's key (directive-signing.ts). A file without a valid signature is never delivered.
+ */
+export const QueueFile = z.object({ schemaVersion: z.literal(1), sessionId: SessionId, directive: Directive, sig: z.string().max(200).optional() });
 export type QueueFile = z.infer<typeof QueueFile>;
 
 export type EnqueueResult = { ok: true; file: string } | { ok: false; reason: string };
@@ -79,6 +89,8 @@ export async function enqueue(paths: GovernancePaths, sessionId: string, directi
   if (!dir.ok) return dir;
   const parsed = Directive.safeParse(directive);
   if (!parsed.success) return { ok: false, reason: `invalid directive: ${z.prettifyError(parsed.error)}` };
+  const key = loadKey();
+  if (!key.ok) return { ok: false, reason: key.reason };
   await ensureGovernanceDir(paths);
   // Not recursive: `queues/` exists, and a recursive mkdir reports ENOENT instead of EROFS on a read-only mount.
   await mkdir(dir.path, { mode: DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
@@ -89,7 +101,7 @@ export async function enqueue(paths: GovernancePaths, sessionId: string, directi
   const ms = String(Math.max(0, Math.trunc(parsed.data.at))).padStart(15, "0");
   const name = `${ms}-${String(sequence).padStart(8, "0")}-${process.pid}-${randomBytes(4).toString("hex")}.json`;
   const file = join(dir.path, name);
-  const content: QueueFile = { schemaVersion: 1, sessionId, directive: parsed.data };
+  const content: QueueFile = { schemaVersion: 1, sessionId, directive: parsed.data, sig: sign(key.key, sessionId, parsed.data) };
   await writeFileAtomic(file, `${JSON.stringify(content)}\n`);
   return { ok: true, file };
 }
@@ -237,6 +249,14 @@ function decode(text: string, sessionId: string): { ok: true; directive: Directi
   const file = QueueFile.safeParse(json.value);
   if (!file.success) return { ok: false, reason: `invalid queue file: ${z.prettifyError(file.error)}` };
   if (file.data.sessionId !== sessionId) return { ok: false, reason: `queued for ${file.data.sessionId}, found in ${sessionId}'s queue` };
+  const key = loadKey();
+  if (!key.ok) return { ok: false, reason: `cannot verify the directive: ${key.reason}` };
+  if (!verify(key.key, sessionId, file.data.directive, file.data.sig)) {
+    return {
+      ok: false,
+      reason: file.data.sig === undefined ? "unsigned directive (not written by governance for this user); not delivered" : "directive signature does not match (forged or altered); not delivered",
+    };
+  }
   return { ok: true, directive: file.data.directive };
 }
 

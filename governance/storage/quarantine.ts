@@ -1,7 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { rename } from "node:fs/promises";
+import { mkdir, rename } from "node:fs/promises";
 import { basename, join } from "node:path";
 import { writeFileAtomic } from "./atomic-write.ts";
+import { checkRealDir, DIR_MODE } from "./safe-fs.ts";
 import type { Clock } from "../time/clock.ts";
 import type { GovernancePaths } from "./governance-paths.ts";
 
@@ -33,6 +34,8 @@ export async function quarantineFile(
   const name = `${prefix}${basename(file)}.${at}.${randomBytes(3).toString("hex")}`;
   const movedTo = join(paths.quarantine, name);
   try {
+    // Never move a file through a planted symlink: the quarantine folder must be a real folder (or missing).
+    if (!checkRealDir(paths.quarantine)) await mkdir(paths.quarantine, { mode: DIR_MODE });
     await rename(file, movedTo);
   } catch (error) {
     const code = (error as NodeJS.ErrnoException).code;

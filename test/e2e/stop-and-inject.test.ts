@@ -23,7 +23,8 @@ const run = promisify(execFile);
 /** The CLI, as a user runs it, in its own process. */
 async function cli(project: TestProject, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   try {
-    const { stdout, stderr } = await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir]);
+    // The same user as the opencode process (same HOME/XDG dirs), so both find the same directive-signing key.
+    const { stdout, stderr } = await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir], { env: { ...process.env, ...project.env } });
     return { code: 0, stdout, stderr };
   } catch (error) {
     const e = error as { code: number; stdout: string; stderr: string };

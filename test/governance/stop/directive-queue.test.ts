@@ -32,7 +32,7 @@ describe("DirectiveQueue", () => {
   it("delivers every kind of directive once, in FIFO order, and then nothing", async () => {
     const id = sid("queue001");
     const stop: Directive = { kind: "stop", id: "s1", at: 30, level: 2, reason: "user asked", by: "cli" };
-    const notify: Directive = { kind: "notify", id: "n1", at: 20, text: "child ses_x finished" };
+    const notify: Directive = { kind: "notify", id: "n1", at: 20, childId: "ses_childxxxxxxxxxxxxxxx", how: "ladder" };
     expect(await pendingCount(paths, id)).toBe(0);
     for (const directive of [inject("i1", 10), stop, notify]) expect((await enqueue(paths, id, directive)).ok).toBe(true);
     expect(await pendingCount(paths, id)).toBe(3);
@@ -187,7 +187,7 @@ describe("DirectiveQueue", () => {
 
   it("claims only the requested kinds and leaves the rest queued in order", async () => {
     const id = sid("kinds001");
-    const notify: Directive = { kind: "notify", id: "n1", at: 2, text: "child done" };
+    const notify: Directive = { kind: "notify", id: "n1", at: 2, childId: "ses_childxxxxxxxxxxxxxxx", how: "compliance" };
     await enqueue(paths, id, inject("i1", 1));
     await enqueue(paths, id, notify);
     await enqueue(paths, id, inject("i2", 3));
