@@ -1,9 +1,9 @@
 import { lstatSync } from "node:fs";
-import { mkdir } from "node:fs/promises";
+import { chmod, mkdir } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { SessionId } from "../session/session-record.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
-import { checkGovernanceRoot, checkRealDir, DIR_MODE, readRegularFile, UnsafePathError } from "./safe-fs.ts";
+import { checkGovernanceRoot, checkRealDir, DIR_MODE, FILE_MODE, readRegularFile, UnsafePathError } from "./safe-fs.ts";
 
 /** Where governance keeps its state inside one project. All paths are absolute. */
 export interface GovernancePaths {
@@ -126,5 +126,21 @@ async function prepare(paths: GovernancePaths, gitignore: string): Promise<void>
       if (error.code !== "EEXIST") throw error;
     });
     checkRealDir(dir);
+  }
+  await tightenModes([paths.root, ...stateFolders(paths)], DIR_MODE);
+  await tightenModes([paths.auditLog, gitignore], FILE_MODE);
+}
+
+/**
+ * State written by an older release (0755/0644) is made owner-only once per process. Only entries this user owns
+ * and that are what they should be (lstat: never through a link); anything else, or a failing chmod, is left alone.
+ */
+async function tightenModes(entries: string[], mode: number): Promise<void> {
+  const uid = process.getuid?.();
+  for (const entry of entries) {
+    const st = lstatSync(entry, { throwIfNoEntry: false });
+    if (!st || st.isSymbolicLink() || st.uid !== uid || (st.mode & 0o777 & ~mode) === 0) continue;
+    if (mode === DIR_MODE ? !st.isDirectory() : !st.isFile()) continue;
+    await chmod(entry, mode).catch(() => undefined);
   }
 }

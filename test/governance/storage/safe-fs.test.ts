@@ -50,6 +50,29 @@ describe("safe-fs", () => {
     expect(((await stat(join(paths.root, ".gitignore"))).mode & 0o777).toString(8)).toBe("600");
   });
 
+  it("state left by an older release (0755/0644) is made owner-only; a symlink is never chmod-ed through", async () => {
+    const paths = governancePaths(dir);
+    for (const folder of [paths.root, paths.sessions, paths.queues, paths.quarantine, paths.archive]) await mkdir(folder, { recursive: true, mode: 0o755 });
+    await writeFile(paths.auditLog, "", { mode: 0o644 });
+    await writeFile(join(paths.root, ".gitignore"), "*\n", { mode: 0o644 });
+    const { dir: outside, cleanup: done } = await makeTempDir("gov-outside-");
+    try {
+      await writeFile(join(outside, "shared"), "x", { mode: 0o644 });
+      const other = governancePaths(join(dir, "other"));
+      await mkdir(other.root, { recursive: true, mode: 0o755 });
+      await symlink(join(outside, "shared"), other.auditLog);
+      await ensureGovernanceDir(other);
+      await ensureGovernanceDir(paths);
+      for (const folder of [paths.root, paths.sessions, paths.queues, paths.quarantine, paths.archive]) {
+        expect(((await stat(folder)).mode & 0o777).toString(8)).toBe("700");
+      }
+      expect(((await stat(paths.auditLog)).mode & 0o777).toString(8)).toBe("600");
+      expect(((await stat(join(outside, "shared"))).mode & 0o777).toString(8)).toBe("644");
+    } finally {
+      await done();
+    }
+  });
+
   it("checkGovernanceRoot accepts .opencode as a symlink inside the project and refuses one leading outside", async () => {
     const { dir: outside, cleanup: done } = await makeTempDir("gov-outside-");
     try {
