@@ -5,6 +5,7 @@ import { enqueue } from "./directive-queue.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
 import { agentToken, oneLine, sessionToken } from "../texts/text-parts.ts";
+import { cleanLine } from "../texts/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
@@ -51,7 +52,8 @@ export async function requestStop(ctx: ControlContext, target: string, opts: { l
   const resolved = await resolveTarget(ctx, target);
   if (!resolved.ok) return resolved;
   const level = opts.level ?? 1;
-  const reason = (opts.reason ?? "").replace(/\s+/g, " ").trim().slice(0, 500);
+  // Stored clean (no terminal controls, no invisible characters, no secrets): it is printed and shown to models.
+  const reason = cleanLine(opts.reason ?? "", 500);
   for (const s of resolved.sessions) {
     const id = newId("stop");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "stop", id, at: ctx.clock.now(), level, reason, by: ctx.by.slice(0, 100) });
