@@ -4,3 +4,4 @@ export * from "./opencode-process.ts";
 export * from "./opencode-http.ts";
 export * from "./governance-files.ts";
 export * from "./paths.ts";
+export * from "./tui.ts";

@@ -1,0 +1,219 @@
+import fs from "fs-extra";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  allSessionRecords,
+  createTestProject,
+  killAllTuis,
+  lastOf,
+  patchSessionRecord,
+  REPO_ROOT,
+  sessionRecord,
+  startScriptedModel,
+  startTui,
+  textOf,
+  waitFor,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type TestProject,
+  type Tui,
+} from "../harness/index.ts";
+
+/**
+ * The terminal UI as a person uses it (issue 10 §4, §5): the real `opencode` TUI in tmux, keys typed, the screen
+ * read. Escape interrupts the turn and its running subagent; quit; come back two hours later with `-s <id>` and with
+ * `--continue`, and the first model request carries the resume context; the governance toasts show on the screen;
+ * `/governance` and `/governance-stop` work from inside the TUI.
+ *
+ * Run once against `plugin: "none"` (OCG_TUI_PLUGIN=none): the first test fails waiting for the records.
+ */
+
+const RESUME = "## Resumed Session (opencode-governance)";
+const HOUR = 3_600_000;
+const AGENT = ["--agent", "governance-coordinator"];
+
+function respond(req: ModelRequest): Reply {
+  const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+  const lastUser = lastOf(req, "user") ?? "";
+  const turnStart = req.messages.at(-1)?.role === "user";
+  // Children, told apart by the prompt their parent gave them.
+  if (first.includes("SLOW-WORKER")) return { toolCalls: [{ name: "bash", args: { command: "sleep 0.3", description: "a slow step" } }] };
+  if (first.includes("HALT-CHILD")) {
+    if (turnStart) return { toolCalls: [{ name: "task", args: { description: "too deep", prompt: "verify it", subagent_type: "governance-verifier" } }] };
+    return { text: "the spawn was refused" };
+  }
+  // The root session, one marker per turn the user types.
+  if (turnStart && /ESCAPE-ME|STOP-ME/.test(lastUser)) {
+    return { toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER sleep step by step", subagent_type: "governance-executor" } }] };
+  }
+  if (turnStart && lastUser.includes("HALT-ME")) {
+    return { toolCalls: [{ name: "task", args: { description: "delegate further", prompt: "HALT-CHILD go one level deeper", subagent_type: "governance-executor" } }] };
+  }
+  return { text: "continuing" };
+}
+
+/** The commands as `init` installs them, and the CLI on the project's path as `npm i -D opencode-governance` puts it. */
+function installCommandsAndCli(project: TestProject): void {
+  const src = path.join(REPO_ROOT, "commands");
+  for (const f of fs.readdirSync(src)) fs.copySync(path.join(src, f), path.join(project.dir, ".opencode", "command", f));
+  const bin = path.join(project.dir, "node_modules", ".bin", "opencode-governance");
+  fs.outputFileSync(bin, `#!/bin/sh\nexec node ${JSON.stringify(path.join(REPO_ROOT, "dist", "cli", "main.js"))} "$@"\n`);
+  fs.chmodSync(bin, 0o755);
+}
+
+describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let root = "";
+  let child = "";
+  const tuis: Tui[] = [];
+  const open = (args: string[]): Tui => {
+    const tui = startTui(project, args);
+    tuis.push(tui);
+    return tui;
+  };
+  const recordsOf = () => allSessionRecords(project.governanceDir);
+  const moveBack = (ms: number) => {
+    for (const id of [root, child]) {
+      patchSessionRecord(project.governanceDir, id, (r) => {
+        r.lastActivityAt -= ms;
+        r.updatedAt -= ms;
+      });
+    }
+  };
+  /** The first agent step of `sessionId` after request `from`. */
+  const firstStep = (sessionId: string, from: number) =>
+    waitFor(() => model.requests.slice(from).find((r) => r.kind === "agent" && r.sessionId === sessionId), `a model request of ${sessionId}`, 60_000);
+  const quit = async (tui: Tui) => {
+    tui.press("C-c");
+    await tui.waitForExit();
+  };
+
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({
+      modelUrl: model.url,
+      agents: true,
+      plugin: process.env.OCG_TUI_PLUGIN === "none" ? "none" : "local",
+      // depth 1 is the deepest subagent: a subagent's own `task` call is the emergency halt.
+      governanceYaml: "delegation:\n  maxDepth: 1\n",
+    });
+    installCommandsAndCli(project);
+  });
+  afterAll(async () => {
+    for (const t of tuis) t.kill();
+    killAllTuis();
+    await model?.close();
+    // A killed TUI may still be writing its last files for a moment.
+    if (project) {
+      await waitFor(() => {
+        try {
+          project.cleanup();
+          return true;
+        } catch {
+          return false;
+        }
+      }, "the test project removed", 10_000);
+    }
+  });
+
+  test("Escape (pressed as often as the TUI asks) interrupts the turn and its running subagent; both records say interrupted", async () => {
+    const tui = open(AGENT);
+    await tui.waitForScreen("Ask anything", "the prompt of a new session", 60_000);
+    await tui.submit("ESCAPE-ME delegate the slow work");
+    root = (await waitFor(() => recordsOf().find((r) => r.depth === 0)?.sessionId, "the root session's record", 30_000)) as string;
+    child = (await waitFor(() => recordsOf().find((r) => r.parentId === root)?.sessionId, "the subagent's record", 30_000)) as string;
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.lastToolCall?.tool === "bash", "the subagent at work (a bash call)", 30_000);
+    await tui.waitForScreen("Governance-Executor Task", "the running subagent on the screen");
+
+    await tui.waitForScreen("esc interrupt", "the busy turn offering Escape");
+    // OpenCode 1.18 asks for a second Escape ("esc again to interrupt"): press as long as it asks (at most 3 times),
+    // each press only after the screen answered the previous one (two ESC bytes in a row would read as one alt+Esc key).
+    // While the turn runs the status line offers "esc interrupt"; once the abort is through, it is gone.
+    const asks = () => /esc again to interrupt/.test(tui.screen());
+    const busy = () => /esc (again to )?interrupt/.test(tui.screen());
+    for (let presses = 1; busy(); presses++) {
+      expect(presses, "Escape presses needed").toBeLessThanOrEqual(3);
+      const askedBefore = asks();
+      tui.press("Escape");
+      await waitFor(() => (askedBefore ? !busy() : asks() || !busy()), askedBefore ? "the turn to stop after the second Escape" : "the TUI to answer the Escape", 20_000);
+    }
+    const states = () => `records: ${JSON.stringify(recordsOf().map((r) => [r.sessionId, r.depth, r.state, r.control]))}`;
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.state === "interrupted", "the subagent recorded as interrupted").catch((e: Error) => {
+      throw new Error(`${e.message}\n${states()}\nscreen:\n${tui.screen()}`);
+    });
+    await waitFor(() => sessionRecord(project.governanceDir, root)?.state === "interrupted", "the session recorded as interrupted");
+    await tui.waitForScreen(/Governance-Coordinator · Scripted model · interrupted/, "OpenCode's own 'interrupted' mark");
+    expect(sessionRecord(project.governanceDir, child)!.lastToolCall).toMatchObject({ tool: "bash", summary: "sleep 0.3" });
+    expect(sessionRecord(project.governanceDir, root)!.children[0]).toMatchObject({ sessionId: child });
+
+    await quit(tui);
+  }, 150_000);
+
+  test("two hours later `opencode -s <id>`: the first model request names the interrupted subagent and its last tool call; /governance shows the tree", async () => {
+    moveBack(2 * HOUR);
+    const tui = open(["-s", root, ...AGENT]);
+    await tui.waitForScreen("ESCAPE-ME delegate the slow work", "the reopened session's history", 60_000);
+    const from = model.requests.length;
+    await tui.submit("where were we?");
+    const step = await firstStep(root, from);
+    expect(step.system).toContain(RESUME);
+    expect(step.system).toMatch(/interrupted/i);
+    expect(step.system).toContain("governance-executor");
+    expect(step.system).toContain(child);
+    expect(step.system).toMatch(/last tool call `bash` .*sleep 0\.3/);
+    await tui.waitForScreen("continuing", "the model's answer");
+
+    // §5: /governance inside the TUI. Typed and submitted as a person does (the list closes on the space).
+    const before = model.requests.length;
+    await tui.command("governance", "");
+    const tree = new RegExp(`${child}\\s+governance-executor\\s+depth 1\\s+interrupted`);
+    await tui.waitForScreen(tree, "the session tree with the interrupted subagent", 30_000);
+    const commandStep = await firstStep(root, before);
+    expect(lastOf(commandStep, "user")).toMatch(tree);
+    expect(lastOf(commandStep, "user")).toMatch(new RegExp(`${root}\\s+governance-coordinator\\s+depth 0`));
+    await quit(tui);
+  }, 150_000);
+
+  test("`opencode --continue` two hours later brings the resume context too; the emergency halt shows as a toast", async () => {
+    moveBack(2 * HOUR);
+    const tui = open(["--continue", ...AGENT]);
+    await tui.waitForScreen("where were we?", "the continued session's history", 60_000);
+    const from = model.requests.length;
+    await tui.submit("status?");
+    const step = await firstStep(root, from);
+    expect(step.system).toContain(RESUME);
+    expect(step.system).toContain(child);
+    expect(step.system).toMatch(/last tool call `bash` .*sleep 0\.3/);
+    await tui.waitForScreen(/status\?[\s\S]*continuing/, "the answer to status?");
+
+    // A subagent at the depth limit tries to delegate: the plugin halts the spawn and tells the user in a toast.
+    await tui.submit("HALT-ME");
+    await tui.waitForScreen(/EMERGENCY HALT: governance-executor tried to delegate/, "the emergency-halt toast", 60_000);
+    const halted = await waitFor(() => recordsOf().find((r) => r.parentId === root && r.halt), "the halt recorded on the subagent");
+    expect(halted.halt.reason).toBe("MAX_DELEGATION_DEPTH_EXCEEDED");
+    await tui.waitForScreen(/HALT-ME[\s\S]*continuing/, "the turn finished after the halt", 60_000);
+    await quit(tui);
+  }, 150_000);
+
+  test("/governance-stop from a second session stops the running subagent; the toast says so", async () => {
+    const tui = open(AGENT);
+    await tui.waitForScreen("Ask anything", "the prompt of a new session", 60_000);
+    const known = new Set(recordsOf().map((r) => r.sessionId));
+    await tui.submit("STOP-ME start the slow work");
+    const worker = (await waitFor(
+      () => recordsOf().find((r) => !known.has(r.sessionId) && r.depth === 1 && r.lastToolCall?.tool === "bash")?.sessionId,
+      "the new subagent at work",
+      60_000,
+    )) as string;
+    // The busy session queues what is typed into it, so the user opens a second session for the command.
+    await tui.command("new");
+    await tui.waitForScreen("Ask anything", "a second, empty session", 30_000);
+    await tui.command("governance-stop", worker);
+    await tui.waitForScreen(`stop requested (level 1) for ${worker}`, "the CLI's answer in the command's prompt", 30_000);
+    await tui.waitForScreen(/Subagent governance-executor was stopped/, "the stopped-subagent toast", 60_000);
+    await waitFor(() => sessionRecord(project.governanceDir, worker)?.control === "stopped", "the subagent recorded as stopped");
+    await quit(tui);
+  }, 150_000);
+});
