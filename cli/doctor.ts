@@ -62,7 +62,7 @@ function schemaCheck(configFile: string): Check | undefined {
  * Checks what a user cannot see: OpenCode loads a broken plugin silently (nothing in its logs), so the proof that
  * the plugin runs is its own `plugin_started` line in the audit log.
  */
-export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = process.env): Promise<number> {
+export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = process.env, opts: { json?: boolean } = {}): Promise<number> {
   const paths = governancePaths(dir);
   const checks: Check[] = pluginChecks(dir, env);
 
@@ -97,10 +97,13 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
     else checks.push({ ok: true, warn: true, text: "not a git repository: git-ignore not checked" });
   } else checks.push({ ok: true, warn: true, text: "state folder not created yet" });
 
-  let failed = 0;
-  for (const c of checks) {
-    io.out(`${c.ok ? (c.warn ? "!" : "✓") : c.warn ? "!" : "✗"} ${c.text}`);
-    if (!c.ok && !c.warn) failed++;
+  const failed = checks.filter((c) => !c.ok && !c.warn).length;
+  if (opts.json) {
+    // `doctor --json` (docs/cli.md): version 1, each check "ok" | "warn" | "fail" with its text.
+    const status = (c: Check) => (c.warn ? "warn" : c.ok ? "ok" : "fail");
+    io.out(JSON.stringify({ version: 1, ok: failed === 0, checks: checks.map((c) => ({ status: status(c), text: c.text })) }, null, 2));
+    return failed === 0 ? 0 : 1;
   }
+  for (const c of checks) io.out(`${c.ok ? (c.warn ? "!" : "✓") : c.warn ? "!" : "✗"} ${c.text}`);
   return failed === 0 ? 0 : 1;
 }

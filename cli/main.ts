@@ -31,7 +31,7 @@ Commands:
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
   status [--json]                          config, counts, and the last audit events
-  doctor                                   check the installation: plugin loaded, config valid, state git-ignored
+  doctor [--json]                          check the installation: plugin loaded, config valid, state git-ignored
   init [--global] [--dry-run]              install the plugin, agents and commands into this project (--global: for
                                            every project, in ~/.config/opencode); --dry-run lists changes, writes nothing
   dashboard [--port N]                     a live local web page: session tree with Stop / Inject, resumable sessions, audit log
@@ -99,7 +99,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
     io.err(problem);
     return 2;
   }
-  if (command === "doctor") return runDoctor(dir, io);
+  if (command === "doctor") return runDoctor(dir, io, process.env, { json: options.json });
   if (command === "init") return runInit(dir, io, { global: parsed.values.global ?? false, dryRun: parsed.values["dry-run"] ?? false });
   const run = COMMANDS[command];
   if (!run) return usage(io, `unknown command: ${command}`);

@@ -209,6 +209,18 @@ describe("--json on read and control commands", () => {
   });
 });
 
+describe("doctor --json", () => {
+  it("version 1, ok false with a failed check when the plugin is not installed (exit 1)", async () => {
+    const p = await project();
+    const res = await runCli(["doctor", "--json"], { cwd: p.dir });
+    expect(res.code).toBe(1);
+    const data = JSON.parse(res.stdout) as { version: number; ok: boolean; checks: { status: string; text: string }[] };
+    expect(data).toMatchObject({ version: 1, ok: false });
+    expect(data.checks.find((c) => c.status === "fail")?.text).toMatch(/plugin not installed/);
+    expect(data.checks.every((c) => ["ok", "warn", "fail"].includes(c.status))).toBe(true);
+  });
+});
+
 describe("colours and control characters", () => {
   async function hostileProject(): Promise<CliProject> {
     const p = await project();
