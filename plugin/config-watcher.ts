@@ -52,11 +52,11 @@ export class ConfigWatcher {
   }
 
   /** One poll: reloads when the file changed since the last one. */
-  check(): void {
+  check(): Promise<void> | undefined {
     const now = this.#stampNow();
-    if (now === this.#stamp) return;
+    if (now === this.#stamp) return undefined;
     this.#stamp = now;
-    void this.reload().catch((e) => this.audit.reportError("config-reload", e));
+    return this.reload().catch((e) => this.audit.reportError("config-reload", e));
   }
 
   stop(): void {

@@ -66,5 +66,5 @@ export async function interruptDescendants(runner: EffectRunner, sessionId: stri
       await ctx.record("descendant_aborted", { sessionId: id, rootId: sessionId });
     }
   };
-  ctx.timers.setTimeout(() => void check().catch((e) => ctx.reportHookError("interrupt-descendants", e)), CASCADE_CHECK_MS);
+  ctx.timers.setTimeout(() => check().catch((e) => ctx.reportHookError("interrupt-descendants", e)), CASCADE_CHECK_MS);
 }

@@ -65,7 +65,7 @@ export class EffectRunner {
       case "notify_parent":
         return notifyParent(this.ctx, this.inbox, sessionId, next ?? this.sessions.peek(sessionId), effect);
       case "abort_session":
-        this.ctx.timers.setTimeout(() => void this.#abort(sessionId).catch((e) => this.ctx.reportHookError("stop-abort", e)), effect.delayMs);
+        this.ctx.timers.setTimeout(() => this.#abort(sessionId).catch((e) => this.ctx.reportHookError("stop-abort", e)), effect.delayMs);
         return;
       case "toast":
         return this.ctx.api.toast(effect.message, effect.variant);

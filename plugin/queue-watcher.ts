@@ -55,7 +55,7 @@ export class QueueWatcher {
       this.#o.report("queue-watch", e);
       this.#watcher = undefined;
     }
-    this.#timer = this.#o.timers.setInterval(() => void this.poll(), this.#o.pollMs);
+    this.#timer = this.#o.timers.setInterval(() => this.poll(), this.#o.pollMs);
     // Directives queued while no process watched (e.g. OpenCode restarted) are found once, here.
     for (const id of fs.readdirSync(this.#o.queuesDir)) if (SESSION_DIR.test(id)) this.noticed(id);
   }

@@ -95,6 +95,7 @@ export class SessionRuntime {
       const p = this.#write(sessionId).catch((e) => this.#ctx.reportHookError("write-behind", e));
       this.#writing.add(p);
       void p.finally(() => this.#writing.delete(p));
+      return p;
     }, WRITE_BEHIND_MS);
     this.#timers.set(sessionId, timer);
   }

@@ -82,7 +82,7 @@ export class StopController {
   #schedule(sessionId: string, at: number): void {
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     const delay = Math.max(0, at - this.#ctx.clock.now());
-    const run = () => void this.#deadline(sessionId).catch((e) => this.#ctx.reportHookError("stop-deadline", e));
+    const run = () => this.#deadline(sessionId).catch((e) => this.#ctx.reportHookError("stop-deadline", e));
     this.#deadlines.set(sessionId, this.#ctx.timers.setTimeout(run, delay));
   }
 
@@ -120,6 +120,11 @@ export class StopController {
   async onAborted(sessionId: string): Promise<void> {
     this.#idle.onStatus(sessionId, "idle");
     if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "abort");
+  }
+
+  /** Sessions whose queues the watcher polls now (none while nothing is queued). */
+  polled(): string[] {
+    return this.#watcher.polled();
   }
 
   /** A request was just queued by this process (a governance tool): act on it without waiting for the watcher. */

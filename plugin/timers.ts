@@ -4,9 +4,12 @@
  */
 export type TimerHandle = { readonly id: unknown };
 
+/** A timer's work. Async work returns its promise (already guarded: it must not reject), so a test can await it. */
+export type TimerTask = () => undefined | Promise<unknown>;
+
 export interface Timers {
-  setTimeout(fn: () => void, ms: number): TimerHandle;
-  setInterval(fn: () => void, ms: number): TimerHandle;
+  setTimeout(fn: TimerTask, ms: number): TimerHandle;
+  setInterval(fn: TimerTask, ms: number): TimerHandle;
   clear(handle: TimerHandle | undefined): void;
 }
 
@@ -28,5 +31,5 @@ export const systemTimers: Timers = {
 
 /** Waits `ms` on the given timers (a fake one in tests resolves when the test advances it). */
 export function sleep(timers: Timers, ms: number): Promise<void> {
-  return new Promise((resolve) => timers.setTimeout(resolve, ms));
+  return new Promise((resolve) => timers.setTimeout(() => void resolve(), ms));
 }

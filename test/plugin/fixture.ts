@@ -5,12 +5,12 @@ import type { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
 import type { OpencodeApi } from "../../plugin/opencode-api.ts";
 import { Runtime } from "../../plugin/runtime.ts";
-import type { TimerHandle, Timers } from "../../plugin/timers.ts";
+import type { TimerHandle, Timers, TimerTask } from "../../plugin/timers.ts";
 
 /** Epoch of every fixture's clock: Tue 3 Feb 2026 10:00 UTC. */
 export const T0 = Date.UTC(2026, 1, 3, 10, 0, 0);
 
-type Entry = { id: number; at: number; fn: () => void; every?: number };
+type Entry = { id: number; at: number; fn: TimerTask; every?: number };
 
 /** Timers driven by the fake clock: nothing fires until the test advances time. */
 export interface FakeTimers extends Timers {
@@ -27,8 +27,10 @@ export async function settle(turns = 20): Promise<void> {
 export function createFakeTimers(clock: FakeClock): FakeTimers {
   let seq = 0;
   const entries = new Map<number, Entry>();
-  const add = (fn: () => void, ms: number, every?: number): TimerHandle => {
+  let timerAdded: (() => void) | undefined;
+  const add = (fn: TimerTask, ms: number, every?: number): TimerHandle => {
     const id = ++seq;
+    timerAdded?.();
     entries.set(id, { id, at: clock.now() + Math.max(0, ms), fn, ...(every !== undefined ? { every: Math.max(1, every) } : {}) });
     return { id };
   };
@@ -41,14 +43,35 @@ export function createFakeTimers(clock: FakeClock): FakeTimers {
     pending: () => entries.size,
     async advance(ms) {
       const until = clock.now() + ms;
+      const running = new Set<Promise<unknown>>();
+      const nextDue = () => [...entries.values()].filter((e) => e.at <= until).sort((a, b) => a.at - b.at || a.id - b.id)[0];
       for (;;) {
-        await settle();
-        const due = [...entries.values()].filter((e) => e.at <= until).sort((a, b) => a.at - b.at || a.id - b.id)[0];
+        // Work a fired timer started (file writes, SDK calls) runs until it is done, or blocks on a later timer,
+        // before time moves on: as on a real clock, where milliseconds of I/O finish long before the next tick.
+        while (running.size > 0) {
+          // Done, or waiting for a timer it just set (fire it next), or stuck on I/O or a later timer (move on).
+          let wake: (() => void) | undefined;
+          const added = new Promise<void>((resolve) => (wake = resolve));
+          timerAdded = wake;
+          const why = await Promise.race([
+            Promise.allSettled([...running]).then(() => "done"),
+            added.then(() => "timer"),
+            new Promise<string>((resolve) => setTimeout(() => resolve("slow"), 500).unref()),
+          ]);
+          timerAdded = undefined;
+          if (why !== "done") break;
+        }
+        await settle(5);
+        const due = nextDue();
         if (!due) break;
         clock.set(Math.max(clock.now(), due.at));
         if (due.every !== undefined) due.at += due.every;
         else entries.delete(due.id);
-        due.fn();
+        const work = due.fn();
+        if (work) {
+          running.add(work);
+          void work.finally(() => running.delete(work));
+        }
       }
       clock.set(until);
       await settle();
@@ -60,11 +83,13 @@ export function createFakeTimers(clock: FakeClock): FakeTimers {
 export function fakeApi() {
   const calls = { aborts: [] as string[], toasts: [] as { message: string; variant: string }[] };
   const busy = new Set<string>();
+  /** Sessions an SDK abort does not stop (a stuck stream). */
+  const stubborn = new Set<string>();
   const parents = new Map<string, { parentId: string | null; agent: string | null }>();
   const api: OpencodeApi = {
     abort: async (id) => {
       calls.aborts.push(id);
-      busy.delete(id);
+      if (!stubborn.has(id)) busy.delete(id);
       return true;
     },
     status: async () => Object.fromEntries([...busy].map((id) => [id, "busy"])),
@@ -73,7 +98,7 @@ export function fakeApi() {
       calls.toasts.push({ message, variant });
     },
   };
-  return { api, calls, busy, parents };
+  return { api, calls, busy, stubborn, parents };
 }
 
 export type PluginFixture = Awaited<ReturnType<typeof pluginFixture>>;

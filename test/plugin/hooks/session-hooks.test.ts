@@ -1,0 +1,109 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
+import { onEvent } from "../../../plugin/hooks/event.ts";
+import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
+import { systemTransform } from "../../../plugin/hooks/system-transform.ts";
+import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
+
+const ROOT = "ses_root00000000000000000000001";
+const CHILD = "ses_child0000000000000000000001";
+
+let f: PluginFixture;
+beforeEach(async () => {
+  f = await pluginFixture();
+});
+afterEach(() => f.close());
+
+const record = (id: string) => f.rt.sessions.peek(id);
+
+describe("event hook", () => {
+  test("session.created links a child on both sides, once", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-high" }));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-high" }));
+    expect(record(CHILD)).toMatchObject({ parentId: ROOT, depth: 1, level: 2, rootId: ROOT });
+    expect(record(ROOT)?.children).toEqual([{ sessionId: CHILD, agent: "governance-high", createdAt: f.clock.now(), closedAt: null, outcome: "running" }]);
+    expect((await f.audit("child_linked")).map((e) => [e.sessionId, e.childId])).toEqual([[ROOT, CHILD]]);
+  });
+
+  test("idle ends a turn, an abort interrupts, an error is only logged, todos are counted", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.idle(ROOT));
+    expect(record(ROOT)?.state).toBe("between_turn");
+    await onEvent(f.rt, events.errored(ROOT));
+    expect(record(ROOT)?.state).toBe("between_turn");
+    await onEvent(f.rt, events.todos(ROOT, ["completed", "pending", "in_progress", "cancelled"]));
+    expect(record(ROOT)?.todo).toEqual({ total: 4, open: 2 });
+    await onEvent(f.rt, events.aborted(ROOT));
+    expect(record(ROOT)?.state).toBe("interrupted");
+    expect((await f.audit()).map((e) => e.type)).toEqual(expect.arrayContaining(["session_error", "session_aborted"]));
+  });
+
+  test("an abort of the parent records its running child interrupted and closes the link", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await onEvent(f.rt, events.aborted(ROOT));
+    expect(record(CHILD)?.state).toBe("interrupted");
+    expect((await f.rt.ctx.store.read(ROOT))?.children[0]).toMatchObject({ outcome: "aborted", closedAt: f.clock.now() });
+    f.busy.add(CHILD);
+    await f.timers.advance(1_000);
+    await f.rt.ctx.sink.settle();
+    expect(f.calls.aborts).toEqual([CHILD]);
+    expect((await f.audit("descendant_aborted")).map((e) => e.sessionId)).toEqual([CHILD]);
+  });
+
+  test("events that are not about a governed session are ignored", async () => {
+    await onEvent(f.rt, { type: "session.idle", properties: { sessionID: "not-a-session" } });
+    await onEvent(f.rt, { type: "message.updated", properties: {} });
+    await onEvent(f.rt, null);
+    expect(await f.audit("session_created")).toEqual([]);
+  });
+});
+
+describe("compaction hooks", () => {
+  test("the compacting hook adds anchors and recent actions; autocontinue then session.compacted count once", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    const output = { context: [] as string[] };
+    await compacting(f.rt, { sessionID: ROOT }, output);
+    expect(output.context.join("\n")).toContain("Language");
+    await markAutoCompaction(f.rt, { sessionID: ROOT });
+    await onEvent(f.rt, events.compacted(ROOT));
+    expect(record(ROOT)).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 1 } });
+    expect(record(ROOT)?.compactionHistory.map((c) => c.trigger)).toEqual(["auto"]);
+  });
+});
+
+describe("transforms", () => {
+  test("every step gets the prefix; the post-compaction reminder rides along until a turn with a step ends", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    const step = async () => {
+      const out = { system: ["You are an agent."] };
+      await systemTransform(f.rt, { sessionID: ROOT }, out);
+      const messages = [{ info: { sessionID: ROOT, role: "user", agent: "governance-coordinator", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] as object[] }];
+      await messagesTransform(f.rt, { messages });
+      return { system: out.system.slice(1).join("\n"), parts: messages[0]!.parts };
+    };
+    expect((await step()).system).toContain("governance-coordinator");
+    await onEvent(f.rt, events.compacted(ROOT));
+    const after = await step();
+    expect(after.parts.length).toBe(2);
+    await onEvent(f.rt, events.idle(ROOT));
+    expect((await step()).parts.length).toBe(1);
+    expect(record(ROOT)?.counters.modelSteps).toBe(3);
+  });
+
+  test("housekeeping prompts (title, summary) get no prefix and count no step", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    const out = { system: ["You are a title generator. Output a title."] };
+    await systemTransform(f.rt, { sessionID: ROOT }, out);
+    expect(out.system).toHaveLength(1);
+    expect(record(ROOT)?.counters.modelSteps).toBe(0);
+  });
+
+  test("the agent is learned from the user messages", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    const messages = [{ info: { sessionID: ROOT, role: "user", agent: "governance-planner", id: "msg_1" }, parts: [] as object[] }];
+    await messagesTransform(f.rt, { messages });
+    expect(record(ROOT)?.agent).toBe("governance-planner");
+  });
+});

@@ -1,0 +1,70 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { onEvent } from "../../../plugin/hooks/event.ts";
+import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
+import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { TASK_RESULTS } from "../fixtures/task-results.ts";
+import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
+
+const ROOT = "ses_root00000000000000000000001";
+const CHILD = "ses_child0000000000000000000001";
+
+let f: PluginFixture;
+afterEach(() => f.close());
+
+async function start(config?: string) {
+  f = await pluginFixture(config === undefined ? {} : { config });
+  await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+}
+const spawn = (target: string, callID = "call_task") => {
+  const args = { subagent_type: target, description: "do it", prompt: "the work" };
+  return { args, run: () => toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID }, { args }) };
+};
+
+describe("tool.execute.before / after", () => {
+  test("an allowed spawn gets the governance context block and is remembered; the call is recorded", async () => {
+    await start();
+    const s = spawn("governance-high");
+    await s.run();
+    expect(s.args.prompt).toMatch(/^<governance-context>/);
+    expect(s.args.prompt).toContain("the work");
+    const r = f.rt.sessions.peek(ROOT);
+    expect(r?.lastToolCall).toMatchObject({ tool: "task", callId: "call_task" });
+    expect(r?.recentActions).toEqual(["delegated to governance-high"]);
+    expect(r?.counters.violations).toBe(0);
+  });
+
+  test("a leaf that spawns is blocked with a message for the model, counted and audited", async () => {
+    await start("agents:\n  governance-coordinator: { role: leaf }\n");
+    await expect(spawn("governance-high").run()).rejects.toThrow(/DELEGATION BLOCKED: LEAF_AGENT/);
+    expect(f.rt.sessions.peek(ROOT)?.counters.violations).toBe(1);
+    expect((await f.audit("delegation_blocked"))[0]).toMatchObject({ sessionId: ROOT, kind: "leaf", enforced: true });
+    expect(f.calls.toasts.map((t) => t.variant)).toEqual(["warning"]);
+  });
+
+  test("log-only: the spawn goes through and its result carries the note", async () => {
+    await start("enforcement: log-only\nagents:\n  governance-coordinator: { role: leaf }\n");
+    await spawn("governance-high").run();
+    const output = { title: "task", output: "child says hi", metadata: {} };
+    await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "call_task" }, output);
+    expect(output.output).not.toBe("child says hi");
+    expect(output.output.endsWith("child says hi")).toBe(true);
+    expect(f.calls.toasts).toEqual([]);
+  });
+
+  test("the task result closes the child's link with OpenCode's outcome, once", async () => {
+    await start();
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-high" }));
+    const output = { title: "task", output: TASK_RESULTS.aborted, metadata: { sessionId: CHILD } };
+    await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "c1" }, output);
+    await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "c2" }, { ...output, output: TASK_RESULTS.completed });
+    expect(f.rt.sessions.peek(ROOT)?.children[0]).toMatchObject({ outcome: "aborted", closedAt: f.clock.now() });
+    expect((await f.audit("child_closed")).map((e) => e.outcome)).toEqual(["aborted"]);
+  });
+
+  test("malformed payloads are parsed at the edge and ignored, never thrown", async () => {
+    await start();
+    await toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID: "x" }, { args: null });
+    await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "x" }, { title: "", output: "", metadata: "nonsense" });
+    expect(f.rt.sessions.peek(ROOT)?.counters.toolCalls).toBe(1);
+  });
+});

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
+import { onEvent } from "../../plugin/hooks/event.ts";
+import { toolAfter } from "../../plugin/hooks/tool-after.ts";
+import { toolBefore } from "../../plugin/hooks/tool-before.ts";
+import { events, type PluginFixture, pluginFixture } from "./fixture.ts";
+
+const ROOT = "ses_root00000000000000000000001";
+const CHILD = "ses_child0000000000000000000001";
+const SECOND = 1_000;
+
+let f: PluginFixture;
+beforeEach(async () => {
+  f = await pluginFixture();
+  await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+  await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-executor" }));
+  f.busy.add(CHILD);
+});
+afterEach(() => f.close());
+
+const control = () => f.rt.sessions.peek(CHILD)?.control;
+async function requestStop(level: 1 | 2 | 3 = 1): Promise<void> {
+  await enqueue(f.rt.ctx.paths, CHILD, { kind: "stop", id: `stop-${level}`, at: f.clock.now(), level, reason: "enough", by: "test" });
+  await f.rt.stops.poke(CHILD);
+}
+let n = 0;
+async function toolCall(sessionId = CHILD): Promise<string> {
+  const input = { tool: "read", sessionID: sessionId, callID: `call_${++n}` };
+  await toolBefore(f.rt, input, { args: { filePath: "x" } });
+  const output = { title: "read", output: "OUT", metadata: {} };
+  await toolAfter(f.rt, input, output);
+  return output.output;
+}
+const notifications = async () => (await f.audit("parent_notified")).filter((e) => e.childId === CHILD);
+
+describe("stop controller", () => {
+  test("no tool call before the deadline: the parent is told, the child aborted, and stopped once OpenCode says idle", async () => {
+    await requestStop();
+    expect(control()).toBe("stopping");
+    await f.timers.advance(5 * SECOND - 1);
+    expect(f.calls.aborts).toEqual([]);
+    await f.timers.advance(1);
+    // The abort and the idle check run on real file I/O: wait for their outcome (no clock time passes).
+    await expect.poll(() => control()).toBe("stopped");
+    expect(f.calls.aborts).toEqual([CHILD]);
+    expect(await notifications()).toHaveLength(1);
+    expect((await claimAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
+    expect((await f.audit("session_stopped"))[0]).toMatchObject({ sessionId: CHILD, how: "abort" });
+  });
+
+  test("a child the abort does not stop: one retry, then a loud give-up; it stays stopping", async () => {
+    f.stubborn.add(CHILD);
+    await requestStop();
+    await f.timers.advance(25 * SECOND);
+    await expect.poll(async () => (await f.audit("stop_failed")).length).toBe(1);
+    expect(f.calls.aborts).toEqual([CHILD, CHILD]);
+    expect(control()).toBe("stopping");
+    expect(await f.audit("stop_failed")).toHaveLength(1);
+    expect(f.calls.toasts.filter((t) => t.variant === "error")).toHaveLength(1);
+    expect(await notifications()).toHaveLength(1);
+  });
+
+  test("a turn that ends while stopping is compliance: stopped, parent told once", async () => {
+    await requestStop();
+    await onEvent(f.rt, events.idle(CHILD));
+    expect(control()).toBe("stopped");
+    await f.timers.advance(10 * SECOND);
+    expect(f.calls.aborts).toEqual([]);
+    expect(await notifications()).toHaveLength(1);
+  });
+
+  test("L1 → L2 → L3 on tool results; L3 aborts after its grace; a further call is refused and aborts at once", async () => {
+    await requestStop();
+    expect(await toolCall()).toMatch(/^⚠️ SESSION STOP REQUESTED/);
+    expect(await toolCall()).toMatch(/^🛑 SESSION STOP/);
+    expect(await toolCall()).toMatch(/^❌ SESSION TERMINATED/);
+    expect(control()).toBe("stopped");
+    await f.timers.advance(1_499);
+    expect(f.calls.aborts).toEqual([]);
+    await f.timers.advance(1);
+    expect(f.calls.aborts).toEqual([CHILD]);
+    f.busy.add(CHILD);
+    await expect(toolCall()).rejects.toThrow(/SESSION TERMINATED/);
+    await f.timers.advance(50);
+    expect(f.calls.aborts).toEqual([CHILD, CHILD]);
+    expect(await notifications()).toHaveLength(1);
+    // The parent reads the notification on its next tool result, once.
+    expect(await toolCall(ROOT)).toContain("SUBAGENT INTERRUPTED");
+    expect(await toolCall(ROOT)).toBe("OUT");
+  });
+
+  test("with nothing queued, the queue watcher polls nothing", async () => {
+    await f.timers.advance(5 * SECOND);
+    expect(f.rt.stops.polled()).toEqual([]);
+  });
+});
