@@ -55,7 +55,7 @@ function passesOwnStep(call: ts.Node, name: string): boolean {
   return !!n && ts.isMethodDeclaration(n) && n.name.getText() === "step" && n.parameters.some((p) => p.name.getText() === name);
 }
 
-export function recordChangeViolations(sources: readonly Source[]): string[] {
+function recordChangeViolations(sources: readonly Source[]): string[] {
   const out: string[] = [];
   for (const s of sources) {
     const sf = ts.createSourceFile(s.file, s.text, ts.ScriptTarget.ES2022, true);
