@@ -13,15 +13,17 @@ import {
   waitFor,
 } from "../harness/index.ts";
 import { packRepository, startRegistry, type Registry } from "../harness/registry.ts";
+import { startTui } from "../harness/tui.ts";
 
 const PREFIX_HEADING = "## Governance Context (opencode-governance)";
 
 /**
  * The install a user does, end to end, against a real registry: the package as `npm pack` builds it is published to
  * Verdaccio on 127.0.0.1; in a fresh project `npx opencode-governance init` (fetched from that registry) lists the
- * plugin in opencode.json; then OpenCode's OWN plugin installer fetches `opencode-governance` from the registry
- * (npm_config_registry, which OpenCode 1.18's installer honours — docs/decisions/0005-opencode-plugin-install.md)
- * into its cache, loads it, and the session is governed. Nothing is pre-linked for the plugin: the harness warms only
+ * plugin in opencode.json; then the user starts `opencode` (the terminal UI, in tmux) and OpenCode's OWN plugin
+ * installer fetches `opencode-governance` from the registry (npm_config_registry, which OpenCode 1.18's installer
+ * honours — docs/decisions/0005-opencode-plugin-install.md) into its cache, loads it, and the conversation typed into
+ * the TUI is governed. Nothing is pre-linked for the plugin: the harness warms only
  * OpenCode's own `@opencode-ai/plugin` folders, not `$XDG_CACHE_HOME/opencode/packages/`, where npm plugins go.
  */
 describe("install from a registry, as a user does (Verdaccio + npx + OpenCode's own installer)", () => {
@@ -70,29 +72,51 @@ describe("install from a registry, as a user does (Verdaccio + npx + OpenCode's 
     await waitFor(() => tarballGets() >= 1, "the registry to log npx's tarball download", 10_000);
   });
 
-  test(
-    "OpenCode installs the plugin from the registry itself, loads it, and the session is governed",
-    async () => {
-      const pluginCache = path.join(project.home, "cache", "opencode", "packages");
-      expect(fs.existsSync(path.join(pluginCache, "opencode-governance@latest"))).toBe(false);
-      const before = tarballGets();
+  // Its own npm cache: npx's download above must not satisfy OpenCode's install from the local cache.
+  const openCodeEnv = () => ({ npm_config_registry: registry.url, npm_config_cache: path.join(project.home, "opencode-npm-cache") });
+  const pluginCache = () => path.join(project.home, "cache", "opencode", "packages");
 
-      // Its own npm cache: npx's download above must not satisfy OpenCode's install from the local cache.
-      const env = { npm_config_registry: registry.url, npm_config_cache: path.join(project.home, "opencode-npm-cache") };
-      const result = await runOpencode(project, ["Say hello."], { env, timeoutMs: 180_000 });
-      expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  test(
+    "a newcomer's first `opencode` (the TUI, in tmux): OpenCode installs the plugin from the registry itself, loads it, and the conversation on screen is governed",
+    async () => {
+      expect(fs.existsSync(path.join(pluginCache(), "opencode-governance@latest"))).toBe(false);
+      const before = tarballGets();
+      const from = model.requests.length;
+
+      const tui = startTui(project, [], { env: openCodeEnv() });
+      try {
+        await tui.waitForScreen("Ask anything", "the prompt of a new session", 120_000);
+        tui.type("Say hello.");
+        tui.press("Enter");
+        await tui.waitForScreen("Hello from the scripted model.", "the model's answer on the screen", 60_000);
+      } finally {
+        tui.kill();
+      }
 
       // OpenCode's installer put the package in its cache, fetched from this registry.
-      const installed = path.join(pluginCache, "opencode-governance@latest", "node_modules", "opencode-governance", "package.json");
+      const installed = path.join(pluginCache(), "opencode-governance@latest", "node_modules", "opencode-governance", "package.json");
       expect(fs.existsSync(installed)).toBe(true);
       await waitFor(() => tarballGets() > before, "the registry to log OpenCode's tarball download", 10_000);
-      // … and it governs: the plugin started here and every agent request carries the governance prefix.
+      // … and it governs: the plugin started here and every agent request of the conversation carries the prefix.
       expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-      const agentRequests = model.agentRequests();
+      const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
       expect(agentRequests.length).toBeGreaterThan(0);
       for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
     },
     240_000,
+  );
+
+  test(
+    "`opencode run` in the same project is governed by the installed plugin too",
+    async () => {
+      const from = model.requests.length;
+      const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(), timeoutMs: 120_000 });
+      expect(result.code, result.stderr.slice(-3000)).toBe(0);
+      const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
+      expect(agentRequests.length).toBeGreaterThan(0);
+      for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+    },
+    180_000,
   );
 
   test("doctor, from the registry install, confirms the plugin loaded", () => {
