@@ -3,6 +3,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   allSessionRecords,
+  auditEvents,
   createTestProject,
   killAllTuis,
   lastOf,
@@ -191,8 +192,9 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     // A subagent at the depth limit tries to delegate: the plugin halts the spawn and tells the user in a toast.
     await tui.submit("HALT-ME");
     await tui.waitForScreen(/EMERGENCY HALT: governance-executor tried to delegate/, "the emergency-halt toast", 60_000);
-    const halted = await waitFor(() => recordsOf().find((r) => r.parentId === root && r.halt), "the halt recorded on the subagent");
-    expect(halted.halt.reason).toBe("MAX_DELEGATION_DEPTH_EXCEEDED");
+    const halt = await waitFor(() => auditEvents(project.governanceDir).find((e) => e.type === "emergency_halt"), "the halt in the audit log");
+    expect(halt).toMatchObject({ callerAgent: "governance-executor", targetAgent: "governance-verifier", callerDepth: 1 });
+    expect(recordsOf().find((r) => r.sessionId === halt.sessionId)?.parentId).toBe(root);
     await tui.waitForScreen(/HALT-ME[\s\S]*continuing/, "the turn finished after the halt", 60_000);
     await quit(tui);
   }, 150_000);
