@@ -1,7 +1,7 @@
-import { expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { findOrphans } from "../../../governance/session/orphans.ts";
 import type { SessionRecord } from "../../../governance/session/session-record.ts";
-import { CHILD_ID, GRANDCHILD_ID, MINUTE, T0, inEachTimeZone, makeChildRecord, makeLink } from "../fixtures/records.ts";
+import { CHILD_ID, GRANDCHILD_ID, MINUTE, T0, makeChildRecord, makeLink } from "../fixtures/records.ts";
 
 const STALE = 10 * MINUTE;
 const notBusy = () => false;
@@ -9,7 +9,7 @@ const toolAt = (at: number) => ({ tool: "bash", callId: "c1", at, summary: "npm 
 const find = (records: SessionRecord[], now: number, isBusy: (id: string) => boolean = notBusy, links = [makeLink()]) =>
   findOrphans(links, new Map(records.map((r) => [r.sessionId, r])), { now, staleMs: STALE, isBusy });
 
-inEachTimeZone("findOrphans at the 10-minute boundary", () => {
+describe("findOrphans at the 10-minute boundary", () => {
   it("last tool call exactly 10 min ago: not stale; 10 min + 1 ms: orphan", () => {
     const child = makeChildRecord({ createdAt: T0 - MINUTE, lastToolCall: toolAt(T0) });
     expect(find([child], T0 + STALE)).toEqual([]);
