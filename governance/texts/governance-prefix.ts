@@ -21,11 +21,7 @@ export interface GovernancePrefixInput {
   depth: number;
   language: { communication: string; documents: string };
   phase: string;
-  /** What to do first; empty → {@link defaultFirstActions} for the role. At most 3 are shown. */
-  firstActions: readonly string[];
   todo: { total: number; open: number } | null;
-  /** Stale-state warnings (e.g. "todo list not updated for 3 hours"). At most 3 are shown. */
-  staleWarnings: readonly string[];
   maxDepth: number;
   mayDelegateTo: readonly string[];
   /** Subagents found orphaned (seed 000: no activity for `orphans.staleAfter`). At most 5 are shown. */
@@ -72,13 +68,9 @@ export function buildGovernancePrefix(input: GovernancePrefixInput): string {
     `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
     `**Rules:** ${[rule1, extraRule(input.role, input.depth), PROTOCOL_RULE[input.role]].filter((r) => r !== undefined).map((r, i) => `${i + 1}. ${r}`).join(" ")}`,
   ];
-  const firstActions = input.firstActions.length > 0 ? input.firstActions : defaultFirstActions(input.role);
+  const firstActions = defaultFirstActions(input.role);
   lines.push(`**First action required:** ${firstActions.slice(0, 3).map((a) => oneLine(a, 160)).join(" Then: ")}`);
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
-  if (input.staleWarnings.length > 0) {
-    lines.push("**Warnings:**");
-    for (const warning of input.staleWarnings.slice(0, 3)) lines.push(`- ${oneLine(warning, 200)}`);
-  }
   const orphans = input.orphans ?? [];
   if (orphans.length > 0) {
     lines.push("**Orphaned subagents** (no recent activity; their work may be incomplete, check it before re-delegating):");

@@ -14,9 +14,7 @@ const coordinator: GovernancePrefixInput = {
   depth: 0,
   language: { communication: "English", documents: "English" },
   phase: "implementation",
-  firstActions: [],
   todo: { total: 5, open: 2 },
-  staleWarnings: [],
   maxDepth: 3,
   mayDelegateTo: DEFAULT_CONFIG.agents["governance-coordinator"]?.mayDelegateTo ?? [],
 };
@@ -77,30 +75,21 @@ describe("buildGovernancePrefix", () => {
     expect(text).toContain(defaultFirstActions("leaf")[0]);
   });
 
-  it("uses the caller's first actions, at most three", () => {
-    const text = buildGovernancePrefix({ ...coordinator, firstActions: ["one", "two", "three", "four"] });
-    expect(text).toContain("**First action required:** one Then: two Then: three");
-    expect(text).not.toContain("four");
-  });
-
-  it("shows stale-state warnings and orphaned subagents only when there are some", () => {
+  it("shows orphaned subagents only when there are some", () => {
     expect(buildGovernancePrefix(coordinator)).not.toMatch(/Warnings|Orphaned/);
     const text = buildGovernancePrefix({
       ...coordinator,
       todo: null,
-      staleWarnings: ["todo list not updated for 3 hours"],
       orphans: [{ sessionId: "ses_abc123456789", agent: "governance-builder", idleMs: 25 * 60_000 }],
     });
-    expect(text).toContain("**Warnings:**\n- todo list not updated for 3 hours");
     expect(text).toContain("- governance-builder (ses_abc123456789), idle 25 minutes");
     expect(text).not.toContain("Todos");
   });
 
   it("caps long lists so a noisy state cannot grow the prefix without bound", () => {
     const orphans = Array.from({ length: 8 }, (_, i) => ({ sessionId: `ses_orphan00000${i}`, agent: null, idleMs: 600_000 }));
-    const text = buildGovernancePrefix({ ...coordinator, orphans, staleWarnings: Array(6).fill("x".repeat(500)) });
+    const text = buildGovernancePrefix({ ...coordinator, orphans });
     expect(text).toContain("…and 3 more");
-    expect(text.match(/^- x/gm)).toHaveLength(3);
     expect(text.length).toBeLessThan(2_000);
   });
 
