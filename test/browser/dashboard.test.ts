@@ -129,7 +129,9 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
       compactedPending: false,
     }));
     serve = await serveOpencode(project);
-    dash = await startDashboardProcess(project.dir);
+    // The user's dashboard runs as the same user as OpenCode (same HOME/XDG dirs): it signs queue directives with the
+    // per-user key the plugin checks.
+    dash = await startDashboardProcess(project.dir, [], project.env);
     userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
     context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 820 } });
     page = context.pages()[0] ?? (await context.newPage());

@@ -5,10 +5,11 @@ import { CLI_ENTRY } from "../harness/paths.ts";
 /** The real `opencode-governance dashboard` process, as a user starts it, with the URL it printed. */
 export type DashboardProcess = { url: string; port: number; token: string; child: ChildProcess; stderr(): string; stop(): Promise<void> };
 
-export function startDashboardProcess(dir: string, extraArgs: string[] = []): Promise<DashboardProcess> {
+/** `env`: the user's environment; pass the OpenCode process's own (same HOME/XDG dirs) so both share the signing key. */
+export function startDashboardProcess(dir: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = process.env): Promise<DashboardProcess> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_ENTRY, "dashboard", "--dir", dir, ...extraArgs], {
-      env: { ...process.env, USER: "dashboard-test", NO_COLOR: "1" },
+      env: { ...env, USER: "dashboard-test", NO_COLOR: "1" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";
