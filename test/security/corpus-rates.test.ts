@@ -116,6 +116,12 @@ describe("corpora (issue 8 §3): hostile texts never pass as instructions, benig
     expect(changed).toEqual([]);
   });
 
+  it("the check can fail: without the sanitizer most hostile texts would pass by the same definition", () => {
+    const naive = hostile.filter((e) => e.text.split(/\n|\u2028|\u0085/).some((line) => ORACLE.some((w) => fold(line).includes(w))));
+    console.log(`[corpus] without sanitizing, ${naive.length}/${hostile.length} hostile texts would show an oracle word on an unmarked line`);
+    expect(naive.length).toBeGreaterThan(hostile.length / 2);
+  });
+
   it("every hostile text is recognized by the detector, not only by the fence (no hostile text is silent)", () => {
     const silent = hostile.filter((e) => validateInjectText(e.text).warnings.length === 0).map((e) => e.id);
     expect(silent).toEqual([]);
