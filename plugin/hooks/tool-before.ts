@@ -9,13 +9,10 @@ import type { Runtime } from "../runtime.ts";
 import { roleForTexts } from "./config.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
-export const SPAWNING_TOOLS = new Set(["task"]);
+const SPAWNING_TOOLS = new Set(["task"]);
 
 /** A tool's arguments: an object (OpenCode validates the fields after this hook; governance reads a few). */
 const ToolArgs = z.record(z.string(), z.unknown());
-
-/** One line about the call for the record (never the whole payload): controls stripped, secrets redacted. */
-export const summarizeArgs = toolCallSummary;
 
 /**
  * `tool.execute.before`: records the call (S3), refuses every call of a stopped session (L3), and gates spawns:
@@ -28,7 +25,7 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   const sessionId = input.sessionID;
   const args = ToolArgs.safeParse(output.args);
   await tracker.ensureSeen(sessionId);
-  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: summarizeArgs(input.tool, args.data) } as const;
+  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: toolCallSummary(input.tool, args.data) } as const;
   const record = await runner.dispatch(sessionId, event, { soft: true });
   if (!record) return;
 
