@@ -1,10 +1,17 @@
-import { tool, type ToolDefinition } from "@opencode-ai/plugin";
+import type { ToolDefinition, tool as hostTool } from "@opencode-ai/plugin";
+import { boolean, number, string } from "zod";
 import { roleOf } from "../governance/delegation/delegation-policy.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
 import { maySteer, type SteerAction } from "../governance/stop/steer-policy.ts";
 import type { PluginContext } from "./context.ts";
 
-const z = tool.schema;
+/**
+ * `tool()` of @opencode-ai/plugin is the identity (its `tool.schema` is zod). Importing it at run time would put the
+ * whole zod namespace object — every locale, JSON-Schema conversion — into the bundle; the types are the same.
+ */
+const tool = ((input: unknown) => input) as typeof hostTool;
+/** The schema builders used here, typed as the host's zod (what `tool.schema` was), built by the bundle's one zod. */
+const z = { boolean, number, string } as unknown as Pick<typeof hostTool.schema, "boolean" | "number" | "string">;
 
 /**
  * Custom tools for a primary agent: list the governed sessions, stop or steer a running subagent. They write the

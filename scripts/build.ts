@@ -7,7 +7,7 @@
  *   dependencies, tree-shaken, whitespace-minified. OpenCode loads this file into its own process for every project,
  *   so it pays for every module it resolves and parses: the unbundled tree (two copies of zod — ours and the one
  *   `@opencode-ai/plugin` pins —, all of date-fns, graceful-fs …) cost ~43 MiB RSS and ~230 ms to import under Bun,
- *   the bundle ~28 MiB and ~150 ms (docs/performance.md). One zod: `@opencode-ai/plugin`'s `tool()` is the identity
+ *   the bundle ~28 MiB and ~150 ms, ~25 MiB once zod is imported as a namespace (docs/performance.md). One zod: `@opencode-ai/plugin`'s `tool()` is the identity
  *   and `tool.schema` is its zod, so every `zod` import resolves to the package's own copy.
  *   The other plugin/*.js tsc emitted are removed (nothing loads them); their .d.ts stay for index.d.ts.
  *
@@ -57,5 +57,11 @@ const result = await esbuild.build({
   banner: { js: 'import { createRequire as __ocgCreateRequire } from "node:module"; const require = __ocgCreateRequire(import.meta.url);' },
   plugins: [{ name: "one-zod", setup: (b) => b.onResolve({ filter: /^zod$/ }, () => ({ path: zodEntry })) }],
 });
-const bytes = Object.values(result.metafile.outputs)[0]?.bytes ?? 0;
+const output = Object.values(result.metafile.outputs)[0];
+// `import { z } from "zod"` (and @opencode-ai/plugin's `tool.schema`) is zod's namespace object: it keeps every
+// export — ~40 locales, JSON Schema import, the compiler — 570 of the bundle's 907 KiB. `import * as z` with
+// static `z.object(...)` lets esbuild keep only what is used (~140 KiB). Refuse a build that brings them back.
+const heavy = Object.keys(output?.inputs ?? {}).filter((f) => /zod\/v4\/(locales\/(?!en\.js)|classic\/from-json-schema)/.test(f));
+if (heavy.length > 0) throw new Error(`dist/plugin/index.js pulls in zod's whole namespace (${heavy.length} modules such as ${heavy[0]}): import zod as \`import * as z from "zod"\`, never \`{ z }\` or tool.schema`);
+const bytes = output?.bytes ?? 0;
 console.log(`dist/plugin/index.js: one ESM file, ${(bytes / 1024).toFixed(0)} KiB`);

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { link, mkdir, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
-import { z } from "zod";
+import * as z from "zod";
 import { DEFAULT_AGENTS, DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { parseDuration } from "../time/time-format.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { type ChildLink, type SessionRecord, SessionId, ToolCall } from "./session-record.ts";
 
 /**

@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { CURRENT_SCHEMA_VERSION, SessionRecord, SessionState } from "./session-record.ts";
 
 export type MigrateResult =

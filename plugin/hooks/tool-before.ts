@@ -1,4 +1,4 @@
-import { z } from "zod";
+import * as z from "zod";
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
