@@ -41,7 +41,9 @@ const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100),
 const WARMUP = args.includes("--no-warmup") ? 0 : 1;
 /** With --lock, take the lock once per this many rounds (each acquisition may wait for others' runs). */
 const LOCK_EVERY = opt("--lock-every", 1);
-const VARIANTS: Variant[] = ["none", "empty", "governance"];
+/** `--variants none,loaded,governance`: which plugins to compare (default: none, empty, governance). */
+const variantsArg = args[args.indexOf("--variants") + 1];
+const VARIANTS = (args.includes("--variants") && variantsArg ? variantsArg.split(",") : ["none", "empty", "governance"]) as Variant[];
 
 const log = (s = "") => console.log(s);
 

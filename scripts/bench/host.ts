@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
+import { pathToFileURL } from "node:url";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import {
   auditEvents,
@@ -10,9 +11,10 @@ import {
   type Reply,
   type ScriptedModel,
 } from "../../test/harness/index.ts";
+import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
 
-export type Variant = "none" | "empty" | "governance";
+export type Variant = "none" | "empty" | "loaded" | "governance";
 export type Scenario = "A" | "B";
 
 /**
@@ -26,6 +28,12 @@ export default { id: "empty-hooks", server: async () => ({
   "experimental.compaction.autocontinue": noop,
 }) };
 `;
+
+/**
+ * `loaded` (only with `--variants`): the empty-hooks plugin that also imports this plugin's bundle and never calls it —
+ * what loading the code alone costs the host (parse, compile, module set-up), apart from what the hooks then do.
+ */
+const loadedOnlyPlugin = () => `import ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n${EMPTY_HOOKS_PLUGIN}`;
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
@@ -76,8 +84,10 @@ export type HostRun = {
 
 export async function hostRun(model: ScriptedModel, variant: Variant, scenario: Scenario, calls: number): Promise<HostRun> {
   const project = createTestProject({ modelUrl: model.url, plugin: variant === "governance" ? "local" : "none", files: { "README.md": "# bench\n\nA small file.\n" } });
-  if (variant === "empty") mkdirSync(path.join(project.dir, ".opencode", "plugin"), { recursive: true });
-  if (variant === "empty") writeFileSync(path.join(project.dir, ".opencode", "plugin", "empty-hooks.js"), EMPTY_HOOKS_PLUGIN);
+  if (variant === "empty" || variant === "loaded") {
+    mkdirSync(path.join(project.dir, ".opencode", "plugin"), { recursive: true });
+    writeFileSync(path.join(project.dir, ".opencode", "plugin", "empty-hooks.js"), variant === "empty" ? EMPTY_HOOKS_PLUGIN : loadedOnlyPlugin());
+  }
   try {
     const spawned = Date.now();
     const serve = await serveOpencode(project);
