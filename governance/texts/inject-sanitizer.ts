@@ -41,10 +41,10 @@ export function validateInjectText(text: string, options: { maxLength?: number }
   if (removed > 0) warnings.push(`removed ${removed} invisible or control character${removed === 1 ? "" : "s"}`);
 
   s = s.replace(/[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
-  const chars = Array.from(s);
-  if (chars.length > maxLength) {
-    s = chars.slice(0, maxLength).join("").trimEnd();
-    warnings.push(`truncated from ${chars.length} to ${maxLength} characters`);
+  const length = Array.from(s).length;
+  if (length > maxLength) {
+    s = truncateAtGrapheme(s, maxLength).trimEnd();
+    warnings.push(`truncated from ${length} to ${maxLength} characters`);
   }
 
   const marked = markDirectives(s);
@@ -54,6 +54,25 @@ export function validateInjectText(text: string, options: { maxLength?: number }
   }
   const valid = /\S/.test(s);
   return { valid, sanitized: s, warnings, flagged: marked.flagged };
+}
+
+const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
+
+/**
+ * The longest prefix of at most `max` code points that ends on a grapheme boundary. Counting code points (not
+ * graphemes) keeps a zalgo cluster of thousands of marks from slipping past the limit; cutting only between graphemes
+ * keeps a flag, a ZWJ emoji or a conjunct from being split into a fragment that a second pass would change.
+ */
+function truncateAtGrapheme(text: string, max: number): string {
+  let out = "";
+  let count = 0;
+  for (const { segment } of graphemes.segment(text)) {
+    const n = Array.from(segment).length;
+    if (count + n > max) break;
+    out += segment;
+    count += n;
+  }
+  return out;
 }
 
 function unmarkFlagged(text: string): string {

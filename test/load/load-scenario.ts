@@ -96,7 +96,8 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     const cli = async (args: string[]) => {
       const t0 = Date.now();
       try {
-        await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir]);
+        // The CLI signs its requests with the user's key: it must run in the same user environment (HOME/XDG) as OpenCode.
+        await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir], { env: { ...process.env, ...project.env } });
         return { code: 0, ms: Date.now() - t0 };
       } catch (error) {
         return { code: Number((error as { code?: number }).code ?? 1), ms: Date.now() - t0 };
