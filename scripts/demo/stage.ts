@@ -1,9 +1,7 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import {
   auditEvents,
-  CLI_ENTRY,
   lastOf,
+  projectCli,
   sessionRecord,
   waitFor,
   type ModelRequest,
@@ -12,8 +10,6 @@ import {
   type TestProject,
 } from "../../test/harness/index.ts";
 import { bold, dim, expect, short, type Timeline } from "./timeline.ts";
-
-const execFileP = promisify(execFile);
 
 export const COORDINATOR = "governance-coordinator";
 
@@ -94,13 +90,9 @@ export class Stage {
 
   /** `node dist/cli/main.js <args> --dir <project>`: the CLI a user runs, as a separate process. */
   async cli(...args: string[]): Promise<{ code: number; out: string }> {
-    try {
-      const { stdout, stderr } = await execFileP(process.execPath, [CLI_ENTRY, ...args, "--dir", this.project.dir], { timeout: 10_000 });
-      return { code: 0, out: `${stdout}${stderr}`.trim() };
-    } catch (error) {
-      const e = error as { code?: number; stdout?: string; stderr?: string; message: string };
-      return { code: typeof e.code === "number" ? e.code : 1, out: `${e.stdout ?? ""}${e.stderr ?? e.message}`.trim() };
-    }
+    // In OpenCode's user environment (HOME/XDG): the CLI signs requests with that user's key.
+    const r = await projectCli(this.project, args, { timeoutMs: 10_000 });
+    return { code: r.code, out: `${r.stdout}${r.stderr}`.trim() };
   }
 
   /** A session's tool results as OpenCode stored them (what the user sees in the transcript), oldest first. */

@@ -11,6 +11,7 @@ import { type DashboardProcess, startDashboardProcess } from "../cli/dashboard-p
 import {
   auditEvents,
   createTestProject,
+  Gate,
   REPO_ROOT,
   serveOpencode,
   sessionRecord,
@@ -39,26 +40,6 @@ const CHROMIUM_ARGS = [
 const SCREENSHOT = path.join(REPO_ROOT, "docs", "images", "dashboard.png");
 const RESUMABLE = "ses_browserresume0000000000001";
 const GUIDANCE = "please keep the commits small";
-
-/** Lets the test decide when the child's next tool call happens. */
-class Gate {
-  #waiting: (() => void)[] = [];
-  #credits = 0;
-  wait(): Promise<void> {
-    if (this.#credits > 0) {
-      this.#credits--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#waiting.push(resolve));
-  }
-  release(n = 1): void {
-    for (let i = 0; i < n; i++) {
-      const next = this.#waiting.shift();
-      if (next) next();
-      else this.#credits++;
-    }
-  }
-}
 
 const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";

@@ -1,11 +1,10 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
-  CLI_ENTRY,
   allSessionRecords,
   auditEvents,
   createTestProject,
+  Gate,
+  projectCli,
   serveOpencode,
   sessionRecord,
   startScriptedModel,
@@ -18,43 +17,8 @@ import {
   type TestProject,
 } from "../harness/index.ts";
 
-const run = promisify(execFile);
-
-/** The CLI, as a user runs it, in its own process. */
-async function cli(project: TestProject, ...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  try {
-    // The same user as the opencode process (same HOME/XDG dirs), so both find the same directive-signing key.
-    const { stdout, stderr } = await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir], { env: { ...process.env, ...project.env } });
-    return { code: 0, stdout, stderr };
-  } catch (error) {
-    const e = error as { code: number; stdout: string; stderr: string };
-    return { code: e.code, stdout: e.stdout, stderr: e.stderr };
-  }
-}
-
-/** A gate the scripted model waits on, so a test decides exactly when a child's next tool call happens. */
-class Gate {
-  #open: (() => void)[] = [];
-  #credits = 0;
-  wait(): Promise<void> {
-    if (this.#credits > 0) {
-      this.#credits--;
-      return Promise.resolve();
-    }
-    return new Promise((resolve) => this.#open.push(resolve));
-  }
-  release(n = 1): void {
-    for (let i = 0; i < n; i++) {
-      const next = this.#open.shift();
-      if (next) next();
-      else this.#credits++;
-    }
-  }
-  releaseAll(): void {
-    this.release(1000);
-  }
-
-}
+/** The CLI, as a user runs it, in its own process (same user environment as the opencode process). */
+const cli = (project: TestProject, ...args: string[]) => projectCli(project, args);
 
 /** Conversation text without the system prompt (whose rules mention the notification's heading). */
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));

@@ -5,3 +5,5 @@ export * from "./opencode-http.ts";
 export * from "./governance-files.ts";
 export * from "./paths.ts";
 export * from "./tui.ts";
+export * from "./project-cli.ts";
+export * from "./gate.ts";

@@ -1,11 +1,10 @@
-import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
-import { promisify } from "node:util";
 import {
   auditEvents,
   createTestProject,
+  projectCli,
   serveOpencode,
   startScriptedModel,
   textOf,
@@ -13,9 +12,6 @@ import {
   type ModelRequest,
   type Reply,
 } from "../harness/index.ts";
-import { CLI_ENTRY } from "../harness/paths.ts";
-
-const run = promisify(execFile);
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
@@ -95,13 +91,8 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     const stopped = new Set<string>();
     const cli = async (args: string[]) => {
       const t0 = Date.now();
-      try {
-        // The CLI signs its requests with the user's key: it must run in the same user environment (HOME/XDG) as OpenCode.
-        await run(process.execPath, [CLI_ENTRY, ...args, "--dir", project.dir], { env: { ...process.env, ...project.env } });
-        return { code: 0, ms: Date.now() - t0 };
-      } catch (error) {
-        return { code: Number((error as { code?: number }).code ?? 1), ms: Date.now() - t0 };
-      }
+      const r = await projectCli(project, args);
+      return { code: r.code, ms: Date.now() - t0 };
     };
     const loops = Array.from({ length: cliProcesses }, async (_, loop) => {
       for (let a = 0; a < actionsEach; a++) {
