@@ -1,20 +1,50 @@
+import fs from "node:fs";
+import path from "node:path";
+
 /**
- * Which hosted sessions may have directives queued (filled by the queue watcher and by this process's own
- * requests), so a tool result of a session with nothing queued costs no file access.
+ * Which hosted sessions may have directives queued, so a tool result of a session with nothing queued costs one
+ * `lstat` and no directory read. Two signals: marks (the queue watcher and this process's own requests), and the
+ * session's queue folder having changed since its queue was last claimed — a directive is renamed into that folder,
+ * which moves its mtime. The second makes delivery on the next tool call independent of `fs.watch`, whose events
+ * can be missed (a folder created and written at once, a busy machine, a host whose recursive watch misses new
+ * sub-folders); the watcher only makes it sooner.
  */
 export class DirectiveInbox {
+  readonly #queuesDir: string;
   readonly #marked = new Set<string>();
+  /** The queue folder's mtime when its queue was last claimed, per session. */
+  readonly #claimedAt = new Map<string, number>();
+
+  constructor(queuesDir: string) {
+    this.#queuesDir = queuesDir;
+  }
 
   mark(sessionId: string): void {
     this.#marked.add(sessionId);
   }
 
   has(sessionId: string): boolean {
-    return this.#marked.has(sessionId);
+    return this.#marked.has(sessionId) || this.#changed(sessionId) !== undefined;
   }
 
-  /** True if the session was marked; the mark is cleared (the caller claims the queue now). */
+  /**
+   * True if the session was marked or its queue folder changed; either way it is cleared (the caller claims the
+   * queue now; a directive renamed in during that claim moves the mtime again and is seen next time).
+   */
   take(sessionId: string): boolean {
-    return this.#marked.delete(sessionId);
+    const changed = this.#changed(sessionId);
+    if (changed !== undefined) this.#claimedAt.set(sessionId, changed);
+    return this.#marked.delete(sessionId) || changed !== undefined;
+  }
+
+  /** The folder's mtime when it differs from the one last claimed; undefined when unchanged or absent. */
+  #changed(sessionId: string): number | undefined {
+    let mtime: number | undefined;
+    try {
+      mtime = fs.lstatSync(path.join(this.#queuesDir, sessionId), { throwIfNoEntry: false })?.mtimeMs;
+    } catch {
+      return undefined;
+    }
+    return mtime === undefined || mtime === this.#claimedAt.get(sessionId) ? undefined : mtime;
   }
 }

@@ -43,7 +43,7 @@ export class Runtime {
     sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, toast);
     const config = new ConfigWatcher(store.paths.configFile, sink, timers);
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
-    this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox());
+    this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.tracker = new SessionTracker(this.runner);
     this.stops = new StopController(this.runner, this.tracker);
   }
