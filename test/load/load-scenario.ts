@@ -89,6 +89,7 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
 
     const progress = (child: string) => Math.max(0, ...model.requests.filter((r) => r.sessionId === child).map((r) => toolMessages(r).length));
     const stopped = new Set<string>();
+    const injected = new Set<string>();
     const cli = async (args: string[]) => {
       const t0 = Date.now();
       const r = await projectCli(project, args);
@@ -97,13 +98,17 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     const loops = Array.from({ length: cliProcesses }, async (_, loop) => {
       for (let a = 0; a < actionsEach; a++) {
         await new Promise((r) => setTimeout(r, 100 + Math.floor(Math.random() * 400)));
-        const candidates = childIds.filter((c) => !stopped.has(c) && progress(c) >= 1 && progress(c) < sendBefore);
+        // One stop per CLI loop (its last action); the rest are injects with a unique token each. A stop goes only to
+        // a child that was sent no guidance: stop wins over inject by design (a pending inject is dropped and
+        // audited), so a stop racing an inject would make "every inject delivered" untrue without anything wrong.
+        const kind = a === actionsEach - 1 ? "stop" : "inject";
+        const candidates = childIds.filter(
+          (c) => !stopped.has(c) && (kind === "inject" || !injected.has(c)) && progress(c) >= 1 && progress(c) < sendBefore,
+        );
         if (candidates.length === 0) continue;
         const child = candidates[Math.floor(Math.random() * candidates.length)]!;
-        // One stop per CLI loop (its last action); the rest are injects with a unique token each.
-        const kind = a === actionsEach - 1 ? "stop" : "inject";
         const token = `LOADTOKEN-${loop}-${a}-${randomBytes(4).toString("hex")}`;
-        if (kind === "stop") stopped.add(child);
+        (kind === "stop" ? stopped : injected).add(child);
         const sentAt = Date.now();
         const res = await cli(kind === "stop" ? ["stop", child, "--reason", token] : ["inject", child, `Please also note ${token}.`]);
         directives.push({ kind, child, token, sentAt, cliMs: res.ms, code: res.code });
@@ -167,6 +172,10 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       `latency CLI start → directive in the child's next tool result: median ${med} ms, max ${lat.at(-1) ?? "–"} ms; CLI process median ${directives.map((d) => d.cliMs).sort((a, b) => a - b)[Math.floor(directives.length / 2)] ?? "–"} ms`,
       `records: ${records.filter((r) => r.parsed).length}/${records.length} present and parse; children whose counters.toolCalls match the tool results the model saw: ${records.filter((r) => childIds.includes(r.id) && r.toolCalls === r.toolResults).length}/${childIds.length}; stray files in sessions/: ${extraFiles.length}`,
       `audit log: ${raw.length} lines, ${unparsable} unparsable; session_injected ${types.session_injected ?? 0}, session_stop_requested ${types.session_stop_requested ?? 0}, session_stopped ${types.session_stopped ?? 0}, hook_error ${types.hook_error ?? 0}`,
+      // What did not go as planned, in the plugin's own words (empty when all is well).
+      ...events
+        .filter((e) => ["directive_rejected", "inject_dropped", "stop_ignored", "store_problem", "hook_error"].includes(e.type))
+        .map((e) => `${e.type}: ${JSON.stringify(e).slice(0, 300)}`),
     ];
     return { subagents, callsEach, wallMs, peakConcurrent, directives, delivery, records, rootIds, childIds, audit: { lines: raw.length, unparsable, types, events }, summary };
   } finally {
