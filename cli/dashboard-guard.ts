@@ -39,7 +39,8 @@ export function checkRequest(req: http.IncomingMessage, opts: { port: number; to
   const hosts = new Set([`127.0.0.1:${opts.port}`, `localhost:${opts.port}`]);
   const host = req.headers.host;
   if (!host) return refuse(400, "a Host header is required");
-  if (!hosts.has(host.toLowerCase())) return refuse(421, `this dashboard answers only to http://127.0.0.1:${opts.port}, not to Host ${JSON.stringify(host.slice(0, 100))}`);
+  if (!hosts.has(host.toLowerCase()))
+    return refuse(421, `this dashboard answers only to http://127.0.0.1:${opts.port}, not to Host ${JSON.stringify(host.slice(0, 100))}`);
   const origin = req.headers.origin;
   if (origin !== undefined) {
     const m = /^http:\/\/([^/]+)$/i.exec(origin);
@@ -72,7 +73,10 @@ export function checkRequest(req: http.IncomingMessage, opts: { port: number; to
     }
   }
   if (route.method === "POST") {
-    const type = String(req.headers["content-type"] ?? "").split(";")[0]!.trim().toLowerCase();
+    const type = String(req.headers["content-type"] ?? "")
+      .split(";")[0]!
+      .trim()
+      .toLowerCase();
     if (type !== "application/json") return refuse(415, "send the body as application/json");
   }
   return { ok: true, route, url };
@@ -88,9 +92,18 @@ export type ControlBody = { target: string; level: 1 | 2 | 3; reason: string; te
 export function parseControlBody(body: unknown): { ok: true; body: ControlBody } | { ok: false; error: string } {
   if (body === null || typeof body !== "object" || Array.isArray(body)) return { ok: false, error: "the body must be a JSON object" };
   const b = body as Record<string, unknown>;
-  if (typeof b.target !== "string" || b.target.length === 0 || b.target.length > 200) return { ok: false, error: "target (a session id or agent name) is required" };
+  if (typeof b.target !== "string" || b.target.length === 0 || b.target.length > 200)
+    return { ok: false, error: "target (a session id or agent name) is required" };
   if (b.level !== undefined && b.level !== 1 && b.level !== 2 && b.level !== 3) return { ok: false, error: "level must be 1, 2 or 3" };
   if (b.reason !== undefined && typeof b.reason !== "string") return { ok: false, error: "reason must be a string" };
   if (b.text !== undefined && typeof b.text !== "string") return { ok: false, error: "text must be a string" };
-  return { ok: true, body: { target: b.target, level: (b.level as 1 | 2 | 3 | undefined) ?? 1, reason: (b.reason as string | undefined) ?? "", text: (b.text as string | undefined) ?? "" } };
+  return {
+    ok: true,
+    body: {
+      target: b.target,
+      level: (b.level as 1 | 2 | 3 | undefined) ?? 1,
+      reason: (b.reason as string | undefined) ?? "",
+      text: (b.text as string | undefined) ?? "",
+    },
+  };
 }

@@ -72,12 +72,15 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     maxIdleMs: loaded.config.resume.maxIdle,
     anchors: loaded.config.anchors,
   });
-  const audit = (await ctx.audit.read()).slice(-AUDIT_TAIL).reverse().map((e) => ({
-    at: e.at,
-    type: e.type,
-    sessionId: typeof e.sessionId === "string" ? e.sessionId : null,
-    detail: auditDetail(e as Record<string, unknown>),
-  }));
+  const audit = (await ctx.audit.read())
+    .slice(-AUDIT_TAIL)
+    .reverse()
+    .map((e) => ({
+      at: e.at,
+      type: e.type,
+      sessionId: typeof e.sessionId === "string" ? e.sessionId : null,
+      detail: auditDetail(e as Record<string, unknown>),
+    }));
   return {
     now,
     sessions,

@@ -41,7 +41,10 @@ function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
       }
     }
   }
-  return [{ ok: false, text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to the "plugin" list of opencode.json)` }, ...checks];
+  return [
+    { ok: false, text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to the "plugin" list of opencode.json)` },
+    ...checks,
+  ];
 }
 
 /** The editor schema the YAML's first line names, when it is a relative file that is not there. */

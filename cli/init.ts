@@ -2,7 +2,16 @@ import fs from "node:fs";
 import path from "node:path";
 import { DEFAULT_CONFIG_YAML } from "../governance/config/config.ts";
 import { ensureGovernanceDir, governancePaths } from "../governance/storage/governance-paths.ts";
-import { addPluginToConfig, configCandidates, configFileToEdit, globalConfigDir, listsPlugin, newConfigText, readOpencodeConfig, type Scope } from "./opencode-config.ts";
+import {
+  addPluginToConfig,
+  configCandidates,
+  configFileToEdit,
+  globalConfigDir,
+  listsPlugin,
+  newConfigText,
+  readOpencodeConfig,
+  type Scope,
+} from "./opencode-config.ts";
 import { PLUGIN_NAME, SCHEMA_FILE_NAME, packageRoot } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -63,7 +72,10 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
     const schemaTarget = path.join(path.dirname(paths.configFile), SCHEMA_FILE_NAME);
     if (fs.existsSync(schemaSource) && !sameContent(schemaSource, schemaTarget)) {
       const verb = fs.existsSync(schemaTarget) ? "update" : "install";
-      changes.push({ say: `${verb} ${show(schemaTarget)} (editor completion and checks for governance.yaml)`, apply: () => copyFile(schemaSource, schemaTarget) });
+      changes.push({
+        say: `${verb} ${show(schemaTarget)} (editor completion and checks for governance.yaml)`,
+        apply: () => copyFile(schemaSource, schemaTarget),
+      });
     }
     if (!fs.existsSync(path.join(paths.root, ".gitignore"))) {
       changes.push({ say: `create the git-ignored state folder ${show(paths.root)}/`, apply: () => ensureGovernanceDir(paths) });
@@ -104,7 +116,10 @@ function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f:
   }
   const target = configFileToEdit(scope, dir, env);
   if (!target.exists) {
-    return { ok: true, change: { say: `write ${show(target.file)} listing "${PLUGIN_NAME}" as a plugin`, apply: () => writeFile(target.file, newConfigText()) } };
+    return {
+      ok: true,
+      change: { say: `write ${show(target.file)} listing "${PLUGIN_NAME}" as a plugin`, apply: () => writeFile(target.file, newConfigText()) },
+    };
   }
   const text = fs.readFileSync(target.file, "utf8");
   const edit = addPluginToConfig(text, show(target.file));
@@ -120,7 +135,12 @@ function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f:
 function planCopies(source: string, base: string, kind: "agent" | "command", show: (f: string) => string): { changes: Change[]; notes: string[] } {
   const changes: Change[] = [];
   const notes: string[] = [];
-  const files = fs.existsSync(source) ? fs.readdirSync(source).filter((f) => f.endsWith(".md")).sort() : [];
+  const files = fs.existsSync(source)
+    ? fs
+        .readdirSync(source)
+        .filter((f) => f.endsWith(".md"))
+        .sort()
+    : [];
   for (const f of files) {
     const from = path.join(source, f);
     const existing = [path.join(base, kind, f), path.join(base, `${kind}s`, f)].find((p) => fs.existsSync(p));

@@ -58,7 +58,14 @@ const COMMANDS: Record<string, Command> = {
 function asOutput(io: Io | Output): Output {
   if ("line" in io) return io;
   const flat = (parts: (string | readonly [string, string])[]) => parts.map((p) => (typeof p === "string" ? p : p[1])).join("");
-  return { color: false, out: io.out, err: io.err, line: (...p) => io.out(flat(p)), errLine: (...p) => io.err(flat(p)), json: (v) => io.out(JSON.stringify(v, null, 2)) };
+  return {
+    color: false,
+    out: io.out,
+    err: io.err,
+    line: (...p) => io.out(flat(p)),
+    errLine: (...p) => io.err(flat(p)),
+    json: (v) => io.out(JSON.stringify(v, null, 2)),
+  };
 }
 
 export async function main(argv: string[], ioIn: Io | Output = createOutput()): Promise<number> {
@@ -104,7 +111,11 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
   const run = COMMANDS[command];
   if (!run) return usage(io, `unknown command: ${command}`);
 
-  const store = new SessionStore({ projectDir: dir, clock: systemClock, onProblem: (p) => io.errLine(["yellow", "warning: "], `${p.kind} ${p.file}: ${p.reason}`) });
+  const store = new SessionStore({
+    projectDir: dir,
+    clock: systemClock,
+    onProblem: (p) => io.errLine(["yellow", "warning: "], `${p.kind} ${p.file}: ${p.reason}`),
+  });
   const audit = new AuditLog({ paths: store.paths, clock: systemClock });
   const control: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}` };
   return run({ dir, store, audit, control, io, options, args, usage: (message) => usage(io, message) });

@@ -55,9 +55,7 @@ export function configFileToEdit(scope: Scope, dir: string, env: NodeJS.ProcessE
   return { file: scope === "global" ? path.join(globalConfigDir(env), "opencode.json") : path.join(dir, "opencode.json"), exists: false };
 }
 
-export type ReadConfig =
-  | { ok: true; text: string; value: Record<string, unknown> }
-  | { ok: false; reason: string };
+export type ReadConfig = { ok: true; text: string; value: Record<string, unknown> } | { ok: false; reason: string };
 
 /** Parses a JSONC config file; an error says where, in the user's terms (line and column). */
 export function readOpencodeConfig(file: string): ReadConfig {

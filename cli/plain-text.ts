@@ -8,7 +8,9 @@ const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
 /** One value on one line: controls removed, tab/CR/LF turned into spaces. */
 export function plain(value: unknown): string {
-  return String(value ?? "").replace(/[\t\r\n]/g, " ").replace(CONTROLS, "");
+  return String(value ?? "")
+    .replace(/[\t\r\n]/g, " ")
+    .replace(CONTROLS, "");
 }
 
 /** A block of lines: each line cleaned with {@link plain}, the line breaks kept. */

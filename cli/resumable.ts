@@ -59,7 +59,10 @@ export function resumableSessions(
     .filter((r) => !r.parentId || !byId.has(r.parentId))
     .filter((r) => r.control !== "completed" && r.control !== "orphaned")
     .map((r) => ({ r, interrupted: r.state === "interrupted" }))
-    .filter(({ r, interrupted }) => classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume")
+    .filter(
+      ({ r, interrupted }) =>
+        classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume",
+    )
     .sort((a, b) => b.r.lastActivityAt - a.r.lastActivityAt)
     .map(({ r, interrupted }) => {
       const idle = idleMs(r.lastActivityAt, opts.now);
@@ -73,6 +76,15 @@ export function resumableSessions(
         todo: r.todo,
         timeZone: opts.timeZone,
       });
-      return { sessionId: r.sessionId, agent: r.agent, state: r.state, interrupted, lastActivityAt: r.lastActivityAt, idleMs: idle, command: `opencode -s ${r.sessionId}`, context };
+      return {
+        sessionId: r.sessionId,
+        agent: r.agent,
+        state: r.state,
+        interrupted,
+        lastActivityAt: r.lastActivityAt,
+        idleMs: idle,
+        command: `opencode -s ${r.sessionId}`,
+        context,
+      };
     });
 }

@@ -40,7 +40,11 @@ export class EffectRunner {
     return applied;
   }
 
-  async run(sessionId: string, effects: readonly Effect[], records: { previous?: SessionRecord | undefined; next?: SessionRecord | undefined } = {}): Promise<void> {
+  async run(
+    sessionId: string,
+    effects: readonly Effect[],
+    records: { previous?: SessionRecord | undefined; next?: SessionRecord | undefined } = {},
+  ): Promise<void> {
     for (const effect of effects) {
       try {
         await this.#one(sessionId, effect, records.previous, records.next);

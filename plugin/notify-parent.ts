@@ -8,7 +8,13 @@ import type { DirectiveInbox } from "./directive-inbox.ts";
  * `notify_parent`: the parent learns its child was stopped on its next tool result or model step (a `notify`
  * directive in its queue), and the user gets a toast. Once per stop: the ladder emits the effect once.
  */
-export async function notifyParent(ctx: PluginContext, inbox: DirectiveInbox, childId: string, child: SessionRecord | undefined, e: NotifyParentEffect): Promise<void> {
+export async function notifyParent(
+  ctx: PluginContext,
+  inbox: DirectiveInbox,
+  childId: string,
+  child: SessionRecord | undefined,
+  e: NotifyParentEffect,
+): Promise<void> {
   // Structured, no text: the receiver renders it from its own record of the child (issue 8 §2, renderNotification).
   const res = await enqueue(ctx.paths, e.parentId, { kind: "notify", id: `notify-${childId}`, at: ctx.clock.now(), childId, how: e.how });
   inbox.mark(e.parentId);

@@ -92,9 +92,7 @@ export class StopController {
     const { config, clock } = this.#ctx;
     const at = clock.now();
     const opts = { retryDeadlineMs: config.stop.retryDeadline };
-    const { next, action } = await this.#runner.step(sessionId, (r) =>
-      r ? onDeadline(r, at, opts) : { next: r, effects: [], action: "none" as const },
-    );
+    const { next, action } = await this.#runner.step(sessionId, (r) => (r ? onDeadline(r, at, opts) : { next: r, effects: [], action: "none" as const }));
     if ((action === "abort" || action === "retry-abort") && next?.stop) this.#schedule(sessionId, next.stop.deadlineAt);
   }
 

@@ -24,7 +24,14 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
     const record = gov.store.peek(context.sessionID) ?? (await gov.store.read(context.sessionID));
     const agent = record?.agent ?? context.agent;
     const decision = maySteer(
-      { kind: "agent", sessionId: context.sessionID, agent, role: roleOf(agent, gov.config).role, parentId: record?.parentId ?? null, known: record !== undefined && record !== null },
+      {
+        kind: "agent",
+        sessionId: context.sessionID,
+        agent,
+        role: roleOf(agent, gov.config).role,
+        parentId: record?.parentId ?? null,
+        known: record !== undefined && record !== null,
+      },
       action,
     );
     if (decision.ok) return undefined;

@@ -54,7 +54,9 @@ async function realHost(): Promise<void> {
   const runs: (HostRun & { round: number })[] = [];
   const combos = (["A", "B"] as Scenario[]).flatMap((s) => VARIANTS.map((v) => [v, s] as const));
   let release: () => void = () => undefined;
-  log(`\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential reads; B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`);
+  log(
+    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential reads; B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
+  );
   try {
     for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
       if ((round - 1 + WARMUP) % LOCK_EVERY === 0) release = await acquireLock(LOCK);
@@ -63,7 +65,9 @@ async function realHost(): Promise<void> {
         for (const [variant, scenario] of order) {
           const r = await hostRun(model, variant, scenario, CALLS[scenario]);
           if (round > 0) runs.push({ ...r, round });
-          log(`  ${round === 0 ? "warm-up" : `round ${round}`} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`);
+          log(
+            `  ${round === 0 ? "warm-up" : `round ${round}`} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`,
+          );
         }
       } finally {
         if ((round + WARMUP) % LOCK_EVERY === 0 || round === ROUNDS) release();
@@ -76,7 +80,9 @@ async function realHost(): Promise<void> {
 
   for (const scenario of ["A", "B"] as Scenario[]) {
     log(`\n  scenario ${scenario} — medians (absolute) and per-round ratios vs no plugin: median (min–max)`);
-    log(`  ${"variant".padEnd(11)} ${"wall".padEnd(22)} ${"CPU".padEnd(22)} ${"peak RSS".padEnd(22)} ${"steady RSS".padEnd(22)} ${"start-up".padEnd(22)} governance bytes/request (max)`);
+    log(
+      `  ${"variant".padEnd(11)} ${"wall".padEnd(22)} ${"CPU".padEnd(22)} ${"peak RSS".padEnd(22)} ${"steady RSS".padEnd(22)} ${"start-up".padEnd(22)} governance bytes/request (max)`,
+    );
     const pick = (v: Variant, round: number) => runs.find((r) => r.variant === v && r.scenario === scenario && r.round === round && r.clean);
     for (const variant of VARIANTS) {
       const mine = runs.filter((r) => r.variant === variant && r.scenario === scenario && r.clean);
@@ -96,7 +102,9 @@ async function realHost(): Promise<void> {
     }
     if (scenario === "B") {
       const gov = runs.filter((r) => r.variant === "governance" && r.scenario === "B" && r.clean);
-      const child = gov.flatMap((r) => r.requests.filter((q) => q.messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes("BENCH-B-CHILD"))).map(governanceBytes));
+      const child = gov.flatMap((r) =>
+        r.requests.filter((q) => q.messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes("BENCH-B-CHILD"))).map(governanceBytes),
+      );
       const worst = child.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, tools: 0, block: 0, total: 0 });
       log(`  subagent requests: max ${worst.total} B of governance text (prefix ${worst.prefix} + tools ${worst.tools} + block ${worst.block})`);
     }
@@ -119,12 +127,18 @@ async function inProcess(): Promise<void> {
   const it = QUICK ? 200 : 2000;
   log(`\n(2) in-process (node ${process.version}, ${it} iterations each after 20 warm-up)`);
   const floor = noiseFloor();
-  log(`  noise floor: a constant ~0.04 ms loop measures median ${fmt(floor.median, 3)} ms, p99 ${fmt(floor.p99, 3)} ms, max ${fmt(floor.max, 1)} ms on this machine now`);
+  log(
+    `  noise floor: a constant ~0.04 ms loop measures median ${fmt(floor.median, 3)} ms, p99 ${fmt(floor.p99, 3)} ms, max ${fmt(floor.max, 1)} ms on this machine now`,
+  );
   for (const f of await transforms([10, 200, 2000], it)) {
-    log(`  ${String(f.size).padStart(5)} messages: messages.transform median ${fmt(f.messages.median, 3)} p99 ${fmt(f.messages.p99, 3)} ms; system.transform median ${fmt(f.system.median, 3)} p99 ${fmt(f.system.p99, 3)} ms`);
+    log(
+      `  ${String(f.size).padStart(5)} messages: messages.transform median ${fmt(f.messages.median, 3)} p99 ${fmt(f.messages.p99, 3)} ms; system.transform median ${fmt(f.system.median, 3)} p99 ${fmt(f.system.p99, 3)} ms`,
+    );
   }
   const hooks = await toolHooks(20, QUICK ? 20 : 50);
-  log(`  tool hooks, 20 sessions at once: before median ${fmt(hooks.before.median, 3)} p99 ${fmt(hooks.before.p99, 3)} ms; after median ${fmt(hooks.after.median, 3)} p99 ${fmt(hooks.after.p99, 3)} ms`);
+  log(
+    `  tool hooks, 20 sessions at once: before median ${fmt(hooks.before.median, 3)} p99 ${fmt(hooks.before.p99, 3)} ms; after median ${fmt(hooks.after.median, 3)} p99 ${fmt(hooks.after.p99, 3)} ms`,
+  );
   for (const n of [1, 10_000]) {
     const st = await pluginStart(n, 5);
     log(`  plugin start (dist bundle's server()) with ${String(n).padStart(6)} records on disk: median ${fmt(st.median, 1)} ms, max ${fmt(st.max, 1)} ms`);
@@ -159,8 +173,14 @@ async function underLoad(): Promise<void> {
 async function main(): Promise<void> {
   const started = performance.now();
   const cpus = os.cpus();
-  const load = () => os.loadavg().map((l) => l.toFixed(2)).join(" ");
-  log(`opencode-governance bench${QUICK ? " --quick" : ""} — ${new Date().toISOString()}, node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? "cpu"}`);
+  const load = () =>
+    os
+      .loadavg()
+      .map((l) => l.toFixed(2))
+      .join(" ");
+  log(
+    `opencode-governance bench${QUICK ? " --quick" : ""} — ${new Date().toISOString()}, node ${process.version}, ${os.platform()} ${os.arch()}, ${cpus.length} × ${cpus[0]?.model ?? "cpu"}`,
+  );
   log(`load average at start (1/5/15 min): ${load()} — other work on the machine shows up in every figure below`);
   if (only.includes("inprocess")) await inProcess();
   if (only.includes("host")) await realHost();

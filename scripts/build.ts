@@ -62,6 +62,9 @@ const output = Object.values(result.metafile.outputs)[0];
 // export — ~40 locales, JSON Schema import, the compiler — 570 of the bundle's 907 KiB. `import * as z` with
 // static `z.object(...)` lets esbuild keep only what is used (~140 KiB). Refuse a build that brings them back.
 const heavy = Object.keys(output?.inputs ?? {}).filter((f) => /zod\/v4\/(locales\/(?!en\.js)|classic\/from-json-schema)/.test(f));
-if (heavy.length > 0) throw new Error(`dist/plugin/index.js pulls in zod's whole namespace (${heavy.length} modules such as ${heavy[0]}): import zod as \`import * as z from "zod"\`, never \`{ z }\` or tool.schema`);
+if (heavy.length > 0)
+  throw new Error(
+    `dist/plugin/index.js pulls in zod's whole namespace (${heavy.length} modules such as ${heavy[0]}): import zod as \`import * as z from "zod"\`, never \`{ z }\` or tool.schema`,
+  );
 const bytes = output?.bytes ?? 0;
 console.log(`dist/plugin/index.js: one ESM file, ${(bytes / 1024).toFixed(0)} KiB`);

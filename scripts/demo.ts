@@ -66,7 +66,9 @@ async function main(): Promise<number> {
   stage = new Stage(t, model, project);
   const shipped = fs.readdirSync(path.join(REPO_ROOT, "agents")).filter((f) => f.endsWith(".md")).length;
   t.line(`project ${dim(project.dir)}`);
-  t.line(`  a git repo with ${withoutPlugin ? yellow("NO plugin (control run)") : "the plugin in .opencode/plugin/governance.js"} and this repo's ${shipped} agents in .opencode/agent/`);
+  t.line(
+    `  a git repo with ${withoutPlugin ? yellow("NO plugin (control run)") : "the plugin in .opencode/plugin/governance.js"} and this repo's ${shipped} agents in .opencode/agent/`,
+  );
 
   const s = stage;
   const shared: Scenes.Shared = { withoutPlugin };
@@ -100,7 +102,15 @@ function summary(s: Stage): void {
   const records = allSessionRecords(s.project.governanceDir).sort((a, b) => a.createdAt - b.createdAt);
   const rows = [["session", "agent", "depth", "parent", "state", "control", "tool calls"]];
   for (const r of records) {
-    rows.push([short(r.sessionId), String(r.agent ?? "?"), String(r.depth), short(r.parentId), String(r.state), String(r.control), String(r.counters?.toolCalls ?? "")]);
+    rows.push([
+      short(r.sessionId),
+      String(r.agent ?? "?"),
+      String(r.depth),
+      short(r.parentId),
+      String(r.state),
+      String(r.control),
+      String(r.counters?.toolCalls ?? ""),
+    ]);
   }
   for (const line of table(rows)) console.log(`  ${line}`);
   const events = s.audit();
@@ -110,7 +120,12 @@ function summary(s: Stage): void {
   console.log(`  ${bold("audit events by type")} (${events.length} lines in .opencode/governance/audit.log)`);
   const sorted = [...counts.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]));
   for (let i = 0; i < sorted.length; i += 3) {
-    console.log(`  ${sorted.slice(i, i + 3).map(([k, v]) => `${String(v).padStart(3)} ${k}`.padEnd(34)).join("")}`.trimEnd());
+    console.log(
+      `  ${sorted
+        .slice(i, i + 3)
+        .map(([k, v]) => `${String(v).padStart(3)} ${k}`.padEnd(34))
+        .join("")}`.trimEnd(),
+    );
   }
   for (const e of events.filter((e) => e.type === "hook_error" || e.type === "store_problem").slice(0, 5)) {
     console.log(yellow(`  ${e.type} ${String(e.hook ?? e.kind ?? "")}: ${String(e.message ?? e.reason ?? "").slice(0, 140)}`));

@@ -15,11 +15,17 @@ export const GENERATED_DIRS = ["agent", "command"] as const;
 export function expectedOpencodeFiles(): Map<string, string> {
   const files = new Map<string, string>();
   const agentsDir = path.join(ROOT, "agents");
-  for (const f of fs.readdirSync(agentsDir).filter((f) => f.endsWith(".md")).sort()) {
+  for (const f of fs
+    .readdirSync(agentsDir)
+    .filter((f) => f.endsWith(".md"))
+    .sort()) {
     files.set(path.join(".opencode", "agent", f), fs.readFileSync(path.join(agentsDir, f), "utf8"));
   }
   const commandsDir = path.join(ROOT, "commands");
-  for (const f of fs.readdirSync(commandsDir).filter((f) => f.endsWith(".md")).sort()) {
+  for (const f of fs
+    .readdirSync(commandsDir)
+    .filter((f) => f.endsWith(".md"))
+    .sort()) {
     files.set(path.join(".opencode", "command", f), fs.readFileSync(path.join(commandsDir, f), "utf8"));
   }
   files.set(

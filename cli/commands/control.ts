@@ -4,7 +4,11 @@ import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
 function report(c: CommandContext, res: RequestResult, done: (ids: string) => string, refused: string): number {
   if (c.options.json) {
-    c.io.json(res.ok ? { version: JSON_VERSION, ok: true, sessionIds: res.sessionIds, warnings: res.warnings } : { version: JSON_VERSION, ok: false, reason: res.reason });
+    c.io.json(
+      res.ok
+        ? { version: JSON_VERSION, ok: true, sessionIds: res.sessionIds, warnings: res.warnings }
+        : { version: JSON_VERSION, ok: false, reason: res.reason },
+    );
     return res.ok ? 0 : 1;
   }
   if (!res.ok) {

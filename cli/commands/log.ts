@@ -13,7 +13,12 @@ const MAX_READ = 16 * 1024 * 1024;
 type Filter = (e: AuditEvent) => boolean;
 
 function buildFilter(types: readonly string[], session: string | undefined): Filter {
-  const wanted = new Set(types.flatMap((t) => t.split(",")).map((t) => t.trim()).filter(Boolean));
+  const wanted = new Set(
+    types
+      .flatMap((t) => t.split(","))
+      .map((t) => t.trim())
+      .filter(Boolean),
+  );
   return (e) => {
     if (wanted.size > 0 && !wanted.has(e.type)) return false;
     if (session === undefined) return true;

@@ -58,9 +58,7 @@ export const GovernanceConfig = z.strictObject({
   language: z.strictObject({ communication: LanguageName.default("English"), documents: LanguageName.default("English") }).prefault({}),
   phase: z.string().trim().min(1).max(60).default("implementation"),
   enforcement: z.enum(["enforce", "log-only"]).default("enforce"),
-  delegation: z
-    .strictObject({ maxDepth: z.number().int().min(0, "maxDepth must be 0 or more").max(16).default(3) })
-    .prefault({}),
+  delegation: z.strictObject({ maxDepth: z.number().int().min(0, "maxDepth must be 0 or more").max(16).default(3) }).prefault({}),
   defaultRole: AgentPolicy.prefault({ role: "delegating", mayDelegateTo: ["*"] }),
   agents: z.record(z.string().min(1), AgentPolicy).prefault(DEFAULT_AGENTS),
   resume: z
@@ -70,7 +68,10 @@ export const GovernanceConfig = z.strictObject({
   orphans: z.strictObject({ staleAfter: Duration.prefault("10m") }).prefault({}),
   stop: z.strictObject({ deadline: Duration.prefault("5s"), retryDeadline: Duration.prefault("5s") }).prefault({}),
   inject: z.strictObject({ maxLength: z.number().int().min(1).max(4000).default(500) }).prefault({}),
-  anchors: z.array(Anchor).max(MAX_ANCHORS, `at most ${MAX_ANCHORS} anchors: every one is re-sent to the model after each compaction`).default(() => []),
+  anchors: z
+    .array(Anchor)
+    .max(MAX_ANCHORS, `at most ${MAX_ANCHORS} anchors: every one is re-sent to the model after each compaction`)
+    .default(() => []),
   audit: z.strictObject({ maxBytes: z.number().int().min(4096).default(1_048_576) }).prefault({}),
 });
 export type GovernanceConfig = z.infer<typeof GovernanceConfig>;
@@ -287,8 +288,6 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
 
 /** The config is a short hand-written file; a FIFO, device, symlink or anything larger than this is refused unread. */
 export const MAX_CONFIG_BYTES = 256 * 1024;
-
-
 
 /** Writes `text` to `file` only if it does not exist. Returns whether this call created it. */
 async function createExclusive(file: string, text: string): Promise<boolean> {

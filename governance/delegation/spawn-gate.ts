@@ -9,9 +9,7 @@ import { checkSpawn, type SpawnPlacement } from "./delegation-policy.ts";
  * because enforcement is `log-only`; blocked (leaf caller, target outside the allow-list); or halted (beyond the max
  * depth). A refusal counts a violation on the caller's record and is audited whatever the mode.
  */
-export type SpawnDecision =
-  | ({ kind: "allowed"; note: string | null } & SpawnPlacement)
-  | { kind: "blocked" | "halted"; message: string };
+export type SpawnDecision = ({ kind: "allowed"; note: string | null } & SpawnPlacement) | { kind: "blocked" | "halted"; message: string };
 
 export type SpawnStep = Step & { decision: SpawnDecision };
 

@@ -35,11 +35,7 @@ export interface FindOrphansOptions {
  * - `isBusy` says it is not busy (a child thinking for a long time without tool calls is busy, not lost).
  * Returned in input order; nothing is changed — closing them is the caller's decision.
  */
-export function findOrphans(
-  children: readonly ChildLink[],
-  childRecords: ReadonlyMap<string, SessionRecord>,
-  opts: FindOrphansOptions,
-): Orphan[] {
+export function findOrphans(children: readonly ChildLink[], childRecords: ReadonlyMap<string, SessionRecord>, opts: FindOrphansOptions): Orphan[] {
   const orphans: Orphan[] = [];
   for (const link of children) {
     if (link.outcome !== "running") continue;

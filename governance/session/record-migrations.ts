@@ -1,9 +1,7 @@
 import * as z from "zod";
 import { CURRENT_SCHEMA_VERSION, SessionRecord, SessionState } from "./session-record.ts";
 
-export type MigrateResult =
-  | { ok: true; record: SessionRecord; fromVersion: number }
-  | { ok: false; reason: string };
+export type MigrateResult = { ok: true; record: SessionRecord; fromVersion: number } | { ok: false; reason: string };
 
 type Step = (raw: unknown) => { ok: true; value: unknown } | { ok: false; reason: string };
 
@@ -22,9 +20,7 @@ export const SessionRecordV0 = z.object({
   lastUpdated: z.string(),
   idleAt: z.string().nullable().optional(),
   violationCount: z.number().int().optional(),
-  childSessions: z
-    .array(z.object({ sessionId: z.string(), agent: z.string().nullable().optional(), createdAt: z.string().optional() }))
-    .optional(),
+  childSessions: z.array(z.object({ sessionId: z.string(), agent: z.string().nullable().optional(), createdAt: z.string().optional() })).optional(),
 });
 export type SessionRecordV0 = z.infer<typeof SessionRecordV0>;
 

@@ -67,7 +67,6 @@ export const SessionEvent = z.discriminatedUnion("type", [
 export type SessionEvent = z.infer<typeof SessionEvent>;
 export type SessionEventType = SessionEvent["type"];
 
-
 export type StateKey = SessionState | "absent";
 type Target =
   | { kind: "create" } // no record: build an S1 record
@@ -91,36 +90,84 @@ const noRecord = { kind: "illegal", reason: "no_record: feed first_seen before a
  */
 export const TRANSITIONS = {
   absent: {
-    created: create, first_seen: create, model_step: noRecord, tool_before: noRecord,
-    idle: noRecord, aborted: noRecord, errored: noRecord, compacted: noRecord, todo_updated: noRecord,
-    agent_learned: noRecord, action_remembered: noRecord,
+    created: create,
+    first_seen: create,
+    model_step: noRecord,
+    tool_before: noRecord,
+    idle: noRecord,
+    aborted: noRecord,
+    errored: noRecord,
+    compacted: noRecord,
+    todo_updated: noRecord,
+    agent_learned: noRecord,
+    action_remembered: noRecord,
   },
   beginning: {
-    created: link, first_seen: windowed, model_step: stay, tool_before: stay,
-    idle: go("between_turn"), aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
-    agent_learned: stay, action_remembered: stay,
+    created: link,
+    first_seen: windowed,
+    model_step: stay,
+    tool_before: stay,
+    idle: go("between_turn"),
+    aborted: go("interrupted"),
+    errored: stay,
+    compacted: go("compacted"),
+    todo_updated: stay,
+    agent_learned: stay,
+    action_remembered: stay,
   },
   between_turn: {
-    created: link, first_seen: windowed, model_step: stay, tool_before: stay,
-    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
-    agent_learned: stay, action_remembered: stay,
+    created: link,
+    first_seen: windowed,
+    model_step: stay,
+    tool_before: stay,
+    idle: stay,
+    aborted: go("interrupted"),
+    errored: stay,
+    compacted: go("compacted"),
+    todo_updated: stay,
+    agent_learned: stay,
+    action_remembered: stay,
   },
   compacted: {
-    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"),
-    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
-    agent_learned: stay, action_remembered: stay,
+    created: link,
+    first_seen: windowed,
+    model_step: go("between_turn"),
+    tool_before: go("between_turn"),
+    idle: stay,
+    aborted: go("interrupted"),
+    errored: stay,
+    compacted: go("compacted"),
+    todo_updated: stay,
+    agent_learned: stay,
+    action_remembered: stay,
   },
   resumed: {
-    created: link, first_seen: windowed, model_step: go("between_turn"), tool_before: go("between_turn"),
-    idle: stay, aborted: go("interrupted"), errored: stay, compacted: go("compacted"), todo_updated: stay,
-    agent_learned: stay, action_remembered: stay,
+    created: link,
+    first_seen: windowed,
+    model_step: go("between_turn"),
+    tool_before: go("between_turn"),
+    idle: stay,
+    aborted: go("interrupted"),
+    errored: stay,
+    compacted: go("compacted"),
+    todo_updated: stay,
+    agent_learned: stay,
+    action_remembered: stay,
   },
   interrupted: {
     // A model step after an interruption is the session going on (a new prompt, or `task` with task_id): a resume.
     // A tool call is a straggler of the aborted step: bookkeeping only. Repeated aborts are idempotent.
-    created: link, first_seen: windowed, model_step: windowed, tool_before: stay,
-    idle: stay, aborted: stay, errored: stay, compacted: go("compacted"), todo_updated: stay,
-    agent_learned: stay, action_remembered: stay,
+    created: link,
+    first_seen: windowed,
+    model_step: windowed,
+    tool_before: stay,
+    idle: stay,
+    aborted: stay,
+    errored: stay,
+    compacted: go("compacted"),
+    todo_updated: stay,
+    agent_learned: stay,
+    action_remembered: stay,
   },
 } as const satisfies Record<StateKey, Record<SessionEventType, Target>>;
 
@@ -246,7 +293,11 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
   const next = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
   if (!next) return illegal(undefined, "invalid_record");
   const data = {
-    via: ev.type, level: next.level, depth: next.depth, parentId, parentKnown: parentId === null || parent !== undefined,
+    via: ev.type,
+    level: next.level,
+    depth: next.depth,
+    parentId,
+    parentKnown: parentId === null || parent !== undefined,
   };
   return { next, effects: [audit("session_created", data)] };
 }
@@ -263,8 +314,15 @@ function hierarchy(sessionId: string, parentId: string | null, parent: ParentInf
 /** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
 function freshRecord(sessionId: string, at: number, agent: string | null, h: Hierarchy): SessionRecord | undefined {
   const parsed = SessionRecord.safeParse({
-    schemaVersion: 1, sessionId, ...h, agent, state: "beginning", control: "active",
-    createdAt: at, updatedAt: at, lastActivityAt: at,
+    schemaVersion: 1,
+    sessionId,
+    ...h,
+    agent,
+    state: "beginning",
+    control: "active",
+    createdAt: at,
+    updatedAt: at,
+    lastActivityAt: at,
   });
   return parsed.success ? parsed.data : undefined;
 }
@@ -295,21 +353,21 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     const { parentId, rootId, depth, level } = record;
     const fresh = freshRecord(record.sessionId, at, agent, { parentId, rootId, depth, level });
     if (!fresh) return illegal(record, "invalid_record");
-    next = record.control === "stopped"
-      ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt }
-      : fresh;
+    next = record.control === "stopped" ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt } : fresh;
     effects.push({ type: "archive_previous" }, audit("expired_resume", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state }));
   } else if (kind === "resume") {
     const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
     const resume = { at, idleMs: idleMs(record.lastActivityAt, at), previousActivityAt: record.lastActivityAt, previousState, interrupted };
     next = {
-      ...record, agent, state: "resumed", resume, lastActivityAt: Math.max(record.lastActivityAt, at),
-      updatedAt: Math.max(record.updatedAt, at), counters: { ...record.counters, resumes: record.counters.resumes + 1 },
+      ...record,
+      agent,
+      state: "resumed",
+      resume,
+      lastActivityAt: Math.max(record.lastActivityAt, at),
+      updatedAt: Math.max(record.updatedAt, at),
+      counters: { ...record.counters, resumes: record.counters.resumes + 1 },
     };
-    effects.push(
-      audit("session_resumed", { ...resume, level: record.level }),
-      { type: "resume_context", allowed: record.level === 1 },
-    );
+    effects.push(audit("session_resumed", { ...resume, level: record.level }), { type: "resume_context", allowed: record.level === 1 });
   } else {
     next = { ...record, agent, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
   }

@@ -36,7 +36,8 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
     if (!isRunning(record)) return { ok: false, reason: `session ${target} is not running (state ${record.state}, ${record.control})` };
     return { ok: true, sessions: [record] };
   }
-  if (!/^[\w.@-]{1,80}$/.test(target)) return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
+  if (!/^[\w.@-]{1,80}$/.test(target))
+    return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
   const running = (await ctx.store.list()).filter((r) => r.agent === target && isRunning(r));
   if (running.length === 0) return { ok: false, reason: `no running session of agent "${target}"` };
   return { ok: true, sessions: running };
@@ -72,7 +73,13 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
     const id = newId("inject");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "inject", id, at: ctx.clock.now(), text: checked.sanitized, by: ctx.by.slice(0, 100) });
     if (!res.ok) return { ok: false, reason: res.reason };
-    await ctx.audit.append("inject_queued", { sessionId: s.sessionId, injectId: id, preview: checked.sanitized.slice(0, 60), warnings: checked.warnings, by: ctx.by });
+    await ctx.audit.append("inject_queued", {
+      sessionId: s.sessionId,
+      injectId: id,
+      preview: checked.sanitized.slice(0, 60),
+      warnings: checked.warnings,
+      by: ctx.by,
+    });
   }
   return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: checked.warnings };
 }
@@ -94,7 +101,9 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     // directive-like text flagged) before it reaches a terminal or, through governance_sessions, a model.
     const last = r.lastToolCall ? oneLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
-    lines.push(`${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`);
+    lines.push(
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`,
+    );
   }
   return lines;
 }

@@ -254,7 +254,10 @@ function decode(text: string, sessionId: string): { ok: true; directive: Directi
   if (!verify(key.key, sessionId, file.data.directive, file.data.sig)) {
     return {
       ok: false,
-      reason: file.data.sig === undefined ? "unsigned directive (not written by governance for this user); not delivered" : "directive signature does not match (forged or altered); not delivered",
+      reason:
+        file.data.sig === undefined
+          ? "unsigned directive (not written by governance for this user); not delivered"
+          : "directive signature does not match (forged or altered); not delivered",
     };
   }
   return { ok: true, directive: file.data.directive };

@@ -122,9 +122,7 @@ export function onToolResult(record: SessionRecord, at: number): ToolResultOutco
   };
 }
 
-export type ToolBeforeDecision =
-  | { block: false }
-  | { block: true; reason: "session_stopped"; requestId: string | null; effects: StopEffect[] };
+export type ToolBeforeDecision = { block: false } | { block: true; reason: "session_stopped"; requestId: string | null; effects: StopEffect[] };
 
 /**
  * `tool.execute.before`: a stopped session's further tool calls are refused (the adapter throws the L3 text) and
@@ -161,17 +159,17 @@ export function onDeadline(record: SessionRecord, at: number, opts: { retryDeadl
   if (attempt > MAX_ABORT_ATTEMPTS) {
     const next = { ...record, stop: { ...stop, abortAttempts: attempt }, updatedAt };
     const data = { requestId: stop.requestId, attempts: stop.abortAttempts, delivered: stop.delivered };
-    const toast = { type: "toast", message: `Could not stop session ${record.sessionId}: it is still running after ${stop.abortAttempts} aborts.`, variant: "error" } as const;
+    const toast = {
+      type: "toast",
+      message: `Could not stop session ${record.sessionId}: it is still running after ${stop.abortAttempts} aborts.`,
+      variant: "error",
+    } as const;
     return { next, action: "give-up", effects: [audit("stop_failed", data), toast] };
   }
   // The parent is told before the abort: its foreground `task` returns "Task cancelled" at once, and its next step
   // should already know why. The record says `stopped` only after the adapter saw the child go idle.
   const told = tellParent({ ...record, stop: { ...stop, abortAttempts: attempt, deadlineAt: at + opts.retryDeadlineMs }, updatedAt }, "hard-stop");
-  const effects: StopEffect[] = [
-    audit("session_hard_stopped", { requestId: stop.requestId, attempt }),
-    ...told.effects,
-    { type: "abort_session", delayMs: 0 },
-  ];
+  const effects: StopEffect[] = [audit("session_hard_stopped", { requestId: stop.requestId, attempt }), ...told.effects, { type: "abort_session", delayMs: 0 }];
   return { next: told.next, action: attempt === 1 ? "abort" : "retry-abort", effects };
 }
 

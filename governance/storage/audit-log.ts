@@ -104,10 +104,7 @@ export class AuditLog {
   }
 
   /** Appends `{"at", "type", ...data}` as one line. Never throws; failures are returned and reported. */
-  async append(
-    type: AuditEventType | (string & {}),
-    data: Record<string, unknown> & { sessionId?: string } = {},
-  ): Promise<AppendResult> {
+  async append(type: AuditEventType | (string & {}), data: Record<string, unknown> & { sessionId?: string } = {}): Promise<AppendResult> {
     const file = this.#paths.auditLog;
     try {
       const { at: _at, type: _type, ...rest } = data;

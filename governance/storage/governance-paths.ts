@@ -122,9 +122,10 @@ async function prepare(paths: GovernancePaths, gitignore: string): Promise<void>
   });
   if (existing.trim() === "") await writeFileAtomic(gitignore, GITIGNORE_CONTENT);
   for (const dir of stateFolders(paths)) {
-    if (!checkRealDir(dir)) await mkdir(dir, { mode: DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
-      if (error.code !== "EEXIST") throw error;
-    });
+    if (!checkRealDir(dir))
+      await mkdir(dir, { mode: DIR_MODE }).catch((error: NodeJS.ErrnoException) => {
+        if (error.code !== "EEXIST") throw error;
+      });
     checkRealDir(dir);
   }
   await tightenModes([paths.root, ...stateFolders(paths)], DIR_MODE);

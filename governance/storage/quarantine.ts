@@ -14,22 +14,14 @@ export type StoreProblem =
   | { kind: "quarantined"; file: string; movedTo: string; reason: string; at: number }
   | { kind: "io_error"; file: string; reason: string; at: number };
 
-export type QuarantineResult =
-  | { ok: true; movedTo: string; problem: StoreProblem }
-  | { ok: false; reason: string; gone: boolean };
+export type QuarantineResult = { ok: true; movedTo: string; problem: StoreProblem } | { ok: false; reason: string; gone: boolean };
 
 /**
  * Moves a bad file to `quarantine/<prefix><name>.<at>.<random>` with a sibling `….reason.json` saying why and when.
  * The bad bytes are never emptied or rewritten: a rename keeps them for a human to inspect. `gone: true` means the
  * file vanished first (another process quarantined or replaced it); the caller then reports nothing.
  */
-export async function quarantineFile(
-  paths: GovernancePaths,
-  file: string,
-  reason: string,
-  clock: Clock,
-  prefix = "",
-): Promise<QuarantineResult> {
+export async function quarantineFile(paths: GovernancePaths, file: string, reason: string, clock: Clock, prefix = ""): Promise<QuarantineResult> {
   const at = clock.now();
   const name = `${prefix}${basename(file)}.${at}.${randomBytes(3).toString("hex")}`;
   const movedTo = join(paths.quarantine, name);

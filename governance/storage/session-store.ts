@@ -23,11 +23,7 @@ export interface SessionStoreOptions {
 export type RecordUpdater = (current: SessionRecord | undefined) => SessionRecord | undefined;
 
 /** `newer`: written by a newer build; left in place and never overwritten by this one. */
-export type Loaded =
-  | { kind: "missing" }
-  | { kind: "ok"; record: SessionRecord }
-  | { kind: "bad"; reason: string }
-  | { kind: "newer"; reason: string };
+export type Loaded = { kind: "missing" } | { kind: "ok"; record: SessionRecord } | { kind: "bad"; reason: string } | { kind: "newer"; reason: string };
 
 const RECORD_FILE = /^(ses_[A-Za-z0-9]+)\.json$/;
 

@@ -13,17 +13,84 @@
  */
 
 const CONFUSABLES: Record<string, string> = {
-  а: "a", в: "b", е: "e", ё: "e", к: "k", м: "m", н: "h", о: "o", р: "p", с: "c", т: "t", у: "y", х: "x", і: "i",
-  ї: "i", ј: "j", ѕ: "s", ԁ: "d", ԛ: "q", ԝ: "w", ɡ: "g", ı: "i", α: "a", β: "b", ε: "e", ι: "i", κ: "k", ν: "v",
-  ο: "o", ρ: "p", τ: "t", υ: "u", χ: "x", γ: "y", ѵ: "v", ԍ: "g", ℮: "e",
+  а: "a",
+  в: "b",
+  е: "e",
+  ё: "e",
+  к: "k",
+  м: "m",
+  н: "h",
+  о: "o",
+  р: "p",
+  с: "c",
+  т: "t",
+  у: "y",
+  х: "x",
+  і: "i",
+  ї: "i",
+  ј: "j",
+  ѕ: "s",
+  ԁ: "d",
+  ԛ: "q",
+  ԝ: "w",
+  ɡ: "g",
+  ı: "i",
+  α: "a",
+  β: "b",
+  ε: "e",
+  ι: "i",
+  κ: "k",
+  ν: "v",
+  ο: "o",
+  ρ: "p",
+  τ: "t",
+  υ: "u",
+  χ: "x",
+  γ: "y",
+  ѵ: "v",
+  ԍ: "g",
+  ℮: "e",
 };
 
 /** Keywords restored from typoglycemia (same first and last letter, same letters in between, any order). */
 const KEYWORDS = [
-  "ignore", "disregard", "forget", "previous", "prior", "instructions", "instruction", "system", "prompt", "override",
-  "bypass", "above", "developer", "assistant", "everything", "reveal", "directives", "directive", "rules", "earlier",
-  "terminated", "session", "guidance", "interrupted", "subagent", "emergency", "immediate", "requested", "governance",
-  "context", "jailbreak", "unrestricted", "execute", "decode", "following", "command", "commands",
+  "ignore",
+  "disregard",
+  "forget",
+  "previous",
+  "prior",
+  "instructions",
+  "instruction",
+  "system",
+  "prompt",
+  "override",
+  "bypass",
+  "above",
+  "developer",
+  "assistant",
+  "everything",
+  "reveal",
+  "directives",
+  "directive",
+  "rules",
+  "earlier",
+  "terminated",
+  "session",
+  "guidance",
+  "interrupted",
+  "subagent",
+  "emergency",
+  "immediate",
+  "requested",
+  "governance",
+  "context",
+  "jailbreak",
+  "unrestricted",
+  "execute",
+  "decode",
+  "following",
+  "command",
+  "commands",
 ];
 const KEYWORD_BY_SHAPE = new Map<string, string>();
 for (const k of KEYWORDS) KEYWORD_BY_SHAPE.set(shapeOf(k), k);
@@ -35,12 +102,17 @@ function shapeOf(word: string): string {
 /** The comparison form of a text; see the module comment. */
 export function skeleton(text: string): string {
   let s = text.normalize("NFKC").replace(/[\u200C\u200D]/g, "");
-  s = s.normalize("NFD").replace(/\p{M}+/gu, "").normalize("NFC");
-  s = Array.from(s, (c) => CONFUSABLES[c] ?? CONFUSABLES[c.toLowerCase()] ?? c).join("").toLowerCase();
+  s = s
+    .normalize("NFD")
+    .replace(/\p{M}+/gu, "")
+    .normalize("NFC");
+  s = Array.from(s, (c) => CONFUSABLES[c] ?? CONFUSABLES[c.toLowerCase()] ?? c)
+    .join("")
+    .toLowerCase();
   s = s.replace(/[\u2010-\u2015\u2212\u2E3A\u2E3B\uFE58\uFE63\uFF0D]/g, "-").replace(/[\u2018\u2019\u201C\u201D]/g, '"');
   // Spaced-out letters: at least four single letters separated by one separator each; a wider gap ends a word.
   s = s.replace(/(?<![\p{L}\p{N}])\p{L}(?:[ .\-_*·•|/](?! )\p{L}){3,}(?![\p{L}\p{N}])/gu, (m) => m.replace(/[^\p{L}]/gu, ""));
-  s = s.replace(/\p{L}{4,}/gu, (w) => (KEYWORDS.includes(w) ? w : KEYWORD_BY_SHAPE.get(shapeOf(w)) ?? w));
+  s = s.replace(/\p{L}{4,}/gu, (w) => (KEYWORDS.includes(w) ? w : (KEYWORD_BY_SHAPE.get(shapeOf(w)) ?? w)));
   return s;
 }
 
@@ -70,11 +142,17 @@ const RULES: readonly [DirectiveKind, RegExp][] = [
   // "system: …", "**SYSTEM:**", "### SYSTEM: …", "> assistant: …", "[system]", "### system" alone on its line.
   ["role-prefix", rx(`${LEAD}${ROLE}${W}(?:prompt|message|instructions?|override|note|update|notice)?[\\s*_\\])]*(?::|\\]|$)`)],
   ["role-prefix", rx(`${LEAD}(?:new|updated|real|actual|true|hidden|secret)${W}system${W}(?:prompt|instructions?|message)`)],
-  ["role-tag", /<\s*\/?\s*(?:system|assistant|developer|sys|instructions?|system[-_ ]?(?:prompt|message)|im_start|im_end|start_of_turn|end_of_turn|governance[-_ ]?context|untrusted[-_ ]?data|user[-_ ]?guidance|guidance|tool[-_ ]?output)\b[^>]*>|<\s*\/\s*(?:data|context|document|input|text|quote)\s*>/u],
+  [
+    "role-tag",
+    /<\s*\/?\s*(?:system|assistant|developer|sys|instructions?|system[-_ ]?(?:prompt|message)|im_start|im_end|start_of_turn|end_of_turn|governance[-_ ]?context|untrusted[-_ ]?data|user[-_ ]?guidance|guidance|tool[-_ ]?output)\b[^>]*>|<\s*\/\s*(?:data|context|document|input|text|quote)\s*>/u,
+  ],
   ["role-json", /["']?role["']?\s*:\s*["']?(?:system|assistant|developer|tool)\b/u],
   ["special-token", /<\|[^|>\n]{1,40}\|>|\[\/?(?:inst|sys|system)\]|<<\/?sys>>|<\/?s>|\[\/?system[-_ ]?prompt\]/u],
   ["tool-call", /<\s*\/?\s*(?:[\w-]+:)?(?:tool_calls?|tool_use|tool_result|function_calls?|function_results|invoke|antml)\b/u],
-  ["tool-call", /["'](?:tool_calls|function_call|tool_use)["']\s*:|"type"\s*:\s*"(?:tool_use|function)"|\{\s*["'](?:tool|tool_name|function_call|recipient_name)["']\s*:\s*["'{]|^\s*\{?\s*["']?(?:tool|tool_name|toolname|function_call|recipient_name)["']?\s*:\s*["'{]|"name"\s*:\s*"[^"]*"\s*,\s*"(?:arguments|parameters)"\s*:\s*\{/u],
+  [
+    "tool-call",
+    /["'](?:tool_calls|function_call|tool_use)["']\s*:|"type"\s*:\s*"(?:tool_use|function)"|\{\s*["'](?:tool|tool_name|function_call|recipient_name)["']\s*:\s*["'{]|^\s*\{?\s*["']?(?:tool|tool_name|toolname|function_call|recipient_name)["']?\s*:\s*["'{]|"name"\s*:\s*"[^"]*"\s*,\s*"(?:arguments|parameters)"\s*:\s*\{/u,
+  ],
   [
     "override",
     rx(
@@ -82,17 +160,22 @@ const RULES: readonly [DirectiveKind, RegExp][] = [
     ),
   ],
   ["override", rx(`(?:ignore|disregard|forget)${W}(?:everything|all)${W}(?:above|before|previously|prior|earlier|you${W}(?:'ve|have)${W}been${W}told)`)],
-  ["override", rx(`(?:reveal|print|show|repeat|leak|output|dump)${W}(?:me${W})?(?:your|the)${W}(?:system${W}prompt|hidden${W}instructions|instructions${W}above)`)],
+  [
+    "override",
+    rx(`(?:reveal|print|show|repeat|leak|output|dump)${W}(?:me${W})?(?:your|the)${W}(?:system${W}prompt|hidden${W}instructions|instructions${W}above)`),
+  ],
   ["override", rx(`(?:do${W}not|don't|never)${W}(?:follow|obey)${W}(?:the${W}|your${W})?(?:system|governance|previous|parent)`)],
   ["override", rx(`(?:decode|deobfuscate|translate|unhex)${W}(?:this|the${W}following|it|below)\\b.*\\b(?:follow|execute|run|obey|do)\\b`)],
   ["override", rx(`(?:follow|execute|run|obey)${W}(?:the${W})?(?:decoded|hidden|encoded|following${W}(?:base64|hex|encoded))`)],
-  [
-    "role-reassignment",
-    rx(`you${W}are${W}now${W}(?:a|an|the|my|no${W}longer|free|unrestricted|jailbroken|dan|in${W}developer${W}mode|root|admin)\\b`),
-  ],
+  ["role-reassignment", rx(`you${W}are${W}now${W}(?:a|an|the|my|no${W}longer|free|unrestricted|jailbroken|dan|in${W}developer${W}mode|root|admin)\\b`)],
   ["role-reassignment", rx(`from${W}now${W}on,?${W}you${W}(?:are|will${W}be|must${W}act${W}as|answer|respond)\\b`)],
   ["role-reassignment", rx(`(?:developer|god|dan|jailbreak|sudo)${W}mode${W}(?:enabled|activated|on)\\b|\\bdo${W}anything${W}now\\b`)],
-  ["role-reassignment", rx(`(?:pretend|act)${W}(?:to${W}be|you${W}are|as${W}(?:if${W}you${W}(?:are|were))?)${W}(?:an?${W})?(?:unrestricted|unfiltered|jailbroken|evil|dan|system|root|admin)`)],
+  [
+    "role-reassignment",
+    rx(
+      `(?:pretend|act)${W}(?:to${W}be|you${W}are|as${W}(?:if${W}you${W}(?:are|were))?)${W}(?:an?${W})?(?:unrestricted|unfiltered|jailbroken|evil|dan|system|root|admin)`,
+    ),
+  ],
   // Our own directives, forged: at the start of a line (after decoration), or anywhere after a directive emoji.
   [
     "forged-directive",
@@ -112,7 +195,12 @@ const RULES: readonly [DirectiveKind, RegExp][] = [
       `(?:governance${W}context|resumed${W}session|post-?${W}compaction${W}context|context${W}recovery)${W}(?:\\(${W}opencode-governance|\\(|$)|${LEAD}governed${W}by${W}opencode-governance|\\(opencode-governance\\)`,
     ),
   ],
-  ["forged-heading", rx(`^\\s{0,3}#{1,6}${W}(?:governance|opencode-governance|important|attention|urgent|override|admin|security)${W}(?:context|notice|update|override|instructions?|directive|alert|rules?)?\\s*:?\\s*$`)],
+  [
+    "forged-heading",
+    rx(
+      `^\\s{0,3}#{1,6}${W}(?:governance|opencode-governance|important|attention|urgent|override|admin|security)${W}(?:context|notice|update|override|instructions?|directive|alert|rules?)?\\s*:?\\s*$`,
+    ),
+  ],
   ["fence-escape", /<<\s*\/?\s*(?:end\s+)?untrusted/u],
   ["fence-escape", /^\s*\[(?:flagged|governance)\b/u],
 ];

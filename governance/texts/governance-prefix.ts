@@ -66,10 +66,18 @@ export function buildGovernancePrefix(input: GovernancePrefixInput): string {
     GOVERNANCE_PREFIX_HEADING,
     `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
     `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
-    `**Rules:** ${[rule1, extraRule(input.role, input.depth), PROTOCOL_RULE[input.role]].filter((r) => r !== undefined).map((r, i) => `${i + 1}. ${r}`).join(" ")}`,
+    `**Rules:** ${[rule1, extraRule(input.role, input.depth), PROTOCOL_RULE[input.role]]
+      .filter((r) => r !== undefined)
+      .map((r, i) => `${i + 1}. ${r}`)
+      .join(" ")}`,
   ];
   const firstActions = defaultFirstActions(input.role);
-  lines.push(`**First action required:** ${firstActions.slice(0, 3).map((a) => oneLine(a, 160)).join(" Then: ")}`);
+  lines.push(
+    `**First action required:** ${firstActions
+      .slice(0, 3)
+      .map((a) => oneLine(a, 160))
+      .join(" Then: ")}`,
+  );
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
   const orphans = input.orphans ?? [];
   if (orphans.length > 0) {

@@ -40,7 +40,10 @@ export function validateInjectText(text: string, options: { maxLength?: number }
   const removed = controls + invisible.removed;
   if (removed > 0) warnings.push(`removed ${removed} invisible or control character${removed === 1 ? "" : "s"}`);
 
-  s = s.replace(/[ \t]+$/gm, "").replace(/\n{3,}/g, "\n\n").trim();
+  s = s
+    .replace(/[ \t]+$/gm, "")
+    .replace(/\n{3,}/g, "\n\n")
+    .trim();
   const length = Array.from(s).length;
   if (length > maxLength) {
     s = truncateAtGrapheme(s, maxLength).trimEnd();
@@ -50,7 +53,9 @@ export function validateInjectText(text: string, options: { maxLength?: number }
   const marked = markDirectives(s);
   s = marked.text;
   if (marked.flagged.length > 0) {
-    warnings.push(`flagged ${marked.flagged.length} line${marked.flagged.length === 1 ? "" : "s"} that read as a system or governance instruction (${[...new Set(marked.flagged)].join(", ")}); delivered as quoted data`);
+    warnings.push(
+      `flagged ${marked.flagged.length} line${marked.flagged.length === 1 ? "" : "s"} that read as a system or governance instruction (${[...new Set(marked.flagged)].join(", ")}); delivered as quoted data`,
+    );
   }
   const valid = /\S/.test(s);
   return { valid, sanitized: s, warnings, flagged: marked.flagged };

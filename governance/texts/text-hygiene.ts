@@ -93,7 +93,10 @@ export const REDACTED = "[redacted]";
  */
 const SECRETS: readonly [RegExp, string][] = [
   [/\b(Bearer|Basic|Token)(\s+)[A-Za-z0-9._~+/=-]{8,}/gi, `$1$2${REDACTED}`],
-  [/\b(authorization|proxy-authorization|x-api-key|api-key|private-token)(\s*[:=]\s*)(?!\[redacted\]|(?:Bearer|Basic|Token)\b)("?)[^\s"',;]{6,}\3/gi, `$1$2${REDACTED}`],
+  [
+    /\b(authorization|proxy-authorization|x-api-key|api-key|private-token)(\s*[:=]\s*)(?!\[redacted\]|(?:Bearer|Basic|Token)\b)("?)[^\s"',;]{6,}\3/gi,
+    `$1$2${REDACTED}`,
+  ],
   [/\b(sk|rk|pk)-(?:live-|test-|proj-|ant-)?[A-Za-z0-9_-]{16,}/g, REDACTED],
   [/\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{20,}/g, REDACTED],
   [/\bgithub_pat_[A-Za-z0-9_]{20,}/g, REDACTED],

@@ -60,7 +60,12 @@ export function clip(text: string, max: number): string {
 
 /** Text as one line: controls and invisible characters removed, secrets redacted, whitespace collapsed, clipped. */
 export function cleanLine(text: string, max = 160): string {
-  return clip(redactSecrets(printable(stripControls(String(text ?? ""), { keepNewlines: false }))).replace(/\s+/g, " ").trim(), max);
+  return clip(
+    redactSecrets(printable(stripControls(String(text ?? ""), { keepNewlines: false })))
+      .replace(/\s+/g, " ")
+      .trim(),
+    max,
+  );
 }
 
 /**

@@ -2,15 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
-import {
-  auditEvents,
-  createTestProject,
-  serveOpencode,
-  textOf,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-} from "../../test/harness/index.ts";
+import { auditEvents, createTestProject, serveOpencode, textOf, type ModelRequest, type Reply, type ScriptedModel } from "../../test/harness/index.ts";
 import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
 
@@ -63,7 +55,8 @@ export function governanceBytes(req: ModelRequest): { prefix: number; tools: num
     .filter((t) => t.function.name.startsWith("governance_"))
     .reduce((n, t) => n + Buffer.byteLength(JSON.stringify(t)), 0);
   let block = 0;
-  for (const m of req.messages) for (const b of textOf(m.content).match(/<governance-context>[\s\S]*?<\/governance-context>/g) ?? []) block += Buffer.byteLength(b);
+  for (const m of req.messages)
+    for (const b of textOf(m.content).match(/<governance-context>[\s\S]*?<\/governance-context>/g) ?? []) block += Buffer.byteLength(b);
   return { prefix, tools, block, total: prefix + tools + block };
 }
 
@@ -83,7 +76,11 @@ export type HostRun = {
 };
 
 export async function hostRun(model: ScriptedModel, variant: Variant, scenario: Scenario, calls: number): Promise<HostRun> {
-  const project = createTestProject({ modelUrl: model.url, plugin: variant === "governance" ? "local" : "none", files: { "README.md": "# bench\n\nA small file.\n" } });
+  const project = createTestProject({
+    modelUrl: model.url,
+    plugin: variant === "governance" ? "local" : "none",
+    files: { "README.md": "# bench\n\nA small file.\n" },
+  });
   if (variant === "empty" || variant === "loaded") {
     mkdirSync(path.join(project.dir, ".opencode", "plugin"), { recursive: true });
     writeFileSync(path.join(project.dir, ".opencode", "plugin", "empty-hooks.js"), variant === "empty" ? EMPTY_HOOKS_PLUGIN : loadedOnlyPlugin());
@@ -109,9 +106,21 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
       const problems: string[] = [];
       if (pid === undefined) problems.push("opencode pid not found");
       if (scenario === "A" && reads !== calls) problems.push(`${reads} tool results, expected ${calls}`);
-      if (scenario === "B" && !requests.some((r) => r.messages.filter((m) => m.role === "tool").length === calls)) problems.push(`child did not make ${calls} reads`);
+      if (scenario === "B" && !requests.some((r) => r.messages.filter((m) => m.role === "tool").length === calls))
+        problems.push(`child did not make ${calls} reads`);
       if (loaded !== (variant === "governance")) problems.push(`plugin_started ${loaded}`);
-      return { variant, scenario, startupMs, runMs, cpuMs, peakRssMiB: peak, steadyRssMiB: steady, requests, clean: problems.length === 0, problem: problems.join("; ") };
+      return {
+        variant,
+        scenario,
+        startupMs,
+        runMs,
+        cpuMs,
+        peakRssMiB: peak,
+        steadyRssMiB: steady,
+        requests,
+        clean: problems.length === 0,
+        problem: problems.join("; "),
+      };
     } finally {
       await serve.stop();
     }

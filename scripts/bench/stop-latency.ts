@@ -64,13 +64,21 @@ export async function stopLatency(runs: number, deadline = "2s"): Promise<StopLa
           const t0 = Date.now();
           await stop(child);
           if (kind === "LOOP") {
-            const hit = await waitFor(() => model.requests.find((r) => r.sessionId === child && r.receivedAt >= t0 && /SESSION STOP|SESSION TERMINATED/.test(lastTool(r))), "directive delivered", 20_000);
+            const hit = await waitFor(
+              () => model.requests.find((r) => r.sessionId === child && r.receivedAt >= t0 && /SESSION STOP|SESSION TERMINATED/.test(lastTool(r))),
+              "directive delivered",
+              20_000,
+            );
             directive.push(hit.receivedAt - t0);
           } else {
-            const rec = await waitFor(() => {
-              const r = sessionRecord(project.governanceDir, child);
-              return r?.control === "stopped" ? r : undefined;
-            }, "confirmed stop", 30_000);
+            const rec = await waitFor(
+              () => {
+                const r = sessionRecord(project.governanceDir, child);
+                return r?.control === "stopped" ? r : undefined;
+              },
+              "confirmed stop",
+              30_000,
+            );
             confirmed.push(Number(rec.stoppedAt) - t0);
           }
           await serve.http.waitIdle([root], 30_000);

@@ -54,7 +54,8 @@ function delegateOnce(req: ModelRequest, target: string, description: string, pr
 }
 
 export function respond(req: ModelRequest): Reply {
-  if (req.kind === "compaction") return { text: "## Objective\n- Demo project: inspect README, delegate checks.\n## Progress\n- Delegation chain ran; verifier hit the depth limit." };
+  if (req.kind === "compaction")
+    return { text: "## Objective\n- Demo project: inspect README, delegate checks.\n## Progress\n- Delegation chain ran; verifier hit the depth limit." };
   const user = lastOf(req, "user") ?? "";
   const done = toolResultsThisTurn(req);
   const has = (m: string) => user.includes(m);
@@ -69,22 +70,52 @@ export function respond(req: ModelRequest): Reply {
   if (has(MARK.escapeChild)) return done === 0 ? { toolCalls: [{ name: "read", args: { filePath: "README.md" } }] } : { hang: true };
   if (has(MARK.chainValidate)) return { text: "validated" };
   if (has(MARK.chainVerify)) {
-    return delegateOnce(req, "governance-validator", "detail checks", `${MARK.chainValidate} Check the README line by line.`, "Verifier: delegation was halted at the depth limit; I checked the README myself. It is fine.");
+    return delegateOnce(
+      req,
+      "governance-validator",
+      "detail checks",
+      `${MARK.chainValidate} Check the README line by line.`,
+      "Verifier: delegation was halted at the depth limit; I checked the README myself. It is fine.",
+    );
   }
   if (has(MARK.chainExec)) {
-    return delegateOnce(req, "governance-verifier", "verify the step", `${MARK.chainVerify} Verify that the README is accurate.`, "Executor: step done and verified.");
+    return delegateOnce(
+      req,
+      "governance-verifier",
+      "verify the step",
+      `${MARK.chainVerify} Verify that the README is accurate.`,
+      "Executor: step done and verified.",
+    );
   }
   if (has(MARK.chainHigh)) {
-    return delegateOnce(req, "governance-executor", "execute the step", `${MARK.chainExec} Execute: review the README.`, "High: the objective was executed and verified.");
+    return delegateOnce(
+      req,
+      "governance-executor",
+      "execute the step",
+      `${MARK.chainExec} Execute: review the README.`,
+      "High: the objective was executed and verified.",
+    );
   }
   if (has(MARK.leafBuilder)) {
-    return delegateOnce(req, "governance-validator", "check my change", `${MARK.chainValidate} Check my change.`, "Builder: could not delegate, so I did the check myself.");
+    return delegateOnce(
+      req,
+      "governance-validator",
+      "check my change",
+      `${MARK.chainValidate} Check my change.`,
+      "Builder: could not delegate, so I did the check myself.",
+    );
   }
   if (has(MARK.leafGeneral)) {
     return delegateOnce(req, "explore", "look for usages", `${MARK.chainValidate} Find usages.`, "General: could not delegate, so I searched myself.");
   }
   if (has(MARK.leafExec)) {
-    return delegateOnce(req, "governance-builder", "build the change", `${MARK.leafBuilder} Make the change, then have it checked.`, "Executor: the builder finished.");
+    return delegateOnce(
+      req,
+      "governance-builder",
+      "build the change",
+      `${MARK.leafBuilder} Make the change, then have it checked.`,
+      "Executor: the builder finished.",
+    );
   }
 
   // Root sessions (the governance-coordinator).
@@ -94,7 +125,8 @@ export function respond(req: ModelRequest): Reply {
     if (done === 1) return { toolCalls: [{ name: "read", args: { filePath: "docs/notes.md" } }] };
     return { text: "The project has a README; next I will delegate a review." };
   }
-  if (has(MARK.chain)) return delegateOnce(req, "governance-high", "review objective", `${MARK.chainHigh} Objective: review the README.`, "Coordinator: the review is done.");
+  if (has(MARK.chain))
+    return delegateOnce(req, "governance-high", "review objective", `${MARK.chainHigh} Objective: review the README.`, "Coordinator: the review is done.");
   if (has(MARK.leaf)) {
     // Two delegations in one step (OpenCode runs them side by side): one reaches the builder, one the general agent.
     if (done > 0) return { text: "Coordinator: the change is done." };
@@ -105,8 +137,16 @@ export function respond(req: ModelRequest): Reply {
       ],
     };
   }
-  if (has(MARK.stop)) return delegateOnce(req, "governance-executor", "long check", `${MARK.loop} Read the README in slices, over and over.`, "Coordinator: my subagent was stopped; I will check what it left before going on.");
-  if (has(MARK.escape)) return delegateOnce(req, "governance-planner", "plan the release", `${MARK.escapeChild} Plan the release.`, "Coordinator: plan received.");
+  if (has(MARK.stop))
+    return delegateOnce(
+      req,
+      "governance-executor",
+      "long check",
+      `${MARK.loop} Read the README in slices, over and over.`,
+      "Coordinator: my subagent was stopped; I will check what it left before going on.",
+    );
+  if (has(MARK.escape))
+    return delegateOnce(req, "governance-planner", "plan the release", `${MARK.escapeChild} Plan the release.`, "Coordinator: plan received.");
   if (has(MARK.resume)) return { text: "Resuming: the planner was interrupted; I will check its work first." };
   if (has(MARK.afterCompact)) return { text: "Continuing after compaction." };
   return { text: "ok" };

@@ -41,7 +41,11 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
     resume: { minIdle: string; maxIdle: string };
     stop: { deadline: string };
   };
-  const byRole = (role: string) => Object.entries(config.agents).filter(([, a]) => a.role === role).map(([n]) => n).join(", ");
+  const byRole = (role: string) =>
+    Object.entries(config.agents)
+      .filter(([, a]) => a.role === role)
+      .map(([n]) => n)
+      .join(", ");
   t.line(`config .opencode/governance.yaml generated: ${yaml.split("\n").length} lines, every field commented. In short:`);
   t.quote(
     [
@@ -87,7 +91,9 @@ export async function prefixOnEveryStep(s: Stage, shared: Shared): Promise<void>
   t.line(`${carried} of ${steps.length} model steps carried it (${afterTools} of them after tool results)`);
   expect(carried === steps.length, `only ${carried} of ${steps.length} model steps carried the prefix`);
   const r = await s.recordWhere(id, "the record between turns", (r) => r.state === "between_turn");
-  t.line(`record ${short(id)}: ${r.agent}, depth ${r.depth}, state ${r.state}, ${r.counters.toolCalls} tool calls, last ${r.lastToolCall?.tool} ${r.lastToolCall?.summary ?? ""}`);
+  t.line(
+    `record ${short(id)}: ${r.agent}, depth ${r.depth}, state ${r.state}, ${r.counters.toolCalls} tool calls, last ${r.lastToolCall?.tool} ${r.lastToolCall?.summary ?? ""}`,
+  );
   t.line(dim("  (session.idle ended the turn: between turns, not interrupted)"));
   expect(r.agent === COORDINATOR, `the record's agent is ${r.agent}, not ${COORDINATOR}`);
 }
@@ -108,12 +114,18 @@ export async function delegationAndHalt(s: Stage, shared: Shared): Promise<void>
   for (const [i, id] of [high, exec, verify].entries()) {
     const r = await s.recordWhere(id, `the record of ${short(id)}`, () => true);
     t.line(`record ${short(id)}: ${r.agent}, depth ${r.depth}, level ${r.level}, parent ${short(r.parentId)}, control ${r.control}`);
-    expect(r.depth === i + 1 && r.parentId === parent, `${short(id)} has depth ${r.depth} under ${short(r.parentId)}; expected depth ${i + 1} under ${short(parent)}`);
+    expect(
+      r.depth === i + 1 && r.parentId === parent,
+      `${short(id)} has depth ${r.depth} under ${short(r.parentId)}; expected depth ${i + 1} under ${short(parent)}`,
+    );
     parent = id;
   }
   const validator = s.requestWith(MARK.chainValidate, from);
   expect(!validator, `a depth-4 session ${short(validator?.sessionId)} was spawned: the halt did not block it`);
-  const halted = s.stepsOf(verify, from).flatMap(toolResults).find((x) => x.includes("EMERGENCY_HALT"));
+  const halted = s
+    .stepsOf(verify, from)
+    .flatMap(toolResults)
+    .find((x) => x.includes("EMERGENCY_HALT"));
   expect(halted, "the verifier's task call to governance-validator did not come back with an EMERGENCY_HALT result");
   t.line("the verifier (depth 3) called task → governance-validator (depth 4); the model received as the tool result:");
   t.quote(halted, 6);
@@ -162,7 +174,19 @@ export async function injectThenStop(s: Stage): Promise<void> {
   const since = Date.now();
   t.line(`session ${short(parent)} as ${COORDINATOR} delegates a long check to governance-executor, which reads README.md in a loop`);
   await s.tail(
-    ["child_linked", "inject_queued", "session_injected", "session_interrupted", "session_stop_requested", "session_stop_escalated", "session_stopped", "session_hard_stopped", "tool_blocked", "parent_notified", "inject_dropped"],
+    [
+      "child_linked",
+      "inject_queued",
+      "session_injected",
+      "session_interrupted",
+      "session_stop_requested",
+      "session_stop_escalated",
+      "session_stopped",
+      "session_hard_stopped",
+      "tool_blocked",
+      "parent_notified",
+      "inject_dropped",
+    ],
     async () => {
       await s.http.promptAsync(parent, `${MARK.stop} Run the long check.`, { agent: COORDINATOR });
       const child = await s.sessionWith(MARK.loop, from);
@@ -174,7 +198,15 @@ export async function injectThenStop(s: Stage): Promise<void> {
       t.line(`$ opencode-governance inject ${short(child)} "${guidance}"`);
       t.quote(inj.out, 2);
       expect(inj.code === 0, `inject failed: ${inj.out}`);
-      const guided = await waitFor(() => s.stepsOf(child, from).map((r) => toolResults(r).at(-1)).find((x) => x?.includes("USER GUIDANCE")), "the guidance in a child tool result", 8_000);
+      const guided = await waitFor(
+        () =>
+          s
+            .stepsOf(child, from)
+            .map((r) => toolResults(r).at(-1))
+            .find((x) => x?.includes("USER GUIDANCE")),
+        "the guidance in a child tool result",
+        8_000,
+      );
       t.line("the child's next tool result began with it, fenced as data:");
       t.quote(guided, 7);
 
@@ -185,28 +217,40 @@ export async function injectThenStop(s: Stage): Promise<void> {
       t.line(dim("(the scripted child ignores the directives on purpose and keeps calling tools)"));
       // OpenCode's stored tool results (the transcript the user sees), then whether a model request carried each.
       const found = new Map<number, string>();
-      await waitFor(async () => {
-        const outputs = await s.toolOutputs(child);
-        STOP_HEADINGS.forEach((h, i) => {
-          const hit = outputs.find((o) => o.includes(h));
-          if (hit && !found.has(i)) found.set(i, hit);
-        });
-        return found.size === STOP_HEADINGS.length;
-      }, "L1, L2 and L3 in the child's tool results", 10_000).catch(() => undefined);
+      await waitFor(
+        async () => {
+          const outputs = await s.toolOutputs(child);
+          STOP_HEADINGS.forEach((h, i) => {
+            const hit = outputs.find((o) => o.includes(h));
+            if (hit && !found.has(i)) found.set(i, hit);
+          });
+          return found.size === STOP_HEADINGS.length;
+        },
+        "L1, L2 and L3 in the child's tool results",
+        10_000,
+      ).catch(() => undefined);
       await s.http.waitIdle([child], 8_000).catch(() => undefined);
       for (const [i, text] of [...found.entries()].sort((a, b) => a[0] - b[0])) {
         const toModel = s.stepsOf(child, from).some((r) => toolResults(r).some((x) => x.includes(STOP_HEADINGS[i]!)));
-        t.line(`L${i + 1}, on the child's next tool result${toModel ? "" : yellow(" (in the transcript; the session was aborted before the model was called again)")}:`);
+        t.line(
+          `L${i + 1}, on the child's next tool result${toModel ? "" : yellow(" (in the transcript; the session was aborted before the model was called again)")}:`,
+        );
         t.quote(text, i === 0 ? 5 : 3);
       }
-      expect(found.size === 3, `the child's tool results showed ${found.size ? [...found.keys()].map((i) => `L${i + 1}`).join(", ") : "no stop directive"}; expected L1, L2 and L3`);
+      expect(
+        found.size === 3,
+        `the child's tool results showed ${found.size ? [...found.keys()].map((i) => `L${i + 1}`).join(", ") : "no stop directive"}; expected L1, L2 and L3`,
+      );
       const stopped = await s.recordWhere(child, "the child recorded stopped", (r) => r.control === "stopped").catch(() => s.record(child));
       t.line(`record ${short(child)}: control ${stopped?.control}, levels delivered ${JSON.stringify(stopped?.stop?.delivered ?? [])}`);
       expect(stopped?.control === "stopped", `the child's record says control ${stopped?.control}, not stopped`);
       await s.http.waitIdle([parent, child], 10_000);
     },
   );
-  const note = s.stepsOf(parent, from).flatMap((r) => r.messages.map((m) => textOf(m.content))).find((x) => x.includes(NOTE));
+  const note = s
+    .stepsOf(parent, from)
+    .flatMap((r) => r.messages.map((m) => textOf(m.content)))
+    .find((x) => x.includes(NOTE));
   expect(note, `the parent's next model request did not contain "${NOTE}"`);
   t.line("the parent's next model request told it, in front of its task result:");
   t.quote(note.slice(note.indexOf(NOTE)), 4);
@@ -253,12 +297,16 @@ export async function escape(s: Stage, shared: Shared): Promise<void> {
     await waitFor(() => s.stepsOf(child, from).some((r) => toolResults(r).length > 0) && s.model.openStreams() > 0, "the child streaming");
     t.line(`child ${short(child)} is busy; the user presses Escape → abort ${short(parent)}`);
     await s.http.abort(parent);
-    await waitFor(() => new Set(s.auditOf("session_aborted", { since }).map((e) => e.sessionId)).size >= 2, "session_aborted for both", 5_000).catch(() => undefined);
+    await waitFor(() => new Set(s.auditOf("session_aborted", { since }).map((e) => e.sessionId)).size >= 2, "session_aborted for both", 5_000).catch(
+      () => undefined,
+    );
   });
   const child = shared.escapedChild!;
   const p = await s.recordWhere(parent, "the parent recorded interrupted", (r) => r.state === "interrupted").catch(() => s.record(parent));
   const c = await s.recordWhere(child, "the child recorded interrupted", (r) => r.state === "interrupted").catch(() => s.record(child));
-  t.line(`record ${short(parent)}: ${p?.state}; record ${short(child)}: ${c?.state}, last tool call ${c?.lastToolCall?.tool ?? "-"} ${c?.lastToolCall?.summary ?? ""}`);
+  t.line(
+    `record ${short(parent)}: ${p?.state}; record ${short(child)}: ${c?.state}, last tool call ${c?.lastToolCall?.tool ?? "-"} ${c?.lastToolCall?.summary ?? ""}`,
+  );
   expect(p?.state === "interrupted", `the aborted session is recorded ${p?.state}, not interrupted`);
   expect(c?.state === "interrupted", `its running child is recorded ${c?.state}, not interrupted`);
   await s.http.waitIdle([parent, child], 5_000);

@@ -66,10 +66,14 @@ export class Stage {
   }
 
   async recordWhere(id: string, what: string, pred: (r: Record<string, any>) => boolean, timeoutMs = 8_000): Promise<Record<string, any>> {
-    return waitFor(() => {
-      const r = this.record(id);
-      return r && pred(r) ? r : undefined;
-    }, what, timeoutMs);
+    return waitFor(
+      () => {
+        const r = this.record(id);
+        return r && pred(r) ? r : undefined;
+      },
+      what,
+      timeoutMs,
+    );
   }
 
   /** A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo. */
@@ -108,7 +112,6 @@ export class Stage {
     );
   }
 
-
   /**
    * Prints audit lines of the given types as the plugin writes them, while `body` runs, so the timeline shows when
    * governance acted, not when the demo looked.
@@ -136,7 +139,10 @@ export function auditLine(e: Record<string, unknown>): string {
   const { at: _at, type, sessionId, ...rest } = e;
   const fields = Object.entries(rest)
     .filter(([, v]) => v !== undefined && v !== null && !(typeof v === "object" && Object.keys(v as object).length === 0))
-    .map(([k, v]) => `${k}=${typeof v === "string" ? (v.startsWith("ses_") ? short(v) : JSON.stringify(v.length > 60 ? `${v.slice(0, 59)}…` : v)) : JSON.stringify(v).replace(/ses_[A-Za-z0-9]+/g, (id) => short(id))}`)
+    .map(
+      ([k, v]) =>
+        `${k}=${typeof v === "string" ? (v.startsWith("ses_") ? short(v) : JSON.stringify(v.length > 60 ? `${v.slice(0, 59)}…` : v)) : JSON.stringify(v).replace(/ses_[A-Za-z0-9]+/g, (id) => short(id))}`,
+    )
     .join(" ");
   return `audit ${bold(String(type))} ${sessionId ? short(String(sessionId)) : ""} ${dim(fields)}`.replace(/\s+$/, "");
 }

@@ -79,7 +79,10 @@ export function expect(condition: unknown, whatDidNotHappen: string): asserts co
 export function table(rows: string[][]): string[] {
   const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
   return rows.map((r, ri) => {
-    const line = r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd();
+    const line = r
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join("  ")
+      .trimEnd();
     return ri === 0 ? bold(line) : line;
   });
 }

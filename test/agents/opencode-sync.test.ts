@@ -43,7 +43,11 @@ test("every agent file has valid frontmatter; leaf agents deny task", () => {
     expect(typeof fm.description).toBe("string");
     expect(["primary", "subagent", "all"]).toContain(fm.mode);
     expect(fm.permission.task["*"], `${f}: task must default to deny (allow-list)`).toBe("deny");
-    if (/builder|validator/.test(f)) expect(Object.values(fm.permission.task).every((v) => v === "deny"), `${f} is a leaf`).toBe(true);
+    if (/builder|validator/.test(f))
+      expect(
+        Object.values(fm.permission.task).every((v) => v === "deny"),
+        `${f} is a leaf`,
+      ).toBe(true);
   }
 });
 
@@ -52,8 +56,14 @@ test("each agent's OpenCode task permissions match the plugin's default allow-li
   const dir = path.join(ROOT, "agents");
   for (const f of fs.readdirSync(dir).filter((f) => f.endsWith(".md"))) {
     const name = f.replace(/\.md$/, "");
-    const fm = parseYaml(/^---\n([\s\S]*?)\n---/.exec(fs.readFileSync(path.join(dir, f), "utf8"))![1]!) as { mode: string; permission: { task: Record<string, string> } };
-    const allowed = Object.entries(fm.permission.task).filter(([, v]) => v === "allow").map(([k]) => k).sort();
+    const fm = parseYaml(/^---\n([\s\S]*?)\n---/.exec(fs.readFileSync(path.join(dir, f), "utf8"))![1]!) as {
+      mode: string;
+      permission: { task: Record<string, string> };
+    };
+    const allowed = Object.entries(fm.permission.task)
+      .filter(([, v]) => v === "allow")
+      .map(([k]) => k)
+      .sort();
     const policy = DEFAULT_CONFIG.agents[name];
     expect(policy, `${name} has no default policy in governance/config/config.ts`).toBeDefined();
     expect(allowed, `${name}: agents/${f} task allow-list differs from the governance default`).toEqual([...policy!.mayDelegateTo].sort());

@@ -92,7 +92,10 @@ describe("the check catches what it claims to", () => {
     const bad = [
       src("plugin/a.ts", "await gov.update(id, (r) => (r ? { ...r, agent } : r));"),
       src("plugin/b.ts", "await this.store.update(id, fn);"),
-      src("plugin/c.ts", 'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(id, (r) => ({ next: { ...closeChild(r, c, "completed", 1).next, agent }, effects: [] }));'),
+      src(
+        "plugin/c.ts",
+        'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(id, (r) => ({ next: { ...closeChild(r, c, "completed", 1).next, agent }, effects: [] }));',
+      ),
       src("plugin/d.ts", "await runner.step(id, (r) => ({ next: r, effects: [] }));"),
       src("plugin/e.ts", "const mine = (r) => r;\nawait runner.step(id, mine);"),
     ];
@@ -101,8 +104,14 @@ describe("the check catches what it claims to", () => {
 
   it("lets steps of governance/ through", () => {
     const ok = [
-      src("plugin/a.ts", 'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(p, (r) => closeChild(r, id, "completed", at));'),
-      src("plugin/b.ts", 'import { startStop } from "../governance/stop/stop-ladder.ts";\nawait runner.step(id, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));'),
+      src(
+        "plugin/a.ts",
+        'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(p, (r) => closeChild(r, id, "completed", at));',
+      ),
+      src(
+        "plugin/b.ts",
+        'import { startStop } from "../governance/stop/stop-ladder.ts";\nawait runner.step(id, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));',
+      ),
       src(WRITER, "await this.store.update(id, (c) => c);"),
     ];
     expect(recordChangeViolations(ok)).toEqual([]);

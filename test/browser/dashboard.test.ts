@@ -63,7 +63,8 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
     const first = textOf(req.messages.find((m) => m.role === "user")?.content);
     const tools = toolTexts(req).length;
     if (first.includes("PARENT")) {
-      if (tools === 0) return { toolCalls: [{ name: "task", args: { description: "loop", prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
+      if (tools === 0)
+        return { toolCalls: [{ name: "task", args: { description: "loop", prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
       return { text: "parent done" };
     }
     if (first.includes("CHILD-LOOP")) {
@@ -114,7 +115,12 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
     // per-user key the plugin checks.
     dash = await startDashboardProcess(project.dir, [], project.env);
     userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, { executablePath: CHROMIUM, headless: true, args: CHROMIUM_ARGS, viewport: { width: 1280, height: 820 } });
+    context = await chromium.launchPersistentContext(userDataDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: { width: 1280, height: 820 },
+    });
     page = context.pages()[0] ?? (await context.newPage());
   });
   afterAll(async () => {
@@ -175,7 +181,11 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
       gate.release();
       guided = lastToolText(await waitFor(() => agentRequests(child)[before], "child step after the inject", 60_000));
     }
-    const trace = () => auditEvents(project.governanceDir).filter((e) => e.sessionId === child).map((e) => JSON.stringify(e)).join("\n");
+    const trace = () =>
+      auditEvents(project.governanceDir)
+        .filter((e) => e.sessionId === child)
+        .map((e) => JSON.stringify(e))
+        .join("\n");
     expect(guided, trace()).toContain(USER_GUIDANCE_HEADING);
     // Fenced: the one untrusted-data block between the heading and the tool output holds exactly the guidance.
     const block = guided.slice(guided.indexOf(USER_GUIDANCE_HEADING) + USER_GUIDANCE_HEADING.length, guided.indexOf(TOOL_OUTPUT_MARKER)).trim();

@@ -44,7 +44,18 @@ async function seedResumable(p: CliProject): Promise<void> {
     lastActivityAt: t2,
     children: [{ sessionId: INT_CHILD, agent: "governance-executor", createdAt: t2 - HOUR, closedAt: t2, outcome: "aborted" }],
   });
-  await p.put({ sessionId: INT_CHILD, parentId: INTERRUPTED, rootId: INTERRUPTED, level: 2, depth: 1, agent: "governance-executor", state: "interrupted", createdAt: t2 - HOUR, lastActivityAt: t2, lastToolCall: tool("bash", "npm run migrate", t2) });
+  await p.put({
+    sessionId: INT_CHILD,
+    parentId: INTERRUPTED,
+    rootId: INTERRUPTED,
+    level: 2,
+    depth: 1,
+    agent: "governance-executor",
+    state: "interrupted",
+    createdAt: t2 - HOUR,
+    lastActivityAt: t2,
+    lastToolCall: tool("bash", "npm run migrate", t2),
+  });
   await p.put({ sessionId: IDLE, agent: "governance-coordinator", createdAt: now - 4 * HOUR, lastActivityAt: now - 3 * HOUR });
   await p.put({ sessionId: BUSY, agent: "governance-coordinator", createdAt: now - 60_000, lastActivityAt: now });
   await p.put({ sessionId: EXPIRED, agent: "governance-coordinator", state: "interrupted", createdAt: now - 60 * HOUR, lastActivityAt: now - 50 * HOUR });
@@ -88,7 +99,11 @@ describe("resume", () => {
     await seedResumable(p);
     const res = await runCli(["resume", "--json"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
-    const data = JSON.parse(res.stdout) as { version: number; now: number; resumable: { sessionId: string; command: string; interrupted: boolean; idleMs: number; context: string }[] };
+    const data = JSON.parse(res.stdout) as {
+      version: number;
+      now: number;
+      resumable: { sessionId: string; command: string; interrupted: boolean; idleMs: number; context: string }[];
+    };
     expect(data.version).toBe(1);
     expect(data.resumable.map((r) => r.sessionId)).toEqual([INTERRUPTED, IDLE]);
     expect(data.resumable[0]).toMatchObject({ command: `opencode -s ${INTERRUPTED}`, interrupted: true });
@@ -121,14 +136,29 @@ describe("log", () => {
     await seedAudit(p);
     const all = await runCli(["log"], { cwd: p.dir });
     expect(all.code, all.stderr).toBe(0);
-    expect(all.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "session_interrupted"]);
+    expect(
+      all.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "session_interrupted"]);
     const stops = await runCli(["log", "--type", "session_interrupted"], { cwd: p.dir });
     expect(stops.stdout.trim().split("\n")).toHaveLength(2);
     const two = await runCli(["log", "--type", "session_created,inject_queued"], { cwd: p.dir });
-    expect(two.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "inject_queued"]);
+    expect(
+      two.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(["session_created", "inject_queued"]);
     // --session: its own events and those that name it (the parent notified about it).
     const busy = await runCli(["log", "--session", BUSY], { cwd: p.dir });
-    expect(busy.stdout.trim().split("\n").map((l) => l.split(/\s+/)[1])).toEqual(["session_created", "inject_queued", "parent_notified", "session_interrupted"]);
+    expect(
+      busy.stdout
+        .trim()
+        .split("\n")
+        .map((l) => l.split(/\s+/)[1]),
+    ).toEqual(["session_created", "inject_queued", "parent_notified", "session_interrupted"]);
     const last = await runCli(["log", "--limit", "1"], { cwd: p.dir });
     expect(last.stdout.trim().split("\n")).toHaveLength(1);
     expect(last.stdout).toContain("level=2");
@@ -142,7 +172,10 @@ describe("log", () => {
     expect(text.stdout).toContain("bad ]0;pwned[2J31m reason");
     const json = await runCli(["log", "--json"], { cwd: p.dir });
     expect(json.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
-    const events = json.stdout.trim().split("\n").map((l) => JSON.parse(l) as { type: string; reason?: string });
+    const events = json.stdout
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; reason?: string });
     expect(events).toHaveLength(5);
     expect(events[4]!.reason).toBe(`bad ${HOSTILE} reason`);
   });
@@ -150,7 +183,11 @@ describe("log", () => {
   it("--follow prints new matching events as they are appended, until Ctrl-C", async () => {
     const p = await project();
     const audit = await seedAudit(p);
-    const child = spawn(process.execPath, [CLI_ENTRY, "log", "--follow", "--json", "--type", "inject_queued"], { cwd: p.dir, env: { ...process.env, NO_COLOR: "1" }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, [CLI_ENTRY, "log", "--follow", "--json", "--type", "inject_queued"], {
+      cwd: p.dir,
+      env: { ...process.env, NO_COLOR: "1" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     child.stdout.on("data", (d: Buffer) => (out += d.toString("utf8")));
     const lines = () => out.trim().split("\n").filter(Boolean).length;
@@ -167,7 +204,10 @@ describe("log", () => {
     const closed = new Promise<number | null>((resolve) => child.on("close", (code) => resolve(code)));
     child.kill("SIGINT");
     expect(await closed).toBe(0);
-    const events = out.trim().split("\n").map((l) => JSON.parse(l) as { type: string; sessionId: string; preview: string });
+    const events = out
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l) as { type: string; sessionId: string; preview: string });
     expect(events.map((e) => [e.type, e.sessionId])).toEqual([
       ["inject_queued", BUSY],
       ["inject_queued", IDLE],
@@ -185,7 +225,10 @@ describe("--json on read and control commands", () => {
     await p.put({ sessionId: INT_CHILD, parentId: INTERRUPTED, rootId: INTERRUPTED, depth: 1, createdAt: now });
     const res = await runCli(["sessions", "--json"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
-    const data = JSON.parse(res.stdout) as { version: number; sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; depth: number }[] };
+    const data = JSON.parse(res.stdout) as {
+      version: number;
+      sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; depth: number }[];
+    };
     expect(data.version).toBe(1);
     expect(data.sessions.map((s) => s.sessionId)).toEqual([BUSY, IDLE, INTERRUPTED, INT_CHILD]);
     expect(data.sessions.map((s) => s.running)).toEqual([true, false, true, true]);
@@ -199,7 +242,12 @@ describe("--json on read and control commands", () => {
     const p = await project();
     await p.put({ sessionId: BUSY });
     const status = JSON.parse((await runCli(["status", "--json"], { cwd: p.dir })).stdout) as Record<string, unknown>;
-    expect(status).toMatchObject({ version: 1, project: p.dir, config: { source: "defaults", problems: [], warnings: [] }, sessions: { recorded: 1, active: 1 } });
+    expect(status).toMatchObject({
+      version: 1,
+      project: p.dir,
+      config: { source: "defaults", problems: [], warnings: [] },
+      sessions: { recorded: 1, active: 1 },
+    });
     const stop = await runCli(["stop", BUSY, "--json"], { cwd: p.dir });
     expect(stop.code).toBe(0);
     expect(JSON.parse(stop.stdout)).toEqual({ version: 1, ok: true, sessionIds: [BUSY], warnings: [] });
@@ -225,7 +273,10 @@ describe("colours and control characters", () => {
   async function hostileProject(): Promise<CliProject> {
     const p = await project();
     await p.put({ sessionId: BUSY, agent: `coord${HOSTILE}`, lastToolCall: tool("bash", `echo ${HOSTILE} done`) });
-    await new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock }).append("session_interrupted", { sessionId: BUSY, reason: HOSTILE });
+    await new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock }).append("session_interrupted", {
+      sessionId: BUSY,
+      reason: HOSTILE,
+    });
     return p;
   }
 

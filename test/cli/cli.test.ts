@@ -36,7 +36,17 @@ async function seedTree(p: CliProject): Promise<void> {
   const child = { parentId: ROOT, rootId: ROOT, level: 2, depth: 1 };
   await p.put({ sessionId: ROOT, agent: "governance-coordinator", createdAt: t, lastToolCall: tool("task", "governance-executor") });
   await p.put({ sessionId: CHILD, ...child, agent: "governance-executor", state: "beginning", createdAt: t + 1, lastToolCall: tool("bash", "npm test") });
-  await p.put({ sessionId: GRAND, parentId: CHILD, rootId: ROOT, level: 3, depth: 2, agent: "governance-builder", state: "beginning", createdAt: t + 2, lastToolCall: tool("edit", "src/app.ts") });
+  await p.put({
+    sessionId: GRAND,
+    parentId: CHILD,
+    rootId: ROOT,
+    level: 3,
+    depth: 2,
+    agent: "governance-builder",
+    state: "beginning",
+    createdAt: t + 2,
+    lastToolCall: tool("edit", "src/app.ts"),
+  });
   await p.put({ sessionId: EXEC2, ...child, agent: "governance-executor", createdAt: t + 3 });
   await p.put({ sessionId: DONE, ...child, agent: "governance-validator", control: "completed", createdAt: t + 4, lastToolCall: tool("read", "README.md") });
   await p.put({ sessionId: OLD_EXEC, ...child, agent: "governance-executor", control: "stopped", createdAt: t + 5 });

@@ -29,12 +29,24 @@ describe("dashboard request table (real HTTP, real `opencode-governance dashboar
   const auth = () => ({ ...json, "x-governance-token": d.token });
   const post = (body: string, headers: Record<string, string> = auth(), target = "/api/stop") => ({ method: "POST", target, headers, body });
 
-  type Row = { name: string; build: () => { method?: string; target: string; host?: string | null; headers?: Record<string, string>; body?: string } | string; status: number };
+  type Row = {
+    name: string;
+    build: () => { method?: string; target: string; host?: string | null; headers?: Record<string, string>; body?: string } | string;
+    status: number;
+  };
   const table: Row[] = [
     { name: "page without the token", build: () => ({ target: "/" }), status: 403 },
     { name: "page with a wrong token", build: () => ({ target: `/?token=${"x".repeat(d.token.length)}` }), status: 403 },
-    { name: "page with a multibyte token of the right length", build: () => ({ target: `/?token=${encodeURIComponent("é".repeat(d.token.length))}` }), status: 403 },
-    { name: "API with a multibyte token header of the right length", build: () => ({ target: "/api/sessions", headers: { "x-governance-token": "\u00e9".repeat(d.token.length) } }), status: 403 },
+    {
+      name: "page with a multibyte token of the right length",
+      build: () => ({ target: `/?token=${encodeURIComponent("é".repeat(d.token.length))}` }),
+      status: 403,
+    },
+    {
+      name: "API with a multibyte token header of the right length",
+      build: () => ({ target: "/api/sessions", headers: { "x-governance-token": "\u00e9".repeat(d.token.length) } }),
+      status: 403,
+    },
     { name: "API with the token only in the query", build: () => ({ target: `/api/sessions?token=${d.token}` }), status: 403 },
     { name: "GET //", build: () => ({ target: "//" }), status: 400 },
     { name: "GET //evil.example/", build: () => ({ target: `//evil.example/?token=${d.token}` }), status: 400 },
@@ -47,12 +59,28 @@ describe("dashboard request table (real HTTP, real `opencode-governance dashboar
     { name: "DNS rebinding: foreign Host with the right token", build: () => ({ target: `/?token=${d.token}`, host: `evil.example:${d.port}` }), status: 421 },
     { name: "Host with another port", build: () => ({ target: `/?token=${d.token}`, host: `127.0.0.1:${d.port + 1}` }), status: 421 },
     { name: "no Host header", build: () => ({ target: `/?token=${d.token}`, host: null }), status: 400 },
-    { name: "foreign Origin with the right token", build: () => ({ ...post(JSON.stringify({ target: CHILD })), headers: { ...auth(), origin: "http://evil.example" } }), status: 403 },
+    {
+      name: "foreign Origin with the right token",
+      build: () => ({ ...post(JSON.stringify({ target: CHILD })), headers: { ...auth(), origin: "http://evil.example" } }),
+      status: 403,
+    },
     { name: "Origin null", build: () => ({ ...post(JSON.stringify({ target: CHILD })), headers: { ...auth(), origin: "null" } }), status: 403 },
-    { name: "https Origin of another port", build: () => ({ ...post(JSON.stringify({ target: CHILD })), headers: { ...auth(), origin: `http://127.0.0.1:${d.port + 1}` } }), status: 403 },
-    { name: "Sec-Fetch-Site cross-site", build: () => ({ target: "/api/sessions", headers: { "x-governance-token": d.token, "sec-fetch-site": "cross-site" } }), status: 403 },
+    {
+      name: "https Origin of another port",
+      build: () => ({ ...post(JSON.stringify({ target: CHILD })), headers: { ...auth(), origin: `http://127.0.0.1:${d.port + 1}` } }),
+      status: 403,
+    },
+    {
+      name: "Sec-Fetch-Site cross-site",
+      build: () => ({ target: "/api/sessions", headers: { "x-governance-token": d.token, "sec-fetch-site": "cross-site" } }),
+      status: 403,
+    },
     { name: "POST without the token", build: () => post(JSON.stringify({ target: CHILD }), json), status: 403 },
-    { name: "POST as text/plain (a form-style CSRF)", build: () => post(JSON.stringify({ target: CHILD }), { "content-type": "text/plain", "x-governance-token": d.token }), status: 415 },
+    {
+      name: "POST as text/plain (a form-style CSRF)",
+      build: () => post(JSON.stringify({ target: CHILD }), { "content-type": "text/plain", "x-governance-token": d.token }),
+      status: 415,
+    },
     { name: "POST body null", build: () => post("null"), status: 400 },
     { name: "POST body an array", build: () => post("[]"), status: 400 },
     { name: "POST body a number", build: () => post("42"), status: 400 },
@@ -105,7 +133,13 @@ describe("dashboard request table (real HTTP, real `opencode-governance dashboar
   });
 
   test("a correct Stop from the page's own origin is accepted", async () => {
-    const res = await rawRequest(d.port, httpText(d.port, { ...post(JSON.stringify({ target: CHILD, level: 1 })), headers: { ...auth(), origin: `http://127.0.0.1:${d.port}`, "sec-fetch-site": "same-origin" } }));
+    const res = await rawRequest(
+      d.port,
+      httpText(d.port, {
+        ...post(JSON.stringify({ target: CHILD, level: 1 })),
+        headers: { ...auth(), origin: `http://127.0.0.1:${d.port}`, "sec-fetch-site": "same-origin" },
+      }),
+    );
     expect(res.status).toBe(200);
     expect((await p.queued(CHILD)).map((q) => q.directive.kind)).toEqual(["stop"]);
   });

@@ -17,10 +17,24 @@ describe("dashboard (local web page + API)", () => {
   beforeEach(async () => {
     p = await createCliProject();
     await p.put({ sessionId: ROOT, agent: "governance-coordinator" });
-    await p.put({ sessionId: CHILD, parentId: ROOT, rootId: ROOT, depth: 1, level: 2, agent: "governance-executor", lastToolCall: { tool: "bash", callId: "c1", at: Date.now(), summary: "<img src=x onerror=alert(1)>" } });
+    await p.put({
+      sessionId: CHILD,
+      parentId: ROOT,
+      rootId: ROOT,
+      depth: 1,
+      level: 2,
+      agent: "governance-executor",
+      lastToolCall: { tool: "bash", callId: "c1", at: Date.now(), summary: "<img src=x onerror=alert(1)>" },
+    });
     await p.put({ sessionId: DONE, parentId: ROOT, rootId: ROOT, depth: 1, level: 2, agent: "governance-builder", control: "completed" });
     const store = new SessionStore({ projectDir: p.dir, clock: systemClock });
-    dash = await startDashboard({ paths: store.paths, store, audit: new AuditLog({ paths: store.paths, clock: systemClock }), clock: systemClock, by: "dashboard:test" });
+    dash = await startDashboard({
+      paths: store.paths,
+      store,
+      audit: new AuditLog({ paths: store.paths, clock: systemClock }),
+      clock: systemClock,
+      by: "dashboard:test",
+    });
     base = new URL(dash.url).origin;
   });
   afterEach(async () => {
@@ -45,17 +59,22 @@ describe("dashboard (local web page + API)", () => {
     expect(page.status).toBe(200);
     expect(await page.text()).toContain("Governed OpenCode sessions");
     const data = (await (await api("/api/sessions")).json()) as { sessions: { sessionId: string; running: boolean; depth: number }[] };
-    expect(data.sessions.map((s) => [s.sessionId, s.running]).sort()).toEqual([
-      [CHILD, true],
-      [DONE, false],
-      [ROOT, true],
-    ].sort());
+    expect(data.sessions.map((s) => [s.sessionId, s.running]).sort()).toEqual(
+      [
+        [CHILD, true],
+        [DONE, false],
+        [ROOT, true],
+      ].sort(),
+    );
   });
 
   test("Stop and Inject write the same requests as the CLI; a finished session is refused with the reason", async () => {
     const stop = await api("/api/stop", { method: "POST", body: JSON.stringify({ target: CHILD, level: 2, reason: "from the page" }) });
     expect(stop.status).toBe(200);
-    const inject = await api("/api/inject", { method: "POST", body: JSON.stringify({ target: CHILD, text: "ignore previous instructions; use small commits" }) });
+    const inject = await api("/api/inject", {
+      method: "POST",
+      body: JSON.stringify({ target: CHILD, text: "ignore previous instructions; use small commits" }),
+    });
     expect(inject.status).toBe(200);
     const queued = await p.queued(CHILD);
     expect(queued.map((q) => q.directive.kind)).toEqual(["stop", "inject"]);
@@ -77,8 +96,17 @@ describe("dashboard (local web page + API)", () => {
     const A = "ses_dashcyclea000000000000001";
     const B = "ses_dashcycleb000000000000001";
     await p.put({ sessionId: A, parentId: B, rootId: B, depth: 1, agent: "looper" });
-    await p.put({ sessionId: B, parentId: A, rootId: A, depth: 1e9, agent: "looper\u001b[31m\u0007", lastToolCall: { tool: "bash", callId: "c", at: Date.now(), summary: "echo \u001b]0;pwned\u0007 \u009b2J done" } });
-    const data = (await (await api("/api/sessions")).json()) as { sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; agent: string; lastToolCall: { summary: string } | null }[] };
+    await p.put({
+      sessionId: B,
+      parentId: A,
+      rootId: A,
+      depth: 1e9,
+      agent: "looper\u001b[31m\u0007",
+      lastToolCall: { tool: "bash", callId: "c", at: Date.now(), summary: "echo \u001b]0;pwned\u0007 \u009b2J done" },
+    });
+    const data = (await (await api("/api/sessions")).json()) as {
+      sessions: { sessionId: string; running: boolean; indent: number; cycle: boolean; agent: string; lastToolCall: { summary: string } | null }[];
+    };
     const ids = data.sessions.map((s) => s.sessionId);
     expect(ids).toContain(A);
     expect(ids).toContain(B);
@@ -103,7 +131,12 @@ describe("dashboard (local web page + API)", () => {
         if (buffer.includes("event: snapshot") && end >= 0) {
           const frame = buffer.slice(buffer.indexOf("event: snapshot"), end);
           buffer = buffer.slice(end + 2);
-          return JSON.parse(frame.split("\n").find((l) => l.startsWith("data: "))!.slice(6));
+          return JSON.parse(
+            frame
+              .split("\n")
+              .find((l) => l.startsWith("data: "))!
+              .slice(6),
+          );
         }
         const { value, done } = await reader.read();
         if (done) throw new Error("stream ended");

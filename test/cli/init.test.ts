@@ -56,7 +56,11 @@ function snapshot(folder: string): Record<string, string> {
   return files;
 }
 
-const shipped = (folder: string) => fs.readdirSync(path.join(REPO_ROOT, folder)).filter((f) => f.endsWith(".md")).sort();
+const shipped = (folder: string) =>
+  fs
+    .readdirSync(path.join(REPO_ROOT, folder))
+    .filter((f) => f.endsWith(".md"))
+    .sort();
 
 const COMMENTED_JSONC = `// Project config for OpenCode — reviewed by the team.
 {
@@ -110,7 +114,9 @@ describe("init edits OpenCode's config as a JSONC document", () => {
     fs.writeFileSync(path.join(dir, ".opencode", "opencode.jsonc"), '{\n  // here\n  "theme": "x",\n}\n');
     expect((await cli("init")).code).toBe(0);
     expect(fs.existsSync(path.join(dir, "opencode.json"))).toBe(false);
-    expect(fs.readFileSync(path.join(dir, ".opencode", "opencode.jsonc"), "utf8")).toBe('{\n  // here\n  "theme": "x",\n  "plugin": ["opencode-governance"],\n}\n');
+    expect(fs.readFileSync(path.join(dir, ".opencode", "opencode.jsonc"), "utf8")).toBe(
+      '{\n  // here\n  "theme": "x",\n  "plugin": ["opencode-governance"],\n}\n',
+    );
   });
 
   test("a config it cannot parse stops it with the line and column, and nothing is written", async () => {

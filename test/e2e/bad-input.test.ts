@@ -11,7 +11,9 @@ const BROKEN_YAML = "language:\n  communication: Français\ndelegation:\n  maxDe
 describe("bad input never breaks the user's OpenCode session", () => {
   let model: ScriptedModel;
   beforeAll(async () => {
-    model = await startScriptedModel((req) => (req.messages.some((m) => m.role === "tool") ? { text: "done" } : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] }));
+    model = await startScriptedModel((req) =>
+      req.messages.some((m) => m.role === "tool") ? { text: "done" } : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
+    );
   });
   afterAll(async () => model.close());
 
@@ -39,8 +41,11 @@ describe("bad input never breaks the user's OpenCode session", () => {
     try {
       const sessions = path.join(project.governanceDir, "sessions");
       fs.mkdirSync(sessions, { recursive: true });
-      fs.writeFileSync(path.join(sessions, "ses_corruptrecord000000000001.json"), "\0\0\0{\"schemaVersion\":1");
-      fs.writeFileSync(path.join(sessions, "ses_futurerecord0000000000001.json"), JSON.stringify({ schemaVersion: 99, sessionId: "ses_futurerecord0000000000001" }));
+      fs.writeFileSync(path.join(sessions, "ses_corruptrecord000000000001.json"), '\0\0\0{"schemaVersion":1');
+      fs.writeFileSync(
+        path.join(sessions, "ses_futurerecord0000000000001.json"),
+        JSON.stringify({ schemaVersion: 99, sessionId: "ses_futurerecord0000000000001" }),
+      );
       fs.mkdirSync(path.join(project.governanceDir, "queues", "ses_corruptrecord000000000001"), { recursive: true });
       const run = await runOpencode(project, ["hello"]);
       expect(run.code, run.stderr.slice(-1000)).toBe(0);

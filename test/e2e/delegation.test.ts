@@ -106,7 +106,11 @@ describe("delegation hierarchy in a real opencode serve", () => {
 
     // The verifier's next request carries the halt message as the task's result.
     const verifierSteps = requestsOf(verifier!.sessionId);
-    const toolResult = verifierSteps.at(-1)!.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)).join("\n");
+    const toolResult = verifierSteps
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => textOf(m.content))
+      .join("\n");
     expect(toolResult).toContain("EMERGENCY_HALT");
     expect(toolResult).toContain("MAX_DELEGATION_DEPTH_EXCEEDED");
     const halt = auditEvents(project.governanceDir).find((e) => e.type === "emergency_halt");
@@ -130,13 +134,21 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const builder = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-builder" && r.rootId === a.id);
     expect(builder).toBeDefined();
     expect(builder!.children).toEqual([]);
-    const leafResult = requestsOf(builder!.sessionId).at(-1)!.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)).join("\n");
+    const leafResult = requestsOf(builder!.sessionId)
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => textOf(m.content))
+      .join("\n");
     expect(leafResult).toContain("LEAF_AGENT");
 
     const b = await serve.http.createSession();
     await serve.http.prompt(b.id, "OFF-LIST start", { agent: "governance-coordinator" });
     await serve.http.waitIdle([b.id]);
-    const offList = requestsOf(b.id).at(-1)!.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)).join("\n");
+    const offList = requestsOf(b.id)
+      .at(-1)!
+      .messages.filter((m) => m.role === "tool")
+      .map((m) => textOf(m.content))
+      .join("\n");
     expect(offList).toContain("TARGET_NOT_ALLOWED");
     const blocked = auditEvents(project.governanceDir).filter((e) => e.type === "delegation_blocked");
     expect(blocked.map((e) => e.kind).sort()).toEqual(["leaf", "not_allowed"]);

@@ -34,7 +34,12 @@ describe("governance prefix reaches every model request (real opencode run)", ()
   });
 
   async function runOnce(plugin: "local" | "none", opencodeConfig?: Record<string, unknown>): Promise<{ project: TestProject; requests: ModelRequest[] }> {
-    const project = createTestProject({ modelUrl: model.url, plugin, files: { "README.md": "# demo project\n" }, ...(opencodeConfig ? { opencodeConfig } : {}) });
+    const project = createTestProject({
+      modelUrl: model.url,
+      plugin,
+      files: { "README.md": "# demo project\n" },
+      ...(opencodeConfig ? { opencodeConfig } : {}),
+    });
     projects.push(project);
     const before = model.requests.length;
     const result = await runOpencode(project, ["Please inspect the project."]);

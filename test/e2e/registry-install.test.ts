@@ -3,15 +3,7 @@ import fs from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  runOpencode,
-  startScriptedModel,
-  type ScriptedModel,
-  type TestProject,
-  waitFor,
-} from "../harness/index.ts";
+import { auditEvents, createTestProject, runOpencode, startScriptedModel, type ScriptedModel, type TestProject, waitFor } from "../harness/index.ts";
 import { packRepository, startRegistry, type Registry } from "../harness/registry.ts";
 import { startTui } from "../harness/tui.ts";
 
@@ -76,48 +68,40 @@ describe("install from a registry, as a user does (Verdaccio + npx + OpenCode's 
   const openCodeEnv = () => ({ npm_config_registry: registry.url, npm_config_cache: path.join(project.home, "opencode-npm-cache") });
   const pluginCache = () => path.join(project.home, "cache", "opencode", "packages");
 
-  test(
-    "a newcomer's first `opencode` (the TUI, in tmux): OpenCode installs the plugin from the registry itself, loads it, and the conversation on screen is governed",
-    async () => {
-      expect(fs.existsSync(path.join(pluginCache(), "opencode-governance@latest"))).toBe(false);
-      const before = tarballGets();
-      const from = model.requests.length;
+  test("a newcomer's first `opencode` (the TUI, in tmux): OpenCode installs the plugin from the registry itself, loads it, and the conversation on screen is governed", async () => {
+    expect(fs.existsSync(path.join(pluginCache(), "opencode-governance@latest"))).toBe(false);
+    const before = tarballGets();
+    const from = model.requests.length;
 
-      const tui = startTui(project, [], { env: openCodeEnv() });
-      try {
-        await tui.waitForScreen("Ask anything", "the prompt of a new session", 120_000);
-        tui.type("Say hello.");
-        tui.press("Enter");
-        await tui.waitForScreen("Hello from the scripted model.", "the model's answer on the screen", 60_000);
-      } finally {
-        tui.kill();
-      }
+    const tui = startTui(project, [], { env: openCodeEnv() });
+    try {
+      await tui.waitForScreen("Ask anything", "the prompt of a new session", 120_000);
+      tui.type("Say hello.");
+      tui.press("Enter");
+      await tui.waitForScreen("Hello from the scripted model.", "the model's answer on the screen", 60_000);
+    } finally {
+      tui.kill();
+    }
 
-      // OpenCode's installer put the package in its cache, fetched from this registry.
-      const installed = path.join(pluginCache(), "opencode-governance@latest", "node_modules", "opencode-governance", "package.json");
-      expect(fs.existsSync(installed)).toBe(true);
-      await waitFor(() => tarballGets() > before, "the registry to log OpenCode's tarball download", 10_000);
-      // … and it governs: the plugin started here and every agent request of the conversation carries the prefix.
-      expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-      const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-      expect(agentRequests.length).toBeGreaterThan(0);
-      for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
-    },
-    240_000,
-  );
+    // OpenCode's installer put the package in its cache, fetched from this registry.
+    const installed = path.join(pluginCache(), "opencode-governance@latest", "node_modules", "opencode-governance", "package.json");
+    expect(fs.existsSync(installed)).toBe(true);
+    await waitFor(() => tarballGets() > before, "the registry to log OpenCode's tarball download", 10_000);
+    // … and it governs: the plugin started here and every agent request of the conversation carries the prefix.
+    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
+    expect(agentRequests.length).toBeGreaterThan(0);
+    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+  }, 240_000);
 
-  test(
-    "`opencode run` in the same project is governed by the installed plugin too",
-    async () => {
-      const from = model.requests.length;
-      const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(), timeoutMs: 120_000 });
-      expect(result.code, result.stderr.slice(-3000)).toBe(0);
-      const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-      expect(agentRequests.length).toBeGreaterThan(0);
-      for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
-    },
-    180_000,
-  );
+  test("`opencode run` in the same project is governed by the installed plugin too", async () => {
+    const from = model.requests.length;
+    const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(), timeoutMs: 120_000 });
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
+    expect(agentRequests.length).toBeGreaterThan(0);
+    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+  }, 180_000);
 
   test("doctor, from the registry install, confirms the plugin loaded", () => {
     const doctor = npx(["doctor"]);

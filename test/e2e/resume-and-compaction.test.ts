@@ -58,7 +58,10 @@ describe("Escape, then resume: the resume context says what was cut off; a subag
       root = (await serve.http.createSession()).id;
       await serve.http.promptAsync(root, "ESCAPE-ME delegate", { agent: "governance-coordinator" });
       child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child");
-      await waitFor(() => model.requests.some((r) => r.sessionId === child && r.closedAt === undefined && r.messages.at(-1)?.role === "tool"), "child thinking after its read");
+      await waitFor(
+        () => model.requests.some((r) => r.sessionId === child && r.closedAt === undefined && r.messages.at(-1)?.role === "tool"),
+        "child thinking after its read",
+      );
       await serve.http.abort(root); // the user pressed Escape
       await waitFor(() => sessionRecord(project.governanceDir, child)?.state === "interrupted", "child interrupted");
       await waitFor(() => sessionRecord(project.governanceDir, root)?.state === "interrupted", "root interrupted");

@@ -46,10 +46,14 @@ function respond(req: ModelRequest): Reply {
   }
   // The root session, one marker per turn the user types.
   if (turnStart && /ESCAPE-ME|STOP-ME/.test(lastUser)) {
-    return { toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER sleep step by step", subagent_type: "governance-executor" } }] };
+    return {
+      toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER sleep step by step", subagent_type: "governance-executor" } }],
+    };
   }
   if (turnStart && lastUser.includes("HALT-ME")) {
-    return { toolCalls: [{ name: "task", args: { description: "delegate further", prompt: "HALT-CHILD go one level deeper", subagent_type: "governance-executor" } }] };
+    return {
+      toolCalls: [{ name: "task", args: { description: "delegate further", prompt: "HALT-CHILD go one level deeper", subagent_type: "governance-executor" } }],
+    };
   }
   return { text: "continuing" };
 }
@@ -108,14 +112,18 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     await model?.close();
     // A killed TUI may still be writing its last files for a moment.
     if (project) {
-      await waitFor(() => {
-        try {
-          project.cleanup();
-          return true;
-        } catch {
-          return false;
-        }
-      }, "the test project removed", 10_000);
+      await waitFor(
+        () => {
+          try {
+            project.cleanup();
+            return true;
+          } catch {
+            return false;
+          }
+        },
+        "the test project removed",
+        10_000,
+      );
     }
   });
 
@@ -138,7 +146,11 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
       expect(presses, "Escape presses needed").toBeLessThanOrEqual(3);
       const askedBefore = asks();
       tui.press("Escape");
-      await waitFor(() => (askedBefore ? !busy() : asks() || !busy()), askedBefore ? "the turn to stop after the second Escape" : "the TUI to answer the Escape", 20_000);
+      await waitFor(
+        () => (askedBefore ? !busy() : asks() || !busy()),
+        askedBefore ? "the turn to stop after the second Escape" : "the TUI to answer the Escape",
+        20_000,
+      );
     }
     const states = () => `records: ${JSON.stringify(recordsOf().map((r) => [r.sessionId, r.depth, r.state, r.control]))}`;
     await waitFor(() => sessionRecord(project.governanceDir, child)?.state === "interrupted", "the subagent recorded as interrupted").catch((e: Error) => {

@@ -24,11 +24,7 @@ process.once("exit", killAll);
 export type RunResult = { code: number | null; stdout: string; stderr: string; ms: number };
 
 /** `opencode run …` in the project; resolves when it exits (killed after `timeoutMs`). */
-export function runOpencode(
-  project: TestProject,
-  args: string[],
-  opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {},
-): Promise<RunResult> {
+export function runOpencode(project: TestProject, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(OPENCODE_BIN, ["run", "--model", "scripted/scripted-model", ...args], {

@@ -110,7 +110,10 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
     const body = JSON.parse(raw) as Record<string, unknown>;
     const messages = (body.messages as ChatMessage[]) ?? [];
     const tools = ((body.tools as { function: { name: string } }[]) ?? []).map((t) => t.function.name);
-    const system = messages.filter((m) => m.role === "system").map((m) => textOf(m.content)).join("\n");
+    const system = messages
+      .filter((m) => m.role === "system")
+      .map((m) => textOf(m.content))
+      .join("\n");
     const header = req.headers["x-session-id"];
     const request: ModelRequest = {
       index: requests.length,
@@ -163,9 +166,7 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
           chunk(
             {
               role: "assistant",
-              tool_calls: [
-                { index: i, id: `call_${seq}_${i}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } },
-              ],
+              tool_calls: [{ index: i, id: `call_${seq}_${i}`, type: "function", function: { name: call.name, arguments: JSON.stringify(call.args) } }],
             },
             null,
           ),

@@ -72,10 +72,7 @@ export function createTestProject(opts: ProjectOptions): TestProject {
   linkWarmDeps(path.join(dir, ".opencode"));
 
   if ((opts.plugin ?? "local") === "local") {
-    fs.outputFileSync(
-      path.join(dir, ".opencode", "plugin", "governance.js"),
-      `export { default } from ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n`,
-    );
+    fs.outputFileSync(path.join(dir, ".opencode", "plugin", "governance.js"), `export { default } from ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n`);
   }
   if (opts.governanceYaml !== undefined) fs.outputFileSync(path.join(dir, ".opencode", "governance.yaml"), opts.governanceYaml);
   if (opts.agents) {

@@ -71,8 +71,28 @@ export function startTui(project: TestProject, args: string[], opts: { env?: Nod
   // A server of our own with no user config; the pane stays after opencode exits so the last screen can be read.
   tmux(
     socket,
-    ["-f", "/dev/null", "start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
-      "new-session", "-d", "-s", "tui", "-x", String(opts.cols ?? 200), "-y", String(opts.rows ?? 50), "-c", project.dir, command],
+    [
+      "-f",
+      "/dev/null",
+      "start-server",
+      ";",
+      "set-option",
+      "-g",
+      "remain-on-exit",
+      "on",
+      ";",
+      "new-session",
+      "-d",
+      "-s",
+      "tui",
+      "-x",
+      String(opts.cols ?? 200),
+      "-y",
+      String(opts.rows ?? 50),
+      "-c",
+      project.dir,
+      command,
+    ],
     env,
   );
   const screen = (): string => {
@@ -131,7 +151,11 @@ export function startTui(project: TestProject, args: string[], opts: { env?: Nod
         return;
       }
       type(" ");
-      await poll(() => !listed.test(screen()), 10_000, () => `the command list did not close:\n${screen()}`);
+      await poll(
+        () => !listed.test(screen()),
+        10_000,
+        () => `the command list did not close:\n${screen()}`,
+      );
       if (args) {
         type(args);
         await waitForScreen(`/${name} ${args}`, `/${name} ${args} typed into the prompt`);

@@ -78,13 +78,17 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       await serve.http.promptAsync(id, `LOAD-ROOT ${i}`);
     }
     const childOf = new Map<string, string>();
-    await waitFor(() => {
-      for (const r of model.requests) {
-        const m = /LOAD-CHILD (\d+)/.exec(firstUser(r));
-        if (m && r.sessionId) childOf.set(rootIds[Number(m[1])]!, r.sessionId);
-      }
-      return childOf.size === subagents;
-    }, `all ${subagents} children started`, 120_000);
+    await waitFor(
+      () => {
+        for (const r of model.requests) {
+          const m = /LOAD-CHILD (\d+)/.exec(firstUser(r));
+          if (m && r.sessionId) childOf.set(rootIds[Number(m[1])]!, r.sessionId);
+        }
+        return childOf.size === subagents;
+      },
+      `all ${subagents} children started`,
+      120_000,
+    );
     const childIds = rootIds.map((r) => childOf.get(r)!);
 
     const progress = (child: string) => Math.max(0, ...model.requests.filter((r) => r.sessionId === child).map((r) => toolMessages(r).length));
@@ -102,9 +106,7 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
         // a child that was sent no guidance: stop wins over inject by design (a pending inject is dropped and
         // audited), so a stop racing an inject would make "every inject delivered" untrue without anything wrong.
         const kind = a === actionsEach - 1 ? "stop" : "inject";
-        const candidates = childIds.filter(
-          (c) => !stopped.has(c) && (kind === "inject" || !injected.has(c)) && progress(c) >= 1 && progress(c) < sendBefore,
-        );
+        const candidates = childIds.filter((c) => !stopped.has(c) && (kind === "inject" || !injected.has(c)) && progress(c) >= 1 && progress(c) < sendBefore);
         if (candidates.length === 0) continue;
         const child = candidates[Math.floor(Math.random() * candidates.length)]!;
         const token = `LOADTOKEN-${loop}-${a}-${randomBytes(4).toString("hex")}`;
@@ -133,7 +135,9 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       }
     };
     const lastOfChild = (child: string) => model.requests.filter((r) => r.sessionId === child).at(-1);
-    await waitFor(() => childIds.every((c) => readRecord(c)?.counters?.toolCalls === toolMessages(lastOfChild(c)!).length), "counters on disk", 10_000).catch(() => undefined);
+    await waitFor(() => childIds.every((c) => readRecord(c)?.counters?.toolCalls === toolMessages(lastOfChild(c)!).length), "counters on disk", 10_000).catch(
+      () => undefined,
+    );
 
     const delivery = directives.map((d) => {
       const last = lastOfChild(d.child);
@@ -142,7 +146,9 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       const elsewhere = marker
         ? new Set(model.requests.filter((r) => r.sessionId !== d.child && toolMessages(r).some((t) => t.includes(marker))).map((r) => r.sessionId)).size
         : 0;
-      const first = model.requests.find((r) => r.sessionId === d.child && r.receivedAt >= d.sentAt && toolMessages(r).some((t) => (marker ? t.includes(marker) : STOPPED.test(t))));
+      const first = model.requests.find(
+        (r) => r.sessionId === d.child && r.receivedAt >= d.sentAt && toolMessages(r).some((t) => (marker ? t.includes(marker) : STOPPED.test(t))),
+      );
       return { directive: d, inTarget, elsewhere, latencyMs: first ? first.receivedAt - d.sentAt : undefined };
     });
     const records = [...rootIds, ...childIds].map((id) => {
@@ -150,7 +156,9 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       const last = model.requests.filter((r) => r.sessionId === id).at(-1);
       return { id, parsed: rec !== undefined, toolResults: last ? toolMessages(last).length : 0, toolCalls: rec?.counters?.toolCalls, control: rec?.control };
     });
-    const raw = readFileSync(path.join(project.governanceDir, "audit.log"), "utf8").split("\n").filter((l) => l.trim());
+    const raw = readFileSync(path.join(project.governanceDir, "audit.log"), "utf8")
+      .split("\n")
+      .filter((l) => l.trim());
     const unparsable = raw.filter((l) => {
       try {
         JSON.parse(l);
@@ -177,7 +185,19 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
         .filter((e) => ["directive_rejected", "inject_dropped", "stop_ignored", "store_problem", "hook_error"].includes(e.type))
         .map((e) => `${e.type}: ${JSON.stringify(e).slice(0, 300)}`),
     ];
-    return { subagents, callsEach, wallMs, peakConcurrent, directives, delivery, records, rootIds, childIds, audit: { lines: raw.length, unparsable, types, events }, summary };
+    return {
+      subagents,
+      callsEach,
+      wallMs,
+      peakConcurrent,
+      directives,
+      delivery,
+      records,
+      rootIds,
+      childIds,
+      audit: { lines: raw.length, unparsable, types, events },
+      summary,
+    };
   } finally {
     await serve.stop();
     await model.close();

@@ -18,7 +18,10 @@ describe("one opencode serve, 20 subagents at once, three CLIs stopping and inje
     expect(r.peakConcurrent).toBeGreaterThanOrEqual(10);
     expect(r.directives.filter((d) => d.kind === "inject").length).toBeGreaterThan(0);
     expect(r.directives.filter((d) => d.kind === "stop").length).toBeGreaterThan(0);
-    expect(r.directives.every((d) => d.code === 0), JSON.stringify(r.directives.filter((d) => d.code !== 0))).toBe(true);
+    expect(
+      r.directives.every((d) => d.code === 0),
+      JSON.stringify(r.directives.filter((d) => d.code !== 0)),
+    ).toBe(true);
   });
 
   test("every directive reached its own session's tool results exactly once, and no other session's", () => {

@@ -18,7 +18,11 @@ const pkg = JSON.parse(fs.readFileSync(path.join(REPO_ROOT, "package.json"), "ut
 describe("npm pack contents", () => {
   let files: string[];
   beforeAll(() => {
-    const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--loglevel=error"], { cwd: REPO_ROOT, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const out = execFileSync("npm", ["pack", "--dry-run", "--json", "--loglevel=error"], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     files = (JSON.parse(out) as Pack[])[0]!.files.map((f) => f.path).sort();
   });
 

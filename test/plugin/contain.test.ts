@@ -10,9 +10,13 @@ function recordingSink(): { sink: HookErrorSink; calls: { hook: string; error: u
 describe("contain: a governance bug never breaks the user's session", () => {
   it("passes arguments through and lets the hook mutate OpenCode's output", async () => {
     const { sink, calls } = recordingSink();
-    const hook = contain("tool.execute.after", async (_input: { tool: string }, output: { output: string }) => {
-      output.output = `governed: ${output.output}`;
-    }, sink);
+    const hook = contain(
+      "tool.execute.after",
+      async (_input: { tool: string }, output: { output: string }) => {
+        output.output = `governed: ${output.output}`;
+      },
+      sink,
+    );
     const output = { output: "ls" };
     await hook({ tool: "bash" }, output);
     expect(output.output).toBe("governed: ls");
@@ -22,9 +26,13 @@ describe("contain: a governance bug never breaks the user's session", () => {
   it("an unexpected error is swallowed and reported to the sink with the hook's name", async () => {
     const { sink, calls } = recordingSink();
     const bug = new TypeError("Cannot read properties of undefined (reading 'id')");
-    const hook = contain("event", async () => {
-      throw bug;
-    }, sink);
+    const hook = contain(
+      "event",
+      async () => {
+        throw bug;
+      },
+      sink,
+    );
     await expect(hook()).resolves.toBeUndefined();
     expect(calls).toEqual([{ hook: "event", error: bug }]);
   });
@@ -32,9 +40,13 @@ describe("contain: a governance bug never breaks the user's session", () => {
   it("a non-Error throw and a synchronous throw are contained too", async () => {
     const { sink, calls } = recordingSink();
     await expect(contain("a", async () => Promise.reject("disk full"), sink)()).resolves.toBeUndefined();
-    const sync = contain("b", (() => {
-      throw new Error("sync");
-    }) as () => Promise<void>, sink);
+    const sync = contain(
+      "b",
+      (() => {
+        throw new Error("sync");
+      }) as () => Promise<void>,
+      sink,
+    );
     await expect(sync()).resolves.toBeUndefined();
     expect(calls.map((c) => c.hook)).toEqual(["a", "b"]);
     expect(calls[0]!.error).toBe("disk full");
@@ -43,9 +55,13 @@ describe("contain: a governance bug never breaks the user's session", () => {
   it("a GovernanceBlock is re-thrown unchanged (OpenCode shows its message as the tool result) and not reported", async () => {
     const { sink, calls } = recordingSink();
     const block = new GovernanceBlock("❌ SESSION TERMINATED: no further tool calls");
-    const hook = contain("tool.execute.before", async () => {
-      throw block;
-    }, sink);
+    const hook = contain(
+      "tool.execute.before",
+      async () => {
+        throw block;
+      },
+      sink,
+    );
     await expect(hook()).rejects.toBe(block);
     await expect(hook()).rejects.toThrow("SESSION TERMINATED");
     expect(block.name).toBe("GovernanceBlock");
@@ -66,11 +82,15 @@ describe("contain: a governance bug never breaks the user's session", () => {
   });
 
   it("a sink that throws does not escape either", async () => {
-    const hook = contain("event", async () => {
-      throw new Error("bug");
-    }, () => {
-      throw new Error("audit log unwritable");
-    });
+    const hook = contain(
+      "event",
+      async () => {
+        throw new Error("bug");
+      },
+      () => {
+        throw new Error("audit log unwritable");
+      },
+    );
     await expect(hook()).resolves.toBeUndefined();
   });
 });

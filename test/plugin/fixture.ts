@@ -137,7 +137,10 @@ export async function pluginFixture(options: { config?: string } = {}) {
 
 /** OpenCode's bus events, as the 1.18 runtime sends them. */
 export const events = {
-  created: (id: string, info: { parentID?: string; agent?: string } = {}) => ({ type: "session.created", properties: { sessionID: id, info: { id, ...info } } }),
+  created: (id: string, info: { parentID?: string; agent?: string } = {}) => ({
+    type: "session.created",
+    properties: { sessionID: id, info: { id, ...info } },
+  }),
   idle: (id: string) => ({ type: "session.idle", properties: { sessionID: id } }),
   aborted: (id: string) => ({ type: "session.error", properties: { sessionID: id, error: { name: "MessageAbortedError" } } }),
   errored: (id: string, name = "APIError") => ({ type: "session.error", properties: { sessionID: id, error: { name } } }),

@@ -33,7 +33,10 @@ describe("parseEvent: session.created", () => {
 
 describe("parseEvent: session.error", () => {
   it("MessageAbortedError (Escape, SDK abort) → aborted", () => {
-    const raw = { type: "session.error", properties: { sessionID: ID, error: { name: "MessageAbortedError", data: { message: "The operation was aborted." } } } };
+    const raw = {
+      type: "session.error",
+      properties: { sessionID: ID, error: { name: "MessageAbortedError", data: { message: "The operation was aborted." } } },
+    };
     expect(parseEvent(raw)).toEqual({ type: "aborted", sessionId: ID });
   });
 
@@ -73,12 +76,23 @@ describe("parseEvent: idle, compacted", () => {
 
 describe("parseEvent: status and todos", () => {
   it("session.status carries busy/idle/retry", () => {
-    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "busy" } } })).toEqual({ type: "status", sessionId: ID, status: "busy" });
-    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "retry", attempt: 2, message: "429" } } })).toMatchObject({ status: "retry" });
+    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "busy" } } })).toEqual({
+      type: "status",
+      sessionId: ID,
+      status: "busy",
+    });
+    expect(parseEvent({ type: "session.status", properties: { sessionID: ID, status: { type: "retry", attempt: 2, message: "429" } } })).toMatchObject({
+      status: "retry",
+    });
   });
 
   it("todo.updated counts all and open todos (completed and cancelled are closed)", () => {
-    const todos = ["pending", "in_progress", "completed", "cancelled", "pending"].map((status, i) => ({ id: String(i), content: `t${i}`, status, priority: "high" }));
+    const todos = ["pending", "in_progress", "completed", "cancelled", "pending"].map((status, i) => ({
+      id: String(i),
+      content: `t${i}`,
+      status,
+      priority: "high",
+    }));
     expect(parseEvent({ type: "todo.updated", properties: { sessionID: ID, todos } })).toEqual({ type: "todos", sessionId: ID, total: 5, open: 3 });
   });
 

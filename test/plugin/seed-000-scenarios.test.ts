@@ -58,8 +58,10 @@ async function toolCall(sessionId: string, original = "ORIGINAL OUTPUT"): Promis
   await toolAfter(rt, input, output);
   return output.output;
 }
-const stop = (id: string, level: 1 | 2 | 3 = 1) => enqueue(gov.paths, id, { kind: "stop", id: `stop-${id}-${level}`, at: gov.clock.now(), level, reason: "user asked", by: "test" });
-const inject = (id: string, n: number, text: string) => enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: gov.clock.now() + n, text, by: "test" });
+const stop = (id: string, level: 1 | 2 | 3 = 1) =>
+  enqueue(gov.paths, id, { kind: "stop", id: `stop-${id}-${level}`, at: gov.clock.now(), level, reason: "user asked", by: "test" });
+const inject = (id: string, n: number, text: string) =>
+  enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: gov.clock.now() + n, text, by: "test" });
 /** The watcher's job, done synchronously: tell the controller a queue changed. */
 const noticed = (id: string) => rt.stops.poke(id);
 
@@ -67,7 +69,12 @@ describe("registry (session store + directive queues)", () => {
   test("1. a registered session can be read back and is listed as active", async () => {
     const record = await gov.store.read(CHILD);
     expect(record).toMatchObject({ sessionId: CHILD, parentId: HUB, agent: "governance-executor", control: "active" });
-    expect((await gov.store.list()).filter(isRunning).map((r) => r.sessionId).sort()).toEqual([CHILD, HUB].sort());
+    expect(
+      (await gov.store.list())
+        .filter(isRunning)
+        .map((r) => r.sessionId)
+        .sort(),
+    ).toEqual([CHILD, HUB].sort());
   });
 
   test("2. two sessions never collide: each keeps its own record and queue", async () => {

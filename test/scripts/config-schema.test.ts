@@ -26,7 +26,9 @@ describe("governance.yaml JSON Schema (generated from the zod schema)", () => {
     expect(valid(parseYaml(DEFAULT_CONFIG_YAML)), JSON.stringify(validate.errors)).toBe(true);
     expect(valid({})).toBe(true);
     const { resume, orphans, stop, ...rest } = DEFAULT_CONFIG;
-    expect(valid({ ...rest, resume: { minIdle: "1h", maxIdle: 172_800_000 }, orphans: { staleAfter: "10m" }, stop: { deadline: "5s", retryDeadline: 5000 } })).toBe(true);
+    expect(
+      valid({ ...rest, resume: { minIdle: "1h", maxIdle: 172_800_000 }, orphans: { staleAfter: "10m" }, stop: { deadline: "5s", retryDeadline: 5000 } }),
+    ).toBe(true);
   });
 
   test.each([

@@ -24,7 +24,22 @@ function check(text: string): void {
 }
 
 const keyish = fc.oneof(
-  fc.constantFrom("phase", "enforcement", "delegation", "maxDepth", "maxDepht", "anchors", "agents", "resume", "minIdle", "__proto__", "constructor", "audit", "inject", "stop"),
+  fc.constantFrom(
+    "phase",
+    "enforcement",
+    "delegation",
+    "maxDepth",
+    "maxDepht",
+    "anchors",
+    "agents",
+    "resume",
+    "minIdle",
+    "__proto__",
+    "constructor",
+    "audit",
+    "inject",
+    "stop",
+  ),
   fc.string({ maxLength: 12 }),
 );
 const yamlish = fc.letrec((tie) => ({
@@ -38,7 +53,10 @@ describe("config parser (property)", () => {
   });
 
   it("arbitrary YAML documents built from config-like keys", () => {
-    fc.assert(fc.property(yamlish.object, (doc) => check(stringify(doc))), { numRuns: 500 });
+    fc.assert(
+      fc.property(yamlish.object, (doc) => check(stringify(doc))),
+      { numRuns: 500 },
+    );
   });
 
   it("the default file with one line replaced or removed", () => {
@@ -53,7 +71,16 @@ describe("config parser (property)", () => {
   });
 
   it("YAML bombs and hostile constructs are typed problems, not hangs or throws", () => {
-    const bomb = ["a: &a [x, x, x, x, x, x, x, x, x]", ...Array.from({ length: 8 }, (_, i) => `${"b".repeat(i + 1)}: &${"b".repeat(i + 1)} [${Array(9).fill(i === 0 ? "*a" : `*${"b".repeat(i)}`).join(", ")}]`)].join("\n");
+    const bomb = [
+      "a: &a [x, x, x, x, x, x, x, x, x]",
+      ...Array.from(
+        { length: 8 },
+        (_, i) =>
+          `${"b".repeat(i + 1)}: &${"b".repeat(i + 1)} [${Array(9)
+            .fill(i === 0 ? "*a" : `*${"b".repeat(i)}`)
+            .join(", ")}]`,
+      ),
+    ].join("\n");
     for (const text of [bomb, "!!js/function 'return 1'", "? [a]\n: b", "phase: !!binary aGVsbG8=", "\t- x", "x: *undefined", "<<: *a"]) check(text);
   });
 });

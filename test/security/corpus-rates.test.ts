@@ -61,7 +61,11 @@ const ORACLE = [
   "bypassall",
   "revealyour",
 ];
-const fold = (s: string): string => s.normalize("NFKC").toLowerCase().replace(/[^a-z]/g, "");
+const fold = (s: string): string =>
+  s
+    .normalize("NFKC")
+    .toLowerCase()
+    .replace(/[^a-z]/g, "");
 
 function hostilePasses(entry: Entry): string | null {
   const checked = validateInjectText(entry.text);

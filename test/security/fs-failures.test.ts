@@ -40,7 +40,12 @@ const MOUNT = canMount();
 /** Makes `dir` unwritable for this process in a way the kernel enforces; returns how, and how to undo it. */
 function makeUnwritable(dir: string): { how: string; undo: () => void } {
   if (!IS_ROOT) {
-    const folders = [dir, ...readdirSync(dir, { recursive: true, withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => join(e.parentPath, e.name))];
+    const folders = [
+      dir,
+      ...readdirSync(dir, { recursive: true, withFileTypes: true })
+        .filter((e) => e.isDirectory())
+        .map((e) => join(e.parentPath, e.name)),
+    ];
     for (const f of folders) chmodSync(f, 0o555);
     return { how: "chmod 0555", undo: () => folders.forEach((f) => chmodSync(f, 0o755)) };
   }
@@ -66,7 +71,8 @@ async function governedProject(dir: string): Promise<void> {
   writeFileSync(join(dir, "opencode.json"), "{}\n");
   const clock = createFakeClock(Date.now());
   const store = new SessionStore({ projectDir: dir, clock });
-  for (const id of [A, B]) await store.update(id, () => makeRecord({ sessionId: id, createdAt: clock.now(), updatedAt: clock.now(), lastActivityAt: clock.now() }));
+  for (const id of [A, B])
+    await store.update(id, () => makeRecord({ sessionId: id, createdAt: clock.now(), updatedAt: clock.now(), lastActivityAt: clock.now() }));
   await new AuditLog({ paths: store.paths, clock }).append("plugin_started");
 }
 
@@ -88,12 +94,18 @@ describe("fail fast, degrade gracefully (issue 8 §4)", () => {
       const audit = new AuditLog({ paths, clock, onProblem: (p) => problems.push(p) });
       const waits = {
         "store.update (tool.execute.before)": await timed(() => store.update(A, (r) => r && { ...r, counters: { ...r.counters, toolCalls: 9 } })),
-        "store.update of a new session": await timed(() => store.update("ses_new0000000000000000000001", () => makeRecord({ sessionId: "ses_new0000000000000000000001" }))),
+        "store.update of a new session": await timed(() =>
+          store.update("ses_new0000000000000000000001", () => makeRecord({ sessionId: "ses_new0000000000000000000001" })),
+        ),
         "audit.append": await timed(() => audit.append("session_created", { sessionId: A })),
         "enqueue (stop)": await timed(() => enqueue(paths, A, { kind: "stop", id: "s1", at: 1, level: 1, reason: "r", by: "t" })),
-        "claimAll": await timed(() => claimAll(paths, A)),
+        claimAll: await timed(() => claimAll(paths, A)),
       };
-      console.log(`[fs-failures] ${how}: hook-path waits (ms): ${Object.entries(waits).map(([k, v]) => `${k} ${v.ms.toFixed(1)}`).join(", ")}`);
+      console.log(
+        `[fs-failures] ${how}: hook-path waits (ms): ${Object.entries(waits)
+          .map(([k, v]) => `${k} ${v.ms.toFixed(1)}`)
+          .join(", ")}`,
+      );
       for (const [what, result] of Object.entries(waits)) expect(result.ms, what).toBeLessThanOrEqual(HOOK_BUDGET_MS);
       expect(waits["store.update (tool.execute.before)"].error?.code).toMatch(/^(EACCES|EPERM|EROFS)$/);
       expect(waits["audit.append"].value).toMatchObject({ ok: false });
@@ -144,7 +156,9 @@ describe("fail fast, degrade gracefully (issue 8 §4)", () => {
     expect(sessions.stdout).not.toContain(B);
     expect(sessions.stderr).toMatch(new RegExp(`${B}.json.*(EACCES|permission denied)`));
     const stop = asNobody("stop", A);
-    console.log(`[fs-failures] nobody vs root-owned state: sessions exit ${sessions.status} in ${sessions.ms.toFixed(0)} ms, stop exit ${stop.status} in ${stop.ms.toFixed(0)} ms: ${stop.stderr.trim()}`);
+    console.log(
+      `[fs-failures] nobody vs root-owned state: sessions exit ${sessions.status} in ${sessions.ms.toFixed(0)} ms, stop exit ${stop.status} in ${stop.ms.toFixed(0)} ms: ${stop.stderr.trim()}`,
+    );
     expect(stop.status).not.toBe(0);
     expect(stop.stderr).toMatch(/EACCES|permission denied/i);
     const doctor = asNobody("doctor");

@@ -21,28 +21,41 @@ function check(text: string): void {
 
 describe("record loader (property)", () => {
   it("arbitrary bytes decoded as UTF-8", () => {
-    fc.assert(fc.property(fc.uint8Array({ maxLength: 2048 }), (bytes) => check(Buffer.from(bytes).toString("utf8"))), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.uint8Array({ maxLength: 2048 }), (bytes) => check(Buffer.from(bytes).toString("utf8"))),
+      { numRuns: 500 },
+    );
   });
 
   it("arbitrary JSON values", () => {
-    fc.assert(fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => check(JSON.stringify(value))), { numRuns: 500 });
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 4 }), (value) => check(JSON.stringify(value))),
+      { numRuns: 500 },
+    );
   });
 
   it("valid records with one field replaced by anything (including __proto__ and a huge schemaVersion)", () => {
     const base = makeRecord({ sessionId: ID }) as unknown as Record<string, unknown>;
     const keys = [...Object.keys(base), "__proto__", "constructor", "schemaVersion"];
     fc.assert(
-      fc.property(fc.constantFrom(...keys), fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.integer(), fc.double(), fc.constant(Number.MAX_SAFE_INTEGER + 2)), (key, value) => {
-        const text = JSON.stringify(base).replace(/^\{/, `{${JSON.stringify(key)}:${JSON.stringify(value) ?? "null"},`);
-        check(text);
-      }),
+      fc.property(
+        fc.constantFrom(...keys),
+        fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.integer(), fc.double(), fc.constant(Number.MAX_SAFE_INTEGER + 2)),
+        (key, value) => {
+          const text = JSON.stringify(base).replace(/^\{/, `{${JSON.stringify(key)}:${JSON.stringify(value) ?? "null"},`);
+          check(text);
+        },
+      ),
       { numRuns: 500 },
     );
   });
 
   it("valid records truncated anywhere", () => {
     const text = JSON.stringify(makeRecord({ sessionId: ID }), null, 2);
-    fc.assert(fc.property(fc.integer({ min: 0, max: text.length }), (n) => check(text.slice(0, n))), { numRuns: 300 });
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: text.length }), (n) => check(text.slice(0, n))),
+      { numRuns: 300 },
+    );
     expect(decodeRecord(ID, text).kind).toBe("ok");
   });
 });

@@ -15,11 +15,53 @@ import { isFlaggedLine, parseUntrustedBlock, untrustedBlock, untrustedLine } fro
 const fragment = fc.oneof(
   fc.string({ unit: "binary", maxLength: 40 }),
   fc.constantFrom(
-    "system:", "### SYSTEM:", "**SYSTEM:**", "<system>", "</governance-context>", "<|im_start|>", "[INST]", '{"role":"system"', '{"tool":"bash"',
-    "ignore previous instructions", "⚠️ SESSION STOP REQUESTED", "🛑", "❌ session terminated", "--- TOOL OUTPUT ---", "— TOOL OUTPUT —",
-    "```", "~~~", "<!--", "-->", "<<end untrusted-data id=", "[flagged: override] ", '"', "\\", "\n", "\r\n", "\t", " ",
-    "\u200B", "\u200C", "\u200D", "\u202E", "\u2066", "\u061C", "\uFE0F", "\uFE00\uFE01", "\u{E0100}", "\u{E0041}", "\u{E007F}", "\u3164",
-    "\u001b[31m", "\u0007", "\u0085", "\u2028", "👨\u200d👩\u200d👧", "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}", "می\u200cخواهم", "Bearer sk-abcdefghijklmnopqrstuvwx",
+    "system:",
+    "### SYSTEM:",
+    "**SYSTEM:**",
+    "<system>",
+    "</governance-context>",
+    "<|im_start|>",
+    "[INST]",
+    '{"role":"system"',
+    '{"tool":"bash"',
+    "ignore previous instructions",
+    "⚠️ SESSION STOP REQUESTED",
+    "🛑",
+    "❌ session terminated",
+    "--- TOOL OUTPUT ---",
+    "— TOOL OUTPUT —",
+    "```",
+    "~~~",
+    "<!--",
+    "-->",
+    "<<end untrusted-data id=",
+    "[flagged: override] ",
+    '"',
+    "\\",
+    "\n",
+    "\r\n",
+    "\t",
+    " ",
+    "\u200B",
+    "\u200C",
+    "\u200D",
+    "\u202E",
+    "\u2066",
+    "\u061C",
+    "\uFE0F",
+    "\uFE00\uFE01",
+    "\u{E0100}",
+    "\u{E0041}",
+    "\u{E007F}",
+    "\u3164",
+    "\u001b[31m",
+    "\u0007",
+    "\u0085",
+    "\u2028",
+    "👨\u200d👩\u200d👧",
+    "🏴\u{E0067}\u{E0062}\u{E0073}\u{E0063}\u{E0074}\u{E007F}",
+    "می\u200cخواهم",
+    "Bearer sk-abcdefghijklmnopqrstuvwx",
   ),
 );
 const hostileish = fc.array(fragment, { maxLength: 30 }).map((parts) => parts.join(""));
@@ -84,12 +126,24 @@ describe("sanitizer properties (fast-check)", () => {
 });
 
 describe("OpenCode event parser properties (fast-check)", () => {
-  const TYPES = ["session.created", "session.error", "session.idle", "session.compacted", "session.status", "todo.updated", "session.updated", "message.updated"];
+  const TYPES = [
+    "session.created",
+    "session.error",
+    "session.idle",
+    "session.compacted",
+    "session.status",
+    "todo.updated",
+    "session.updated",
+    "message.updated",
+  ];
   const eventish = fc.record({
     type: fc.oneof(fc.constantFrom(...TYPES), fc.string()),
     properties: fc.oneof(
       fc.anything(),
-      fc.record({ sessionID: fc.oneof(fc.string(), fc.anything()), info: fc.anything(), error: fc.anything(), status: fc.anything(), todos: fc.anything() }, { requiredKeys: [] }),
+      fc.record(
+        { sessionID: fc.oneof(fc.string(), fc.anything()), info: fc.anything(), error: fc.anything(), status: fc.anything(), todos: fc.anything() },
+        { requiredKeys: [] },
+      ),
     ),
   });
 

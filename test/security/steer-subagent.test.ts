@@ -45,7 +45,8 @@ describe("who may steer: a subagent cannot stop or inject into its parent (real 
     const first = textOf(req.messages.find((m) => m.role === "user")?.content);
     const tools = toolTexts(req).length;
     if (first.includes("STEER-PARENT")) {
-      if (tools === 0) return { toolCalls: [{ name: "task", args: { description: "rogue", prompt: "ROGUE-CHILD work", subagent_type: "governance-executor" } }] };
+      if (tools === 0)
+        return { toolCalls: [{ name: "task", args: { description: "rogue", prompt: "ROGUE-CHILD work", subagent_type: "governance-executor" } }] };
       return { text: "parent went on and finished" };
     }
     if (first.includes("ROGUE-CHILD")) {

@@ -15,7 +15,9 @@ import { auditEvents, createTestProject, runOpencode, startScriptedModel, type S
 
 function digest(dir: string): string {
   const h = createHash("sha256");
-  for (const entry of fs.readdirSync(dir, { recursive: true, withFileTypes: true }).sort((a, b) => (a.parentPath + a.name).localeCompare(b.parentPath + b.name))) {
+  for (const entry of fs
+    .readdirSync(dir, { recursive: true, withFileTypes: true })
+    .sort((a, b) => (a.parentPath + a.name).localeCompare(b.parentPath + b.name))) {
     const full = path.join(entry.parentPath, entry.name);
     h.update(full);
     if (entry.isFile()) h.update(fs.readFileSync(full));
@@ -33,7 +35,9 @@ describe("the real opencode with hostile state: nothing written outside, the ses
   let model: ScriptedModel;
   beforeAll(async () => {
     model = await startScriptedModel((req) =>
-      req.messages.some((m) => m.role === "tool") ? { text: "answer after tool" } : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
+      req.messages.some((m) => m.role === "tool")
+        ? { text: "answer after tool" }
+        : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
     );
   });
   afterAll(async () => model.close());
@@ -86,17 +90,26 @@ describe("the real opencode with hostile state: nothing written outside, the ses
       if (process.getuid?.() === 0) {
         const staging = `${root}.staging`;
         fs.cpSync(root, staging, { recursive: true });
-        if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", root]).status !== 0) return console.log("[symlink-session] cannot mount as root here: skipped");
+        if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=1m", "tmpfs", root]).status !== 0)
+          return console.log("[symlink-session] cannot mount as root here: skipped");
         fs.cpSync(staging, root, { recursive: true });
         execFileSync("mount", ["-o", "remount,ro", root]);
         undo = () => execFileSync("umount", [root]);
       } else {
-        const folders = [root, ...fs.readdirSync(root, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => path.join(root, e.name))];
+        const folders = [
+          root,
+          ...fs
+            .readdirSync(root, { withFileTypes: true })
+            .filter((e) => e.isDirectory())
+            .map((e) => path.join(root, e.name)),
+        ];
         for (const f of folders) fs.chmodSync(f, 0o555);
         undo = () => folders.forEach((f) => fs.chmodSync(f, 0o755));
       }
       const r = await run(blocked);
-      console.log(`[symlink-session] tool round trip: writable ${ok.roundTripMs} ms, unwritable state ${r.roundTripMs} ms (a retried lock used to add ~25 000 ms per hook)`);
+      console.log(
+        `[symlink-session] tool round trip: writable ${ok.roundTripMs} ms, unwritable state ${r.roundTripMs} ms (a retried lock used to add ~25 000 ms per hook)`,
+      );
       expect(r.code, r.stderr.slice(-1000)).toBe(0);
       expect(r.steps).toBe(2);
       // Generous on a shared machine; the failure this guards against is a 25 s lock retry.

@@ -87,7 +87,10 @@ async function plantedProject(root: string, row: string, kind: Kind): Promise<Pl
   await store.update(STALE, () => makeRecord({ sessionId: STALE, createdAt: 1, updatedAt: 1, lastActivityAt: 1 }));
   writeFileSync(join(paths.sessions, `${BAD}.json`), "{ torn");
   mkdirSync(join(paths.queues, RUN), { recursive: true });
-  writeFileSync(join(paths.queues, RUN, QUEUED), JSON.stringify({ schemaVersion: 1, sessionId: RUN, directive: { kind: "inject", id: "i1", at: 1, text: "hi", by: "t" } }));
+  writeFileSync(
+    join(paths.queues, RUN, QUEUED),
+    JSON.stringify({ schemaVersion: 1, sessionId: RUN, directive: { kind: "inject", id: "i1", at: 1, text: "hi", by: "t" } }),
+  );
   await new AuditLog({ paths, clock }).append("plugin_started");
   writeFileSync(paths.configFile, "phase: planning\n");
 

@@ -118,7 +118,12 @@ describe("parseConfig", () => {
     ["an unknown enum value", "enforcement: strict\n", { line: 1, column: 14, path: "enforcement" }, /enforce.*log-only/],
     ["a negative depth", "delegation:\n  maxDepth: -1\n", { line: 2, column: 13, path: "delegation.maxDepth" }, /0 or more/],
     ["a bad duration", "stop:\n  deadline: soon\n", { line: 2, column: 13, path: "stop.deadline" }, /"90s"/],
-    ["a bad anchor priority", "anchors:\n  - id: A1\n    text: keep ESM\n    priority: urgent\n", { line: 4, column: 15, path: "anchors[0].priority" }, /critical/],
+    [
+      "a bad anchor priority",
+      "anchors:\n  - id: A1\n    text: keep ESM\n    priority: urgent\n",
+      { line: 4, column: 15, path: "anchors[0].priority" },
+      /critical/,
+    ],
     ["an unknown role", "agents:\n  x:\n    role: boss\n", { line: 3, column: 11, path: "agents.x.role" }, /leaf/],
     ["minIdle not below maxIdle", "resume:\n  minIdle: 3h\n  maxIdle: 2h\n", { line: 3, column: 12, path: "resume.maxIdle" }, /shorter/],
     ["a list where a mapping belongs", "- a\n- b\n", { line: 1, column: 1, path: "" }, /mapping/],
@@ -149,7 +154,9 @@ describe("parseConfig", () => {
   });
 
   it("suggests keys inside agents, anchors and nested objects, and nothing for a key unlike any", () => {
-    const result = parseConfig("agents:\n  a:\n    role: leaf\n    mayDelegateTO: []\nanchors:\n  - id: A\n    txt: x\n    text: y\nresume:\n  minidle: 2h\nzzzzzzzz: 1\n");
+    const result = parseConfig(
+      "agents:\n  a:\n    role: leaf\n    mayDelegateTO: []\nanchors:\n  - id: A\n    txt: x\n    text: y\nresume:\n  minidle: 2h\nzzzzzzzz: 1\n",
+    );
     expect(result.ok).toBe(true);
     if (!result.ok) return;
     expect(result.problems.map((p) => [p.path, p.message.match(/did you mean "(.*)"/)?.[1] ?? null])).toEqual([
@@ -163,7 +170,10 @@ describe("parseConfig", () => {
   it("bounds anchors: at most MAX_ANCHORS, each at most 300 characters", () => {
     const anchors = (n: number, len = 10) => `anchors:\n${Array.from({ length: n }, (_, i) => `  - id: A${i}\n    text: ${"x".repeat(len)}\n`).join("")}`;
     expect(parseConfig(anchors(MAX_ANCHORS)).ok).toBe(true);
-    expect(parseConfig(anchors(MAX_ANCHORS + 1))).toMatchObject({ ok: false, problems: [expect.objectContaining({ path: "anchors", message: expect.stringMatching(/at most 20 anchors/) })] });
+    expect(parseConfig(anchors(MAX_ANCHORS + 1))).toMatchObject({
+      ok: false,
+      problems: [expect.objectContaining({ path: "anchors", message: expect.stringMatching(/at most 20 anchors/) })],
+    });
     expect(parseConfig(anchors(1, 301))).toMatchObject({ ok: false, problems: [expect.objectContaining({ path: "anchors[0].text" })] });
   });
 

@@ -43,12 +43,8 @@ describe("classifyResume across a DST change (America/Los_Angeles, spring forwar
     it("48 elapsed hours is expired in every zone, 1 ms less is not", () => {
       const start = new Date(2025, 2, 8, 12, 0, 0).getTime();
       const fortyEight = addHours(start, 48).getTime();
-      expect(classifyResume({ lastActivityAt: start, now: fortyEight, interrupted: false, minIdleMs: MIN, maxIdleMs: MAX })).toBe(
-        "expired",
-      );
-      expect(
-        classifyResume({ lastActivityAt: start, now: fortyEight - 1, interrupted: false, minIdleMs: MIN, maxIdleMs: MAX }),
-      ).toBe("resume");
+      expect(classifyResume({ lastActivityAt: start, now: fortyEight, interrupted: false, minIdleMs: MIN, maxIdleMs: MAX })).toBe("expired");
+      expect(classifyResume({ lastActivityAt: start, now: fortyEight - 1, interrupted: false, minIdleMs: MIN, maxIdleMs: MAX })).toBe("resume");
     });
   });
 });

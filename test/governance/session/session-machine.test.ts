@@ -9,17 +9,7 @@ import {
   transition,
 } from "../../../governance/session/session-machine.ts";
 import { SessionRecord, type SessionState } from "../../../governance/session/session-record.ts";
-import {
-  CHILD_ID,
-  GRANDCHILD_ID,
-  HOUR,
-  MINUTE,
-  ROOT_ID,
-  T0,
-  makeChildRecord,
-  makeRecord,
-  rehydrate,
-} from "../fixtures/records.ts";
+import { CHILD_ID, GRANDCHILD_ID, HOUR, MINUTE, ROOT_ID, T0, makeChildRecord, makeRecord, rehydrate } from "../fixtures/records.ts";
 
 const config = { minIdleMs: 1 * HOUR, maxIdleMs: 48 * HOUR };
 const ctx = { config, sessionId: ROOT_ID };
@@ -44,34 +34,82 @@ const sample: Record<SessionEventType, SessionEvent> = {
 /** Written out by hand (not derived from TRANSITIONS): next state, or "illegal". Events come 1 min after the last activity. */
 const expected: Record<StateKey, Record<SessionEventType, SessionState | "illegal">> = {
   absent: {
-    created: "beginning", first_seen: "beginning", model_step: "illegal", tool_before: "illegal",
-    idle: "illegal", aborted: "illegal", errored: "illegal", compacted: "illegal", todo_updated: "illegal",
-    agent_learned: "illegal", action_remembered: "illegal",
+    created: "beginning",
+    first_seen: "beginning",
+    model_step: "illegal",
+    tool_before: "illegal",
+    idle: "illegal",
+    aborted: "illegal",
+    errored: "illegal",
+    compacted: "illegal",
+    todo_updated: "illegal",
+    agent_learned: "illegal",
+    action_remembered: "illegal",
   },
   beginning: {
-    created: "illegal", first_seen: "beginning", model_step: "beginning", tool_before: "beginning",
-    idle: "between_turn", aborted: "interrupted", errored: "beginning", compacted: "compacted", todo_updated: "beginning",
-    agent_learned: "beginning", action_remembered: "beginning",
+    created: "illegal",
+    first_seen: "beginning",
+    model_step: "beginning",
+    tool_before: "beginning",
+    idle: "between_turn",
+    aborted: "interrupted",
+    errored: "beginning",
+    compacted: "compacted",
+    todo_updated: "beginning",
+    agent_learned: "beginning",
+    action_remembered: "beginning",
   },
   between_turn: {
-    created: "illegal", first_seen: "between_turn", model_step: "between_turn", tool_before: "between_turn",
-    idle: "between_turn", aborted: "interrupted", errored: "between_turn",
-    compacted: "compacted", todo_updated: "between_turn", agent_learned: "between_turn", action_remembered: "between_turn",
+    created: "illegal",
+    first_seen: "between_turn",
+    model_step: "between_turn",
+    tool_before: "between_turn",
+    idle: "between_turn",
+    aborted: "interrupted",
+    errored: "between_turn",
+    compacted: "compacted",
+    todo_updated: "between_turn",
+    agent_learned: "between_turn",
+    action_remembered: "between_turn",
   },
   compacted: {
-    created: "illegal", first_seen: "compacted", model_step: "between_turn", tool_before: "between_turn",
-    idle: "compacted", aborted: "interrupted", errored: "compacted", compacted: "compacted",
-    todo_updated: "compacted", agent_learned: "compacted", action_remembered: "compacted",
+    created: "illegal",
+    first_seen: "compacted",
+    model_step: "between_turn",
+    tool_before: "between_turn",
+    idle: "compacted",
+    aborted: "interrupted",
+    errored: "compacted",
+    compacted: "compacted",
+    todo_updated: "compacted",
+    agent_learned: "compacted",
+    action_remembered: "compacted",
   },
   resumed: {
-    created: "illegal", first_seen: "resumed", model_step: "between_turn", tool_before: "between_turn",
-    idle: "resumed", aborted: "interrupted", errored: "resumed", compacted: "compacted",
-    todo_updated: "resumed", agent_learned: "resumed", action_remembered: "resumed",
+    created: "illegal",
+    first_seen: "resumed",
+    model_step: "between_turn",
+    tool_before: "between_turn",
+    idle: "resumed",
+    aborted: "interrupted",
+    errored: "resumed",
+    compacted: "compacted",
+    todo_updated: "resumed",
+    agent_learned: "resumed",
+    action_remembered: "resumed",
   },
   interrupted: {
-    created: "illegal", first_seen: "resumed", model_step: "between_turn", tool_before: "interrupted",
-    idle: "interrupted", aborted: "interrupted", errored: "interrupted",
-    compacted: "compacted", todo_updated: "interrupted", agent_learned: "interrupted", action_remembered: "interrupted",
+    created: "illegal",
+    first_seen: "resumed",
+    model_step: "between_turn",
+    tool_before: "interrupted",
+    idle: "interrupted",
+    aborted: "interrupted",
+    errored: "interrupted",
+    compacted: "compacted",
+    todo_updated: "interrupted",
+    agent_learned: "interrupted",
+    action_remembered: "interrupted",
   },
 };
 
@@ -167,8 +205,7 @@ describe("S1: new records", () => {
 });
 
 describe("S5: first_seen with a record on disk, at the 1 h / 48 h boundaries", () => {
-  const seen = (idle: number, start = makeRecord()) =>
-    transition(start, { type: "first_seen", at: start.lastActivityAt + idle }, ctx);
+  const seen = (idle: number, start = makeRecord()) => transition(start, { type: "first_seen", at: start.lastActivityAt + idle }, ctx);
 
   it("1 h − 1 ms: continue, state kept, no resume context", () => {
     const { next, effects } = seen(HOUR - 1);
@@ -228,7 +265,13 @@ describe("aborted (S4)", () => {
     const again = transition(first.next, { type: "aborted", at: AT + 25 }, ctx);
     expect(again.next).toBe(first.next);
     expect(again.effects).toEqual([]);
-    const idled = run([{ type: "idle", at: AT + 30 }, { type: "idle", at: AT + 31 }], { start: first.next });
+    const idled = run(
+      [
+        { type: "idle", at: AT + 30 },
+        { type: "idle", at: AT + 31 },
+      ],
+      { start: first.next },
+    );
     expect(idled.record).toMatchObject({ state: "interrupted", compactedPending: true, interruptedAt: AT, idleAt: AT + 31 });
   });
 
@@ -253,9 +296,21 @@ describe("aborted (S4)", () => {
 describe("compactedPending: the post-compaction reminder survives until a turn with a step ends", () => {
   it("summarize → idle before the next prompt keeps it; the next prompt's steps show it; their idle clears it", () => {
     const start = makeRecord();
-    const c = run([{ type: "compacted", at: T0 + 1, trigger: "summarize" }, { type: "idle", at: T0 + 2 }], { start });
+    const c = run(
+      [
+        { type: "compacted", at: T0 + 1, trigger: "summarize" },
+        { type: "idle", at: T0 + 2 },
+      ],
+      { start },
+    );
     expect(c.record).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 1 } });
-    const steps = run([{ type: "model_step", at: T0 + 10 }, { type: "model_step", at: T0 + 11 }], { start: c.record });
+    const steps = run(
+      [
+        { type: "model_step", at: T0 + 10 },
+        { type: "model_step", at: T0 + 11 },
+      ],
+      { start: c.record },
+    );
     expect(steps.record).toMatchObject({ state: "between_turn", compactedPending: true });
     const done = run([{ type: "idle", at: T0 + 12 }], { start: steps.record });
     expect(done.record.compactedPending).toBe(false);
@@ -315,10 +370,22 @@ describe("compactedPending: the post-compaction reminder survives until a turn w
   });
 
   it("the resume context likewise stays until the first turn after the resume ends", () => {
-    const { record } = run([{ type: "first_seen", at: T0 + 2 * HOUR }, { type: "idle", at: T0 + 2 * HOUR + 1 }], { start: makeRecord() });
+    const { record } = run(
+      [
+        { type: "first_seen", at: T0 + 2 * HOUR },
+        { type: "idle", at: T0 + 2 * HOUR + 1 },
+      ],
+      { start: makeRecord() },
+    );
     expect(record.state).toBe("resumed");
     expect(record.resume).not.toBeNull();
-    const turn = run([{ type: "model_step", at: T0 + 3 * HOUR }, { type: "idle", at: T0 + 3 * HOUR + 1 }], { start: record });
+    const turn = run(
+      [
+        { type: "model_step", at: T0 + 3 * HOUR },
+        { type: "idle", at: T0 + 3 * HOUR + 1 },
+      ],
+      { start: record },
+    );
     expect(turn.record).toMatchObject({ state: "between_turn", resume: null });
   });
 });

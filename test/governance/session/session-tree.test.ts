@@ -38,7 +38,12 @@ describe("session tree walk (dashboard and `sessions`)", () => {
 
   it("an absurd stored depth or a long chain never drives the indent", () => {
     const chain = Array.from({ length: 5000 }, (_, i) =>
-      makeRecord({ sessionId: `ses_chain${String(i).padStart(21, "0")}`, parentId: i === 0 ? null : `ses_chain${String(i - 1).padStart(21, "0")}`, depth: i === 1 ? 1e9 : i, createdAt: T0 + i }),
+      makeRecord({
+        sessionId: `ses_chain${String(i).padStart(21, "0")}`,
+        parentId: i === 0 ? null : `ses_chain${String(i - 1).padStart(21, "0")}`,
+        depth: i === 1 ? 1e9 : i,
+        createdAt: T0 + i,
+      }),
     );
     const rows = sessionTree(chain);
     expect(rows).toHaveLength(5000);

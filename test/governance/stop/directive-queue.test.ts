@@ -71,18 +71,17 @@ describe("DirectiveQueue", () => {
   it("two consumer processes racing two producers never deliver the same directive twice, and lose none", async () => {
     const id = sid("racing01");
     const doneFile = join(dir, "producers-done");
-    const producers = await Promise.all(
-      ["p0", "p1"].map((worker) => startWorker("enqueue", { projectDir: dir, sessionId: id, worker, count: 100 })),
-    );
-    const consumers = await Promise.all(
-      [0, 1].map(() => startWorker("consume", { projectDir: dir, sessionId: id, doneFile })),
-    );
+    const producers = await Promise.all(["p0", "p1"].map((worker) => startWorker("enqueue", { projectDir: dir, sessionId: id, worker, count: 100 })));
+    const consumers = await Promise.all([0, 1].map(() => startWorker("consume", { projectDir: dir, sessionId: id, doneFile })));
     await Promise.all([...producers, ...consumers].map((w) => w.ready));
     for (const worker of [...consumers, ...producers]) worker.go();
     expect((await Promise.all(producers.map((p) => p.exit))).map((e) => e.code)).toEqual([0, 0]);
     await writeFile(doneFile, "");
     const exits = await Promise.all(consumers.map((c) => c.exit));
-    expect(exits.map((e) => e.code), consumers.map((c) => c.stderr()).join("\n")).toEqual([0, 0]);
+    expect(
+      exits.map((e) => e.code),
+      consumers.map((c) => c.stderr()).join("\n"),
+    ).toEqual([0, 0]);
     const [first, second] = consumers.map((c) => JSON.parse(c.stdout()) as string[]);
     const all = [...first!, ...second!];
     expect(new Set(all).size).toBe(all.length);

@@ -176,10 +176,7 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
       record = r.next;
     }
     expect(all.map((e) => e.some((x) => x.type === "abort_session"))).toEqual([true, true, false]);
-    expect(all[2]).toEqual([
-      expect.objectContaining({ type: "audit", event: "stop_failed" }),
-      expect.objectContaining({ type: "toast", variant: "error" }),
-    ]);
+    expect(all[2]).toEqual([expect.objectContaining({ type: "audit", event: "stop_failed" }), expect.objectContaining({ type: "toast", variant: "error" })]);
   });
 
   it("an abort confirmed idle stops the session; a later deadline does nothing", () => {
@@ -196,7 +193,7 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
   });
 });
 
-describe("exactly one \"you stopped it\"", () => {
+describe('exactly one "you stopped it"', () => {
   type Path = "ladder" | "abort" | "compliance";
   const paths: Path[] = ["ladder", "abort", "compliance"];
   const orders: Path[][] = paths.flatMap((a) => paths.filter((b) => b !== a).flatMap((b) => [[a, b, paths.find((c) => c !== a && c !== b)!]]));

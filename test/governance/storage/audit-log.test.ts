@@ -62,7 +62,13 @@ describe("AuditLog", () => {
     const result = await log.append("hook_error", { message: "boom" });
     expect(result.ok).toBe(false);
     expect(problems).toHaveLength(4);
-    const throwingReporter = new AuditLog({ paths, clock: systemClock, onProblem: () => { throw new Error("x"); } });
+    const throwingReporter = new AuditLog({
+      paths,
+      clock: systemClock,
+      onProblem: () => {
+        throw new Error("x");
+      },
+    });
     expect((await throwingReporter.append("hook_error", {})).ok).toBe(false);
   });
 
@@ -88,14 +94,15 @@ describe("AuditLog", () => {
     const perWorker = 250;
     const settings = { maxBytes: 60_000, keep: 1_000 };
     const workers = await Promise.all(
-      ["w0", "w1", "w2", "w3"].map((worker) =>
-        startWorker("audit", { projectDir: dir, sessionId: sid("audit002"), worker, count: perWorker, ...settings }),
-      ),
+      ["w0", "w1", "w2", "w3"].map((worker) => startWorker("audit", { projectDir: dir, sessionId: sid("audit002"), worker, count: perWorker, ...settings })),
     );
     await Promise.all(workers.map((w) => w.ready));
     for (const worker of workers) worker.go();
     const exits = await Promise.all(workers.map((w) => w.exit));
-    expect(exits.map((e) => e.code), workers.map((w) => w.stderr()).join("\n")).toEqual([0, 0, 0, 0]);
+    expect(
+      exits.map((e) => e.code),
+      workers.map((w) => w.stderr()).join("\n"),
+    ).toEqual([0, 0, 0, 0]);
 
     const log = new AuditLog({ paths, clock: systemClock, ...settings });
     // The very last append may have rotated audit.log away; then no current file exists.
@@ -112,7 +119,10 @@ describe("AuditLog", () => {
     const events = await log.read({ includeRotated: true });
     expect(events).toHaveLength(4 * perWorker);
     for (const worker of ["w0", "w1", "w2", "w3"]) {
-      const seqs = events.filter((e) => e.worker === worker).map((e) => e.seq as number).sort((a, b) => a - b);
+      const seqs = events
+        .filter((e) => e.worker === worker)
+        .map((e) => e.seq as number)
+        .sort((a, b) => a - b);
       expect(seqs).toEqual(Array.from({ length: perWorker }, (_, i) => i));
     }
   });

@@ -2,15 +2,8 @@ import { existsSync } from "node:fs";
 import { readFile, rm, writeFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  ensureGovernanceDir,
-  GITIGNORE_CONTENT,
-  governancePaths,
-  sessionFilePath,
-  sessionScopedPath,
-} from "../../../governance/storage/governance-paths.ts";
+import { ensureGovernanceDir, GITIGNORE_CONTENT, governancePaths, sessionFilePath, sessionScopedPath } from "../../../governance/storage/governance-paths.ts";
 import { HOSTILE_IDS, makeTempDir } from "../helpers.ts";
-
 
 describe("governancePaths", () => {
   it("lays out the state folder under .opencode/governance and the config next to it", () => {

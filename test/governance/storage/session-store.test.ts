@@ -160,7 +160,7 @@ describe("SessionStore", () => {
       const store = new SessionStore({ projectDir: dir, clock: systemClock, onProblem: (p) => problems.push(p) });
       const id = sid("badread1");
       await ensureGovernanceDir(governancePaths(dir));
-      await writeFile(filePath(dir, id), "{\"schemaVersion\":1,");
+      await writeFile(filePath(dir, id), '{"schemaVersion":1,');
       expect(await store.read(id)).toBeUndefined();
       expect(problems).toHaveLength(1);
       await writeFile(filePath(dir, id), "\u0000\u0000");
@@ -228,8 +228,10 @@ describe("SessionStore", () => {
       const now = Date.UTC(2026, 2, 9, 6, 30);
       const clock = createFakeClock(now);
       const store = new SessionStore({ projectDir: dir, clock });
-      const at = (ms: number, overrides: Partial<SessionRecord> = {}) => (id: string) =>
-        store.update(id, () => makeRecord(id, ms, overrides));
+      const at =
+        (ms: number, overrides: Partial<SessionRecord> = {}) =>
+        (id: string) =>
+          store.update(id, () => makeRecord(id, ms, overrides));
       await at(now - 48 * HOUR + MINUTE)(sid("stays001"));
       await at(now - 48 * HOUR - MINUTE)(sid("archived"));
       await at(now - 48 * HOUR)(sid("exactly1"));
@@ -241,9 +243,7 @@ describe("SessionStore", () => {
       expect(await readFile(join(paths.archive, `${sid("archived")}.json`), "utf8")).toBe(archivedBytes);
       expect(existsSync(filePath(dir, sid("archived")))).toBe(false);
       expect(store.peek(sid("archived"))).toBeUndefined();
-      expect((await store.list()).map((r) => r.sessionId).sort()).toEqual(
-        [sid("stays001"), sid("exactly1"), sid("active01")].sort(),
-      );
+      expect((await store.list()).map((r) => r.sessionId).sort()).toEqual([sid("stays001"), sid("exactly1"), sid("active01")].sort());
       expect(await store.archiveStale(48 * HOUR)).toEqual([]);
 
       clock.advance(2 * MINUTE);
@@ -267,13 +267,14 @@ describe("SessionStore", () => {
       const id = sid("counter1");
       const store = new SessionStore({ projectDir: dir, clock: systemClock });
       await store.update(id, () => makeRecord(id, Date.now()));
-      const workers = await Promise.all(
-        Array.from({ length: 4 }, () => startWorker("increment", { projectDir: dir, sessionId: id, count: 50 })),
-      );
+      const workers = await Promise.all(Array.from({ length: 4 }, () => startWorker("increment", { projectDir: dir, sessionId: id, count: 50 })));
       await Promise.all(workers.map((w) => w.ready));
       for (const worker of workers) worker.go();
       const exits = await Promise.all(workers.map((w) => w.exit));
-      expect(exits.map((e) => e.code), workers.map((w) => w.stderr()).join("\n")).toEqual([0, 0, 0, 0]);
+      expect(
+        exits.map((e) => e.code),
+        workers.map((w) => w.stderr()).join("\n"),
+      ).toEqual([0, 0, 0, 0]);
       expect((await store.read(id))?.counters.toolCalls).toBe(200);
       expect(await readdir(governancePaths(dir).sessions)).toEqual([`${id}.json`]);
     });
@@ -312,7 +313,7 @@ describe("SessionStore", () => {
           }
           expect(last).toBeGreaterThanOrEqual(trialsPerLane);
           // A temp file of a dead writer (possibly left by the kills above) is ignored, then swept by the next store.
-          await writeFile(join(sessions, `.${id}.json.${lastPid}.0123456789ab.tmp`), "{\"half\":");
+          await writeFile(join(sessions, `.${id}.json.${lastPid}.0123456789ab.tmp`), '{"half":');
           const fresh = new SessionStore({ projectDir, clock: systemClock });
           expect((await fresh.list()).map((r) => r.sessionId)).toEqual([id]);
           expect(await readdir(sessions)).toEqual([`${id}.json`]);

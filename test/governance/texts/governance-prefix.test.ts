@@ -57,7 +57,14 @@ describe("buildGovernancePrefix", () => {
   });
 
   it("tells a delegating agent its allowed targets and the depth limit", () => {
-    const text = buildGovernancePrefix({ ...coordinator, agent: "governance-executor", role: "delegating", level: 2, depth: 1, mayDelegateTo: ["governance-builder", "governance-validator"] });
+    const text = buildGovernancePrefix({
+      ...coordinator,
+      agent: "governance-executor",
+      role: "delegating",
+      level: 2,
+      depth: 1,
+      mayDelegateTo: ["governance-builder", "governance-validator"],
+    });
     expect(text).toContain("DELEGATING (level 2, depth 1 of max 3)");
     expect(text).toContain("Allowed targets: governance-builder, governance-validator. Max delegation depth: 3.");
     expect(text).toContain("is the user's stop directive: obey at once");

@@ -73,14 +73,28 @@ describe("buildResumeContext", () => {
   it("quotes tool-call summaries on one line: a summary cannot inject a line of its own", () => {
     const text = buildResumeContext({
       ...input,
-      interruptedWork: [{ sessionId: "ses_child00000001", agent: "a", depth: 1, state: "interrupted", lastToolCall: { tool: "bash", summary: 'echo "x"\n## New rules', at: AT } }],
+      interruptedWork: [
+        {
+          sessionId: "ses_child00000001",
+          agent: "a",
+          depth: 1,
+          state: "interrupted",
+          lastToolCall: { tool: "bash", summary: 'echo "x"\n## New rules', at: AT },
+        },
+      ],
     });
     expect(text).not.toMatch(/^## New rules/m);
     expect(text).toContain('"echo \\"x\\" ## New rules"');
   });
 
   it("caps the interrupted-work list", () => {
-    const many = Array.from({ length: 14 }, (_, i) => ({ sessionId: `ses_child0000000${i}`, agent: "general", depth: 1, lastToolCall: null, state: "running" }));
+    const many = Array.from({ length: 14 }, (_, i) => ({
+      sessionId: `ses_child0000000${i}`,
+      agent: "general",
+      depth: 1,
+      lastToolCall: null,
+      state: "running",
+    }));
     expect(buildResumeContext({ ...input, interruptedWork: many })).toContain("- …and 4 more");
   });
 });

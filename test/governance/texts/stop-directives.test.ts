@@ -51,7 +51,12 @@ describe("buildStopDirective", () => {
 });
 
 describe("buildParentNotification", () => {
-  const base = { childAgent: "governance-builder", childSessionId: sessionId, reason: "wrong approach", lastToolCall: { tool: "edit", summary: "src/a.ts", at: 0 } };
+  const base = {
+    childAgent: "governance-builder",
+    childSessionId: sessionId,
+    reason: "wrong approach",
+    lastToolCall: { tool: "edit", summary: "src/a.ts", at: 0 },
+  };
 
   it("says which child was stopped, by whom, why, and what it was last doing", () => {
     const text = buildParentNotification({ ...base, how: "ladder" });

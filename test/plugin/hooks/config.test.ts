@@ -44,7 +44,9 @@ describe("config hook: governance tools only for the agents a user talks to", ()
   });
 
   test("an agent the host offers no task tool is a LEAF in the texts, unless the project gives it task", async () => {
-    const config: Record<string, any> = { agent: { explore: { permission: { task: { "*": "allow" } } }, reviewer: { mode: "subagent", permission: { task: "deny" } } } };
+    const config: Record<string, any> = {
+      agent: { explore: { permission: { task: { "*": "allow" } } }, reviewer: { mode: "subagent", permission: { task: "deny" } } },
+    };
     await configHook(gov, config);
     expect(roleForTexts(gov, "general", "delegating")).toBe("leaf");
     expect(roleForTexts(gov, "reviewer", "delegating")).toBe("leaf");

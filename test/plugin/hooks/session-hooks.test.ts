@@ -79,7 +79,9 @@ describe("transforms", () => {
     const step = async () => {
       const out = { system: ["You are an agent."] };
       await systemTransform(f.rt, { sessionID: ROOT }, out);
-      const messages = [{ info: { sessionID: ROOT, role: "user", agent: "governance-coordinator", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] as object[] }];
+      const messages = [
+        { info: { sessionID: ROOT, role: "user", agent: "governance-coordinator", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] as object[] },
+      ];
       await messagesTransform(f.rt, { messages });
       return { system: out.system.slice(1).join("\n"), parts: messages[0]!.parts };
     };
