@@ -9,14 +9,20 @@ import path from "node:path";
  * can be missed (a folder created and written at once, a busy machine, a host whose recursive watch misses new
  * sub-folders); the watcher only makes it sooner.
  */
+/** How old a queue folder's mtime must be before a claim counts it as seen (far above any file-time granularity). */
+const SETTLED_MS = 50;
+
 export class DirectiveInbox {
   readonly #queuesDir: string;
+  readonly #now: () => number;
   readonly #marked = new Set<string>();
   /** The queue folder's mtime when its queue was last claimed, per session. */
   readonly #claimedAt = new Map<string, number>();
 
-  constructor(queuesDir: string) {
+  /** `now` is wall-clock epoch ms, the clock file times use (not an injected governance clock). */
+  constructor(queuesDir: string, now: () => number = Date.now) {
     this.#queuesDir = queuesDir;
+    this.#now = now;
   }
 
   mark(sessionId: string): void {
@@ -33,7 +39,9 @@ export class DirectiveInbox {
    */
   take(sessionId: string): boolean {
     const changed = this.#changed(sessionId);
-    if (changed !== undefined) this.#claimedAt.set(sessionId, changed);
+    // File times tick coarsely (a jiffy): a directive renamed in within the same tick as this claim would leave the
+    // mtime unchanged. A change that recent is not recorded as claimed, so the next tool result looks once more.
+    if (changed !== undefined && this.#now() - changed > SETTLED_MS) this.#claimedAt.set(sessionId, changed);
     return this.#marked.delete(sessionId) || changed !== undefined;
   }
 

@@ -17,8 +17,14 @@ function land(queues: string, name: string): void {
   fs.renameSync(path.join(queues, `.${name}.tmp`), path.join(folder, name));
 }
 
+/** Moves the queue folder's mtime into the past, as time passing would (no sleeping in unit tests). */
+function settle(queues: string): void {
+  const past = new Date(Date.now() - 10_000);
+  fs.utimesSync(path.join(queues, SESSION), past, past);
+}
+
 describe("DirectiveInbox", () => {
-  it("sees a directive that no watcher reported, once per change of the queue folder", async () => {
+  it("sees a directive that no watcher reported, and rests once the claimed folder is unchanged", () => {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "inbox-"));
     const inbox = new DirectiveInbox(dir);
     expect(inbox.has(SESSION)).toBe(false); // no queue folder: nothing to read
@@ -26,9 +32,14 @@ describe("DirectiveInbox", () => {
     land(dir, "000000000000001-a.json");
     expect(inbox.has(SESSION)).toBe(true);
     expect(inbox.take(SESSION)).toBe(true);
+    // Changed within the last few ms: a directive renamed in during the same file-time tick would not move the mtime,
+    // so the next tool result looks once more.
+    expect(inbox.has(SESSION)).toBe(true);
+
+    settle(dir);
+    expect(inbox.take(SESSION)).toBe(true);
     expect(inbox.has(SESSION)).toBe(false); // claimed, unchanged since
 
-    await new Promise((r) => setTimeout(r, 5)); // a later rename gets a later mtime on every file system we run on
     land(dir, "000000000000002-b.json");
     expect(inbox.has(SESSION)).toBe(true);
   });
