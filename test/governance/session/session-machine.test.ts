@@ -1,35 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  type Effect,
-  type SessionEvent,
-  type SessionEventType,
-  type StateKey,
-  resumeContextDue,
-  SAME_COMPACTION_MS,
-  transition,
-} from "../../../governance/session/session-machine.ts";
+import { type SessionEvent, type SessionEventType, type StateKey, resumeContextDue, transition } from "../../../governance/session/session-machine.ts";
 import { SessionRecord, type SessionState } from "../../../governance/session/session-record.ts";
 import { CHILD_ID, GRANDCHILD_ID, HOUR, MINUTE, ROOT_ID, T0, makeChildRecord, makeRecord, rehydrate } from "../fixtures/records.ts";
-
-const config = { minIdleMs: 1 * HOUR, maxIdleMs: 48 * HOUR };
-const ctx = { config, sessionId: ROOT_ID };
-const childCtx = { config, sessionId: CHILD_ID };
-const AT = T0 + MINUTE;
-
-const created = { type: "created", at: AT, parentId: null, agent: "coordinator" } satisfies SessionEvent;
-const sample: Record<SessionEventType, SessionEvent> = {
-  created,
-  first_seen: { type: "first_seen", at: AT, agent: "coordinator" },
-  model_step: { type: "model_step", at: AT },
-  tool_before: { type: "tool_before", at: AT, tool: "read", callId: "call_1", summary: "README.md" },
-  idle: { type: "idle", at: AT },
-  aborted: { type: "aborted", at: AT },
-  errored: { type: "errored", at: AT, message: "provider overloaded" },
-  compacted: { type: "compacted", at: AT, trigger: "auto" },
-  todo_updated: { type: "todo_updated", at: AT, total: 4, open: 1 },
-  agent_learned: { type: "agent_learned", at: AT, agent: "planner" },
-  action_remembered: { type: "action_remembered", at: AT, action: "delegated to planner" },
-};
+import { AT, audits, childCtx, config, created, ctx, run, sample } from "./machine-fixture.ts";
 
 /** Written out by hand (not derived from TRANSITIONS): next state, or "illegal". Events come 1 min after the last activity. */
 const expected: Record<StateKey, Record<SessionEventType, SessionState | "illegal">> = {
@@ -123,20 +96,6 @@ function recordIn(state: StateKey): SessionRecord | undefined {
     ...(state === "interrupted" ? { interruptedAt: T0, stateBeforeInterrupt: "between_turn" } : {}),
   });
 }
-
-/** Feeds events in order; optionally through a disk round trip before each one (a process restart). */
-function run(events: SessionEvent[], opts: { start?: SessionRecord; roundTrip?: boolean; c?: typeof ctx } = {}) {
-  let record = opts.start;
-  const effects: Effect[] = [];
-  for (const ev of events) {
-    const r = transition(opts.roundTrip && record ? rehydrate(record) : record, ev, opts.c ?? ctx);
-    expect(r.illegal).toBeUndefined();
-    record = r.next;
-    effects.push(...r.effects);
-  }
-  return { record: record!, effects };
-}
-const audits = (effects: Effect[]) => effects.flatMap((e) => (e.type === "audit" ? [e.event] : []));
 
 describe("transition table: every state × event", () => {
   for (const [state, row] of Object.entries(expected) as Array<[StateKey, Record<SessionEventType, SessionState | "illegal">]>) {
@@ -290,103 +249,6 @@ describe("aborted (S4)", () => {
       c: childCtx,
     });
     expect(record).toMatchObject({ control: "stopped", stoppedAt: T0, state: "between_turn" });
-  });
-});
-
-describe("compactedPending: the post-compaction reminder survives until a turn with a step ends", () => {
-  it("summarize → idle before the next prompt keeps it; the next prompt's steps show it; their idle clears it", () => {
-    const start = makeRecord();
-    const c = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "summarize" },
-        { type: "idle", at: T0 + 2 },
-      ],
-      { start },
-    );
-    expect(c.record).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 1 } });
-    const steps = run(
-      [
-        { type: "model_step", at: T0 + 10 },
-        { type: "model_step", at: T0 + 11 },
-      ],
-      { start: c.record },
-    );
-    expect(steps.record).toMatchObject({ state: "between_turn", compactedPending: true });
-    const done = run([{ type: "idle", at: T0 + 12 }], { start: steps.record });
-    expect(done.record.compactedPending).toBe(false);
-    expect(done.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "summarize" }]);
-  });
-
-  it("a second compaction inside a turn re-arms the reminder for the next turn", () => {
-    const { record } = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "auto" },
-        { type: "model_step", at: T0 + 2 },
-        { type: "compacted", at: T0 + MINUTE, trigger: "auto" },
-        { type: "idle", at: T0 + MINUTE + 1 },
-      ],
-      { start: makeRecord() },
-    );
-    expect(record).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 2 } });
-  });
-
-  it("one compaction signalled twice (autocontinue hook, then session.compacted) is counted once, as auto", () => {
-    const hookFirst = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "auto" },
-        { type: "compacted", at: T0 + 2, trigger: "summarize" },
-      ],
-      { start: makeRecord() },
-    );
-    expect(hookFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
-    expect(hookFirst.record.counters.compactions).toBe(1);
-    const eventFirst = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "summarize" },
-        { type: "compacted", at: T0 + 2, trigger: "auto" },
-      ],
-      { start: makeRecord() },
-    );
-    expect(eventFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
-    expect(eventFirst.record.counters.compactions).toBe(1);
-  });
-
-  it("a user's summarize right after another is a new compaction; so is any signal 30 s after the last", () => {
-    const { record } = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "summarize" },
-        { type: "compacted", at: T0 + 2, trigger: "summarize" },
-        { type: "compacted", at: T0 + 2 + SAME_COMPACTION_MS, trigger: "summarize" },
-        { type: "compacted", at: T0 + 2 + 2 * SAME_COMPACTION_MS, trigger: "auto" },
-      ],
-      { start: makeRecord() },
-    );
-    expect(record.counters.compactions).toBe(4);
-  });
-
-  it("a tool call counts as a step (a tool call always follows a model request)", () => {
-    const { record } = run([{ type: "compacted", at: T0 + 1, trigger: "auto" }, sample.tool_before, sample.idle], { start: makeRecord() });
-    expect(record).toMatchObject({ state: "between_turn", compactedPending: false });
-  });
-
-  it("the resume context likewise stays until the first turn after the resume ends", () => {
-    const { record } = run(
-      [
-        { type: "first_seen", at: T0 + 2 * HOUR },
-        { type: "idle", at: T0 + 2 * HOUR + 1 },
-      ],
-      { start: makeRecord() },
-    );
-    expect(record.state).toBe("resumed");
-    expect(record.resume).not.toBeNull();
-    const turn = run(
-      [
-        { type: "model_step", at: T0 + 3 * HOUR },
-        { type: "idle", at: T0 + 3 * HOUR + 1 },
-      ],
-      { start: record },
-    );
-    expect(turn.record).toMatchObject({ state: "between_turn", resume: null });
   });
 });
 
