@@ -14,8 +14,8 @@ import type { StopController } from "./stop-controller.ts";
  */
 export async function deliverOnToolResult(runner: EffectRunner, stops: StopController, sessionId: string, output: string): Promise<string | undefined> {
   const { ctx, sessions, inbox } = runner;
-  if (!inbox.has(sessionId) && sessions.peek(sessionId)?.control !== "stopping") return undefined;
-  inbox.take(sessionId);
+  // take() answers "anything queued?" and clears it in one look: one lstat per tool result on the hot path.
+  if (!inbox.take(sessionId) && sessions.peek(sessionId)?.control !== "stopping") return undefined;
   const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
   for (const d of directives) if (d.kind === "stop") await stops.begin(sessionId, d);
   const notes = await renderNotes(runner, sessionId, directives);
