@@ -1,4 +1,3 @@
-import * as z from "zod";
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
@@ -11,8 +10,13 @@ import { roleForTexts } from "./config.ts";
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
 const SPAWNING_TOOLS = new Set(["task"]);
 
-/** A tool's arguments: an object (OpenCode validates the fields after this hook; governance reads a few). */
-const ToolArgs = z.record(z.string(), z.unknown());
+/**
+ * A tool's arguments: an object (OpenCode validates the fields after this hook; governance reads a few, each checked
+ * where it is read). A type check, not a schema parse: this runs on every tool call.
+ */
+function toolArgs(args: unknown): Record<string, unknown> | undefined {
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+}
 
 /**
  * `tool.execute.before`: records the call (S3), refuses every call of a stopped session (L3), and gates spawns:
@@ -23,9 +27,9 @@ const ToolArgs = z.record(z.string(), z.unknown());
 export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> {
   const { ctx, tracker, runner } = rt;
   const sessionId = input.sessionID;
-  const args = ToolArgs.safeParse(output.args);
+  const args = toolArgs(output.args);
   await tracker.ensureSeen(sessionId);
-  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: toolCallSummary(input.tool, args.data) } as const;
+  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: toolCallSummary(input.tool, args) } as const;
   const record = await runner.dispatch(sessionId, event, { soft: true });
   if (!record) return;
 
@@ -34,16 +38,15 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
     await runner.run(sessionId, stop.effects, { next: record });
     throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, reason: record.stop?.reason ?? "" }));
   }
-  if (!SPAWNING_TOOLS.has(input.tool) || !args.success) return;
+  if (!SPAWNING_TOOLS.has(input.tool) || !args) return;
 
-  const task = args.data;
-  const targetAgent = String(task.subagent_type ?? "general");
+  const targetAgent = String(args.subagent_type ?? "general");
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
   if (decision.note !== null) rt.calls.set(input.callID, decision.note);
-  if (typeof task.prompt === "string") {
-    // The parsed copy is not OpenCode's object: the enriched prompt is written back into the arguments it runs with.
-    (output.args as { prompt: string }).prompt = enrichTaskPrompt(task.prompt, {
+  if (typeof args.prompt === "string") {
+    // OpenCode's own argument object: the task runs with the enriched prompt.
+    args.prompt = enrichTaskPrompt(args.prompt, {
       parentSessionId: sessionId,
       parentAgent: record.agent,
       childDepth: decision.childDepth,
@@ -51,7 +54,7 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
       maxDepth: ctx.config.delegation.maxDepth,
       targetAgent,
       targetRole: roleForTexts(ctx, targetAgent, decision.targetRole),
-      scope: typeof task.description === "string" ? task.description : undefined,
+      scope: typeof args.description === "string" ? args.description : undefined,
     });
   }
   await runner.dispatch(sessionId, { type: "action_remembered", at: ctx.clock.now(), action: `delegated to ${targetAgent}` });
