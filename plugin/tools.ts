@@ -1,8 +1,8 @@
 import type { ToolDefinition, tool as hostTool } from "@opencode-ai/plugin";
-import { boolean, number, string } from "zod";
 import { roleOf } from "../governance/delegation/delegation-policy.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
 import { maySteer, type SteerAction } from "../governance/stop/steer-policy.ts";
+import * as zod from "../governance/zod.ts";
 import type { PluginContext } from "./context.ts";
 
 /**
@@ -11,7 +11,7 @@ import type { PluginContext } from "./context.ts";
  */
 const tool = ((input: unknown) => input) as typeof hostTool;
 /** The schema builders used here, typed as the host's zod (what `tool.schema` was), built by the bundle's one zod. */
-const z = { boolean, number, string } as unknown as Pick<typeof hostTool.schema, "boolean" | "number" | "string">;
+const z = { boolean: zod.boolean, number: zod.number, string: zod.string } as unknown as Pick<typeof hostTool.schema, "boolean" | "number" | "string">;
 
 /**
  * Custom tools for a primary agent: list the governed sessions, stop or steer a running subagent. They write the

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 import { type ChildLink, type SessionRecord, SessionId, ToolCall } from "./session-record.ts";
 
 /**

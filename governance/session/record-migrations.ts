@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 import { CURRENT_SCHEMA_VERSION, SessionRecord, SessionState } from "./session-record.ts";
 
 export type MigrateResult = { ok: true; record: SessionRecord; fromVersion: number } | { ok: false; reason: string };

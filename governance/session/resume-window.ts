@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 
 /**
  * What the first activity after a gap means for a session that has a record (seed 003, S4/S5).

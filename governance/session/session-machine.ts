@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 
 /**
  * OpenCode's own session id (`ses_` + 26 url-safe characters in 1.18). It is the one key for a session

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, rename, rm } from "node:fs/promises";
 import { join } from "node:path";
-import * as z from "zod";
+import * as z from "../zod.ts";
 import { isProcessAlive, sweepTempFiles, writeFileAtomic } from "../storage/atomic-write.ts";
 import { systemClock, type Clock } from "../time/clock.ts";
 import { ensureGovernanceDir, sessionScopedPath, type GovernancePaths, type PathResult } from "../storage/governance-paths.ts";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../zod.ts";
 import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ParentNoticeHow, type ToastEffect } from "../session/effects.ts";
 import { type SessionRecord, StopLevel } from "../session/session-record.ts";
 

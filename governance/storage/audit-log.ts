@@ -1,5 +1,5 @@
 import { lstat, rename, rm } from "node:fs/promises";
-import * as z from "zod";
+import * as z from "../zod.ts";
 import type { Clock } from "../time/clock.ts";
 import { withFileLock } from "./file-lock.ts";
 import { ensureGovernanceDir, type GovernancePaths } from "./governance-paths.ts";

@@ -1,4 +1,4 @@
-import * as z from "zod";
+import * as z from "../../governance/zod.ts";
 import { closeChild, completeChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { deliverOnToolResult } from "../directive-delivery.ts";

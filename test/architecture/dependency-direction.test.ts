@@ -85,6 +85,20 @@ function sizeViolations(sources: readonly Source[], max = MAX_LINES): Violation[
   });
 }
 
+/**
+ * zod only through governance/zod.ts, which turns off zod's JIT before any schema exists (docs/decisions/0006); a
+ * direct import would build schemas that compile a parser per object, and `{ z }` would pull zod's whole namespace
+ * into the plugin bundle.
+ */
+const ZOD_HOME = `governance${sep}zod.ts`;
+function zodViolations(sources: readonly Source[]): Violation[] {
+  return sources.flatMap((s) =>
+    importsOf(s.text)
+      .filter((spec) => (spec === "zod" || spec.startsWith("zod/")) && s.file !== ZOD_HOME)
+      .map((spec) => `${s.file} imports "${spec}" directly: import * as z from governance/zod.ts`),
+  );
+}
+
 const sources = SOURCE_FOLDERS.flatMap((folder) => load(folder));
 /**
  * Everything outside plugin/ that could import the host API by mistake: the core, the CLI, scripts and tests.
@@ -114,9 +128,19 @@ describe("the checks catch what they claim to (so a green run means something)",
     const ok = [
       fake("plugin/a.ts", 'import type { PluginInput } from "@opencode-ai/plugin";\nimport { x } from "../governance/x.ts";'),
       fake("cli/b.ts", 'import { y } from "../governance/y.ts";\n// import "../plugin/index.ts"\nconst s = "from \'@opencode-ai/plugin\'";'),
-      fake("governance/c.ts", 'import { z } from "zod";\nimport { w } from "./texts/w.ts";'),
+      fake("governance/c.ts", 'import * as z from "../zod.ts";\nimport { w } from "./texts/w.ts";'),
     ];
     expect(directionViolations(ok)).toEqual([]);
+  });
+
+  it("zod: a direct import outside governance/zod.ts is flagged, in any form", () => {
+    const bad = [
+      fake("governance/a.ts", 'import { z } from "zod";'),
+      fake("plugin/b.ts", 'import * as z from "zod";'),
+      fake("cli/c.ts", 'const z = await import("zod/mini");'),
+    ];
+    expect(zodViolations(bad)).toHaveLength(bad.length);
+    expect(zodViolations([fake("governance/zod.ts", 'import { config } from "zod";\nexport { object } from "zod";')])).toEqual([]);
   });
 
   it("extensions and size are flagged", () => {
@@ -137,6 +161,10 @@ describe("the repository's sources", () => {
 
   it(`only plugin/ imports ${HOST_API}`, () => {
     expect(directionViolations(outsidePlugin).filter((v) => v.includes(HOST_API))).toEqual([]);
+  });
+
+  it("governance/, plugin/ and cli/ use zod only through governance/zod.ts", () => {
+    expect(zodViolations(sources)).toEqual([]);
   });
 
   it("every relative import in governance/, plugin/ and cli/ names its .ts file", () => {

@@ -1,0 +1,34 @@
+import { config } from "zod";
+
+/**
+ * The one zod every governance, plugin and CLI module uses (`import * as z from ".../governance/zod.ts"`; a test
+ * refuses a direct `from "zod"`), configured before any schema exists: `jitless`. Zod 4 otherwise compiles a parser
+ * with `new Function` for each object schema on its first parse — measured under the host's Bun, ~180 KiB of memory
+ * and a JIT compilation per schema to speed up parses that governance makes a few times per session (config, record,
+ * event, queue file). Measured and decided in docs/performance.md ("zod without its JIT").
+ *
+ * `jitless` is read when a schema is constructed, so this module must be evaluated before any schema module: every
+ * schema module imports `z` from here, which ES module evaluation order guarantees.
+ */
+config({ jitless: true });
+
+// The builders governance uses, re-exported by name: zod's namespace object (`export *` from "zod" includes it) would
+// keep every export in the plugin bundle — ~40 locales, JSON Schema import — which scripts/build.ts refuses.
+export {
+  array,
+  boolean,
+  discriminatedUnion,
+  enum,
+  literal,
+  looseObject,
+  NEVER,
+  number,
+  object,
+  prettifyError,
+  record,
+  strictObject,
+  string,
+  union,
+  unknown,
+} from "zod";
+export type { infer, input, output, ZodType } from "zod";
