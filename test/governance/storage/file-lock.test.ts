@@ -1,4 +1,4 @@
-import { existsSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, utimesSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { withFileLock } from "../../../governance/storage/file-lock.ts";
@@ -77,5 +77,70 @@ describe("withFileLock", () => {
     expect(result).toBe("recovered");
     expect(waited).toBeLessThan(6_000);
     expect(existsSync(`${file.path}.lock`)).toBe(false);
+  });
+
+  it("keeps a live holder's lock fresh past staleMs: a waiter gives up instead of taking it over", async () => {
+    const paths = governancePaths(dir);
+    const id = sid("freshlock");
+    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    try {
+      await holder.ready;
+      const file = sessionFilePath(paths, id);
+      if (!file.ok) throw new Error(file.reason);
+      // The holder's staleMs is 2 s: without its refresh the lock would look stale after 2 s of this 3.5 s wait.
+      await expect(withFileLock(file.path, async () => 1, { staleMs: 2_000, maxWaitMs: 3_500 })).rejects.toMatchObject({ code: "ELOCKED" });
+      expect(Date.now() - statSync(`${file.path}.lock`).mtimeMs).toBeLessThan(2_000);
+    } finally {
+      holder.child.kill("SIGKILL");
+      await holder.exit;
+    }
+  });
+
+  it("takes over a lock dated in the future (clock change, hand-made folder) instead of waiting forever", async () => {
+    const target = join(dir, "future.json");
+    mkdirSync(`${target}.lock`);
+    const future = new Date(Date.now() + 3_600_000);
+    utimesSync(`${target}.lock`, future, future);
+    expect(await withFileLock(target, async () => "taken", { staleMs: 2_000, maxWaitMs: 500 })).toBe("taken");
+    expect(readdirSync(dir)).toEqual([]);
+  });
+
+  it("reports a lock taken over while held, and leaves the new holder's lock in place", async () => {
+    const target = join(dir, "taken.json");
+    // The same lock through another path (a linked folder): a second holder as another process would be one.
+    symlinkSync(dir, join(dir, "via"));
+    const lost: Error[] = [];
+    let letOtherGo: () => void = () => undefined;
+    let other: Promise<string> | undefined;
+    await withFileLock(
+      target,
+      async () => {
+        // This holder froze: its lock has not been refreshed for an hour. The other takes it over and keeps it.
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        const past = new Date(Date.now() - 3_600_000);
+        utimesSync(`${target}.lock`, past, past);
+        const holding = new Promise<void>((resolve) => (letOtherGo = resolve));
+        let inside: () => void = () => undefined;
+        const entered = new Promise<void>((resolve) => (inside = resolve));
+        other = withFileLock(join(dir, "via", "taken.json"), async () => {
+          inside();
+          await holding;
+          return "other";
+        });
+        await entered;
+      },
+      { onCompromised: (e) => lost.push(e) },
+    );
+    expect(lost.map((e) => (e as NodeJS.ErrnoException).code)).toEqual(["ECOMPROMISED"]);
+    expect(existsSync(`${target}.lock`)).toBe(true);
+    letOtherGo();
+    expect(await other).toBe("other");
+    expect(existsSync(`${target}.lock`)).toBe(false);
+  });
+
+  it("fails at once on an error that waiting cannot fix (the folder is missing)", async () => {
+    const started = Date.now();
+    await expect(withFileLock(join(dir, "no", "such", "x.json"), async () => 1)).rejects.toMatchObject({ code: "ENOENT" });
+    expect(Date.now() - started).toBeLessThan(1_000);
   });
 });
