@@ -3,8 +3,9 @@
  *
  * - `tsc -p tsconfig.build.json` compiles governance/ and cli/ (the CLI and `opencode-governance/governance`) with
  *   their type declarations, and emits the declarations of plugin/.
- * - esbuild then replaces dist/plugin/index.js with ONE self-contained ESM file: plugin/ + governance/ + its runtime
- *   dependencies, tree-shaken, whitespace-minified. OpenCode loads this file into its own process for every project,
+ * - esbuild then replaces dist/plugin/index.js with one self-contained ESM file: plugin/ + governance/ + its runtime
+ *   dependencies, tree-shaken, whitespace-minified — and, beside it, the chunks of what the plugin imports only on
+ *   demand (the YAML config parser: `loadConfig` needs it only for a file that differs from the generated defaults). OpenCode loads this file into its own process for every project,
  *   so it pays for every module it resolves and parses: the unbundled tree (two copies of zod — ours and the one
  *   `@opencode-ai/plugin` pins —, all of date-fns, graceful-fs …) cost ~43 MiB RSS and ~230 ms to import under Bun,
  *   the bundle ~28 MiB and ~150 ms, ~25 MiB once zod is imported as a namespace (docs/performance.md). One zod: `@opencode-ai/plugin`'s `tool()` is the identity
@@ -38,11 +39,14 @@ function removeEmittedJs(dir: string): void {
 }
 removeEmittedJs(path.join(dist, "plugin"));
 
-const outfile = path.join(dist, "plugin", "index.js");
+const outdir = path.join(dist, "plugin");
 const result = await esbuild.build({
   absWorkingDir: root,
   entryPoints: ["plugin/index.ts"],
-  outfile,
+  outdir,
+  entryNames: "[name]",
+  chunkNames: "chunk-[hash]",
+  splitting: true,
   bundle: true,
   format: "esm",
   platform: "node",
@@ -53,18 +57,33 @@ const result = await esbuild.build({
   legalComments: "eof",
   metafile: true,
   logLevel: "warning",
-  // CommonJS dependencies (proper-lockfile, graceful-fs) call require("fs"): give the ESM bundle a real require.
+  // CommonJS dependencies (yaml's node build) may call require(): give the ESM files a real require.
   banner: { js: 'import { createRequire as __ocgCreateRequire } from "node:module"; const require = __ocgCreateRequire(import.meta.url);' },
   plugins: [{ name: "one-zod", setup: (b) => b.onResolve({ filter: /^zod$/ }, () => ({ path: zodEntry })) }],
 });
-const output = Object.values(result.metafile.outputs)[0];
+const outputs = result.metafile.outputs;
+const entry = Object.keys(outputs).find((f) => outputs[f]?.entryPoint === "plugin/index.ts");
+if (!entry) throw new Error("esbuild wrote no dist/plugin/index.js");
+/** What OpenCode loads when it imports the plugin: the entry and the chunks it imports statically, transitively. */
+const loadedAtStart = new Set<string>();
+for (const queue = [entry]; queue.length > 0; ) {
+  const file = queue.pop()!;
+  if (loadedAtStart.has(file)) continue;
+  loadedAtStart.add(file);
+  for (const imp of outputs[file]?.imports ?? []) if (imp.kind === "import-statement" && outputs[imp.path]) queue.push(imp.path);
+}
+const inputsOf = (files: Iterable<string>) => [...files].flatMap((f) => Object.keys(outputs[f]?.inputs ?? {}));
 // `import { z } from "zod"` (and @opencode-ai/plugin's `tool.schema`) is zod's namespace object: it keeps every
-// export — ~40 locales, JSON Schema import, the compiler — 570 of the bundle's 907 KiB. `import * as z` with
-// static `z.object(...)` lets esbuild keep only what is used (~140 KiB). Refuse a build that brings them back.
-const heavy = Object.keys(output?.inputs ?? {}).filter((f) => /zod\/v4\/(locales\/(?!en\.js)|classic\/from-json-schema)/.test(f));
+// export — ~40 locales, JSON Schema import, the compiler — 570 of the bundle's 907 KiB. Named builders
+// (governance/zod.ts) let esbuild keep only what is used (~140 KiB). Refuse a build that brings them back.
+const heavy = inputsOf(Object.keys(outputs)).filter((f) => /zod\/v4\/(locales\/(?!en\.js)|classic\/from-json-schema)/.test(f));
 if (heavy.length > 0)
   throw new Error(
-    `dist/plugin/index.js pulls in zod's whole namespace (${heavy.length} modules such as ${heavy[0]}): import zod as \`import * as z from "zod"\`, never \`{ z }\` or tool.schema`,
+    `the plugin bundle pulls in zod's whole namespace (${heavy.length} modules such as ${heavy[0]}): import z from governance/zod.ts, never \`{ z }\` from "zod" or tool.schema`,
   );
-const bytes = output?.bytes ?? 0;
-console.log(`dist/plugin/index.js: one ESM file, ${(bytes / 1024).toFixed(0)} KiB`);
+// The YAML parser is loaded on demand only; a static import of it (or of config-parse.ts) would load it in every session.
+const yamlAtStart = inputsOf(loadedAtStart).filter((f) => /node_modules\/yaml\/|config-parse\.ts$/.test(f));
+if (yamlAtStart.length > 0) throw new Error(`dist/plugin/index.js loads the YAML parser at start (${yamlAtStart[0]}): import it with import() only`);
+const kib = (files: Iterable<string>) => ([...files].reduce((n, f) => n + (outputs[f]?.bytes ?? 0), 0) / 1024).toFixed(0);
+const onDemand = Object.keys(outputs).filter((f) => !loadedAtStart.has(f) && f.endsWith(".js"));
+console.log(`dist/plugin/index.js: ${kib(loadedAtStart)} KiB loaded at start (${loadedAtStart.size} file(s)), ${kib(onDemand)} KiB on demand`);

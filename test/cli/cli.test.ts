@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { systemClock } from "../../governance/time/clock.ts";
-import { parseConfig } from "../../governance/config/config.ts";
+import { parseConfig } from "../../governance/config/config-parse.ts";
 import { governancePaths } from "../../governance/storage/governance-paths.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { REPO_ROOT } from "../harness/paths.ts";

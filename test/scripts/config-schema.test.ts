@@ -3,7 +3,8 @@ import path from "node:path";
 import { Ajv } from "ajv";
 import { parse as parseYaml } from "yaml";
 import { describe, expect, test } from "vitest";
-import { DEFAULT_CONFIG, DEFAULT_CONFIG_YAML, parseConfig } from "../../governance/config/config.ts";
+import { parseConfig } from "../../governance/config/config-parse.ts";
+import { DEFAULT_CONFIG, DEFAULT_CONFIG_YAML } from "../../governance/config/config.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
 import { buildSchema, describedPaths, REFERENCE_END, REFERENCE_START, renderReference, schemaPaths } from "../../scripts/config-schema.ts";
 

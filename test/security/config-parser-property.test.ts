@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { stringify } from "yaml";
-import { DEFAULT_CONFIG_YAML, GovernanceConfig, parseConfig } from "../../governance/config/config.ts";
+import { parseConfig } from "../../governance/config/config-parse.ts";
+import { DEFAULT_CONFIG_YAML, GovernanceConfig } from "../../governance/config/config.ts";
 
 /**
  * Issue 8 acceptance: the config parser never throws and always returns a typed result: `ok` with a config that

@@ -2,15 +2,8 @@ import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { parseDocument } from "yaml";
-import {
-  DEFAULT_CONFIG,
-  DEFAULT_CONFIG_YAML,
-  GovernanceConfig,
-  loadConfig,
-  MAX_ANCHORS,
-  parseConfig,
-  type ConfigParse,
-} from "../../../governance/config/config.ts";
+import { DEFAULT_CONFIG, DEFAULT_CONFIG_YAML, GovernanceConfig, loadConfig, MAX_ANCHORS, type ConfigParse } from "../../../governance/config/config.ts";
+import { parseConfig } from "../../../governance/config/config-parse.ts";
 import { makeTempDir } from "../helpers.ts";
 
 function problems(result: ConfigParse) {
@@ -196,6 +189,16 @@ describe("loadConfig", () => {
     const loaded = await loadConfig(file);
     expect(loaded).toEqual({ config: DEFAULT_CONFIG, source: "file", problems: [], warnings: [], created: true });
     expect(await readFile(file, "utf8")).toBe(DEFAULT_CONFIG_YAML);
+  });
+
+  it("reads the generated file as the defaults, and an edit of one value in it as that edit", async () => {
+    const file = join(dir, "governance.yaml");
+    await writeFile(file, DEFAULT_CONFIG_YAML);
+    expect(await loadConfig(file)).toEqual({ config: DEFAULT_CONFIG, source: "file", problems: [], warnings: [], created: false });
+    // One byte away from the generated text takes the YAML parser's path (the fast path is exact equality only).
+    await writeFile(file, DEFAULT_CONFIG_YAML.replace(/^phase: .*$/m, "phase: release"));
+    const edited = await loadConfig(file);
+    expect(edited.config).toEqual({ ...DEFAULT_CONFIG, phase: "release" });
   });
 
   it("never overwrites an existing file", async () => {
