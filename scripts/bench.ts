@@ -23,7 +23,7 @@ import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { startScriptedModel } from "../test/harness/index.ts";
 import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/harness/warm-cache.ts";
-import { benchRespond, governanceBytes, hostRun, type HostRun, type Scenario, type Variant } from "./bench/host.ts";
+import { benchRespond, governanceBytes, hostRun, primeTranspilerCache, setBaselineBundle, type HostRun, type Scenario, type Variant } from "./bench/host.ts";
 import { pluginStart, toolHooks, transforms } from "./bench/in-process.ts";
 import { acquireLock } from "./bench/lock.ts";
 import { fmt, ratioText, stats } from "./bench/stats.ts";
@@ -45,11 +45,14 @@ const LOCK_EVERY = opt("--lock-every", 1);
 const variantsArg = args[args.indexOf("--variants") + 1];
 const VARIANTS = (args.includes("--variants") && variantsArg ? variantsArg.split(",") : ["none", "empty", "governance"]) as Variant[];
 
+if (args.includes("--baseline")) setBaselineBundle(args[args.indexOf("--baseline") + 1]!);
+
 const log = (s = "") => console.log(s);
 
 async function realHost(): Promise<void> {
   ensureOpencodeBinary();
   ensureWarmDeps();
+  primeTranspilerCache();
   const model = await startScriptedModel(benchRespond);
   const runs: (HostRun & { round: number })[] = [];
   const combos = (["A", "B"] as Scenario[]).flatMap((s) => VARIANTS.map((v) => [v, s] as const));
@@ -99,6 +102,12 @@ async function realHost(): Promise<void> {
       log(
         `  ${variant.padEnd(11)} ${col((r) => r.runMs, "ms")} ${col((r) => r.cpuMs, "ms")} ${col((r) => r.peakRssMiB, "MiB", 1)} ${col((r) => r.steadyRssMiB, "MiB", 1)} ${col((r) => r.startupMs, "ms")} ${root} B (prefix ${b.prefix} + tools ${b.tools} + block ${b.block})  [${mine.length} clean runs]`,
       );
+    }
+    log(`  where the wall time went outside the model (medians, ms): prompt → first request | gaps between steps (sum) | last answer → prompt done`);
+    for (const variant of VARIANTS) {
+      const mine = runs.filter((r) => r.variant === variant && r.scenario === scenario && r.clean);
+      const m = (f: (r: HostRun) => number) => fmt(stats(mine.map(f)).median).padStart(6);
+      log(`  ${variant.padEnd(11)} ${m((r) => r.gaps.firstMs)} | ${m((r) => r.gaps.betweenMs)} | ${m((r) => r.gaps.lastMs)}`);
     }
     if (scenario === "B") {
       const gov = runs.filter((r) => r.variant === "governance" && r.scenario === "B" && r.clean);

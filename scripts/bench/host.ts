@@ -1,12 +1,23 @@
-import { mkdirSync, writeFileSync } from "node:fs";
+import { execFileSync } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
-import { auditEvents, createTestProject, serveOpencode, textOf, type ModelRequest, type Reply, type ScriptedModel } from "../../test/harness/index.ts";
-import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
+import {
+  auditEvents,
+  createTestProject,
+  serveOpencode,
+  textOf,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type TestProject,
+} from "../../test/harness/index.ts";
+import { OPENCODE_BIN, PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
 
-export type Variant = "none" | "empty" | "loaded" | "governance";
+export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold";
 export type Scenario = "A" | "B";
 
 /**
@@ -26,6 +37,64 @@ export default { id: "empty-hooks", server: async () => ({
  * what loading the code alone costs the host (parse, compile, module set-up), apart from what the hooks then do.
  */
 const loadedOnlyPlugin = () => `import ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n${EMPTY_HOOKS_PLUGIN}`;
+
+/**
+ * `baseline` (only with `--variants` and `--baseline <file>`): another build of this plugin — e.g. main's bundle saved
+ * before a change — installed the same way, so a lever is measured against what it replaces in the same rounds.
+ */
+let baselineBundle: string | undefined;
+export function setBaselineBundle(file: string): void {
+  baselineBundle = path.resolve(file);
+}
+
+/**
+ * Bun, inside OpenCode, transpiles every JavaScript file it loads and caches the result of files over 50 KB in
+ * `$XDG_CACHE_HOME/bun/@t@/` (or `BUN_RUNTIME_TRANSPILER_CACHE_PATH`), which a user's machine keeps between launches:
+ * only the first launch after installing or updating the plugin transpiles it. Every run here has a fresh HOME, so
+ * the bench gives all runs one shared cache, primed before the first round — what a user pays every day — and the
+ * `cold` variant (this plugin with an empty cache each run) shows the one-time first launch.
+ */
+const TRANSPILER_CACHE = mkdtempSync(path.join(os.tmpdir(), "ocg-bench-bun-cache-"));
+process.on("exit", () => rmSync(TRANSPILER_CACHE, { recursive: true, force: true }));
+
+/** Loads the plugin's files once through the host's own Bun (`BUN_BE_BUN=1`), so the shared cache holds them. */
+export function primeTranspilerCache(): void {
+  const files = [PLUGIN_ENTRY, ...(baselineBundle ? [baselineBundle] : [])];
+  const script = files.map((f) => `await import(${JSON.stringify(pathToFileURL(f).href)});`).join("\n");
+  const dir = mkdtempSync(path.join(os.tmpdir(), "ocg-bench-prime-"));
+  try {
+    writeFileSync(path.join(dir, "prime.mjs"), script);
+    execFileSync(OPENCODE_BIN, [path.join(dir, "prime.mjs")], {
+      env: { ...process.env, BUN_BE_BUN: "1", BUN_RUNTIME_TRANSPILER_CACHE_PATH: TRANSPILER_CACHE },
+      stdio: "pipe",
+      timeout: 30_000,
+    });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The shared, primed cache; for `cold`, a new empty one inside the run's own temp folder. */
+export function transpilerCacheEnv(variant: Variant, project: TestProject): NodeJS.ProcessEnv {
+  return { BUN_RUNTIME_TRANSPILER_CACHE_PATH: variant === "cold" ? path.join(project.dir, "..", "bun-cache-cold") : TRANSPILER_CACHE };
+}
+
+/**
+ * `tools` (only with `--variants`): the empty-hooks plugin that also offers three no-op tools with the governance tools'
+ * names and argument shapes (built with this repository's zod) — what the host charges for a plugin's tools alone;
+ * `tool1`: the same arguments as one tool.
+ */
+const toolsPlugin =
+  () => `import * as z from ${JSON.stringify(pathToFileURL(path.join(path.dirname(PLUGIN_ENTRY), "..", "..", "node_modules", "zod", "index.js")).href)};
+const run = async () => "ok";
+const tool = (description, args) => ({ description, args, execute: run });
+const tools = {
+  governance_sessions: tool("List governed sessions as a tree.", { all: z.boolean().optional().describe("include finished") }),
+  governance_stop: tool("Stop a running subagent: L1 graceful, L2 immediate, L3 terminated.", {
+    target: z.string().describe("session id or agent name"), level: z.number().int().min(1).max(3).optional(), reason: z.string().max(500).optional() }),
+  governance_inject: tool("Send guidance to a running subagent.", { target: z.string().describe("session id or agent name"), text: z.string().describe("max 500 chars") }),
+};
+${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", "server: async () => ({ tool: tools,")}`;
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
@@ -71,36 +140,64 @@ export type HostRun = {
   peakRssMiB: number;
   steadyRssMiB: number;
   requests: ModelRequest[];
+  /**
+   * Where the run's wall time went outside the model: prompt sent → first model request; the sum of the gaps between
+   * one model response's end and the next request (tool calls, hooks, the child's start); last response → prompt
+   * answered. The scripted model answers at once, so everything else is host and plugin.
+   */
+  gaps: { firstMs: number; betweenMs: number; lastMs: number };
   clean: boolean;
   problem: string;
 };
 
-export async function hostRun(model: ScriptedModel, variant: Variant, scenario: Scenario, calls: number): Promise<HostRun> {
+/** A fresh project for one run of `variant`: README.md to read, and the variant's plugin installed. */
+export function benchProject(model: ScriptedModel, variant: Variant): TestProject {
   const project = createTestProject({
     modelUrl: model.url,
-    plugin: variant === "governance" ? "local" : "none",
+    plugin: variant === "governance" || variant === "cold" ? "local" : "none",
     files: { "README.md": "# bench\n\nA small file.\n" },
   });
-  if (variant === "empty" || variant === "loaded") {
-    mkdirSync(path.join(project.dir, ".opencode", "plugin"), { recursive: true });
-    writeFileSync(path.join(project.dir, ".opencode", "plugin", "empty-hooks.js"), variant === "empty" ? EMPTY_HOOKS_PLUGIN : loadedOnlyPlugin());
+  const plugins = path.join(project.dir, ".opencode", "plugin");
+  if (variant === "empty" || variant === "loaded" || variant === "tools" || variant === "tool1") {
+    mkdirSync(plugins, { recursive: true });
+    const text = variant === "empty" ? EMPTY_HOOKS_PLUGIN : variant === "loaded" ? loadedOnlyPlugin() : toolsPlugin(variant === "tool1");
+    writeFileSync(path.join(plugins, "empty-hooks.js"), text);
   }
+  if (variant === "baseline") {
+    if (!baselineBundle) throw new Error("the baseline variant needs --baseline <bundle file>");
+    mkdirSync(plugins, { recursive: true });
+    writeFileSync(path.join(plugins, "governance.js"), `export { default } from ${JSON.stringify(pathToFileURL(baselineBundle).href)};\n`);
+  }
+  return project;
+}
+
+/** The prompt that plays `scenario` with `calls` reads (see benchRespond). */
+export const scenarioPrompt = (scenario: Scenario, calls: number) => (scenario === "A" ? `BENCH-A ${calls}` : `BENCH-B-ROOT ${calls}`);
+
+export async function hostRun(model: ScriptedModel, variant: Variant, scenario: Scenario, calls: number): Promise<HostRun> {
+  const project = benchProject(model, variant);
   try {
     const spawned = Date.now();
-    const serve = await serveOpencode(project);
+    const serve = await serveOpencode(project, { env: transpilerCacheEnv(variant, project) });
     try {
       const pid = findProcessByCwd(project.dir);
       const session = await serve.http.createSession();
       const startupMs = Date.now() - spawned;
       const from = model.requests.length;
       const started = Date.now();
-      await serve.http.prompt(session.id, scenario === "A" ? `BENCH-A ${calls}` : `BENCH-B-ROOT ${calls}`);
+      await serve.http.prompt(session.id, scenarioPrompt(scenario, calls));
       const runMs = Date.now() - started;
       const cpuMs = pid === undefined ? Number.NaN : treeCpuMs(pid);
       const peak = pid === undefined ? Number.NaN : memoryMiB(pid).hwm;
       await new Promise((r) => setTimeout(r, 500));
       const steady = pid === undefined ? Number.NaN : memoryMiB(pid).rss;
       const requests = model.requests.slice(from).filter((r) => r.kind === "agent");
+      const ended = started + runMs;
+      const gaps = {
+        firstMs: (requests[0]?.receivedAt ?? ended) - started,
+        betweenMs: requests.slice(1).reduce((n, r, i) => n + Math.max(0, r.receivedAt - (requests[i]!.closedAt ?? r.receivedAt)), 0),
+        lastMs: ended - (requests.at(-1)?.closedAt ?? ended),
+      };
       const reads = requests.reduce((n, r) => Math.max(n, r.messages.filter((m) => m.role === "tool").length), 0);
       const loaded = auditEvents(project.governanceDir).some((e) => e.type === "plugin_started");
       const problems: string[] = [];
@@ -108,7 +205,7 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
       if (scenario === "A" && reads !== calls) problems.push(`${reads} tool results, expected ${calls}`);
       if (scenario === "B" && !requests.some((r) => r.messages.filter((m) => m.role === "tool").length === calls))
         problems.push(`child did not make ${calls} reads`);
-      if (loaded !== (variant === "governance")) problems.push(`plugin_started ${loaded}`);
+      if (loaded !== (variant === "governance" || variant === "baseline" || variant === "cold")) problems.push(`plugin_started ${loaded}`);
       return {
         variant,
         scenario,
@@ -118,6 +215,7 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
         peakRssMiB: peak,
         steadyRssMiB: steady,
         requests,
+        gaps,
         clean: problems.length === 0,
         problem: problems.join("; "),
       };

@@ -53,6 +53,34 @@ function childrenOf(pid: number): number[] {
   return out;
 }
 
+/**
+ * CPU per thread name of one process (utime + stime of /proc/<pid>/task/<tid>/stat, summed by `comm`: the main
+ * thread is named after the process), plus its reaped children as "(children)".
+ */
+export function threadCpuMs(pid: number): Map<string, number> {
+  const out = new Map<string, number>();
+  const fields = (file: string) => {
+    const stat = readFileSync(file, "utf8");
+    return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), f: stat.slice(stat.lastIndexOf(")") + 2).split(" ") };
+  };
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const { comm, f } = fields(`/proc/${pid}/task/${tid}/stat`);
+        const name = Number(tid) === pid ? "(main)" : comm.replace(/\d+$/, "");
+        out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND);
+      } catch {
+        // the thread ended
+      }
+    }
+    const { f } = fields(`/proc/${pid}/stat`);
+    out.set("(children)", ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_SECOND);
+  } catch {
+    // gone
+  }
+  return out;
+}
+
 /** VmRSS and VmHWM (peak) of one process, in MiB. */
 export function memoryMiB(pid: number): { rss: number; hwm: number } {
   try {

@@ -1,0 +1,212 @@
+/**
+ * `npm run profile -- [--scenario A|B] [--calls N] [--runs N] [--variants none,governance] [--top N]`: where the
+ * opencode process's JavaScript time goes, sampled inside the real host (docs/performance.md, "Profile").
+ *
+ * The opencode binary is Bun-compiled; it ignores `--cpu-prof`, but it honours `BUN_INSPECT=ws://host:port/path`: the
+ * process opens JavaScriptCore's inspector on that socket. This script starts `opencode serve` so, connects, turns on
+ * JSC's sampling profiler (`ScriptProfiler.startTracking` with samples) before the project's first request (the
+ * plugin loads there) and stops it when the scenario's turn has finished. Every sample is the main JS thread's stack at
+ * that moment (JSC samples about every millisecond while JavaScript runs), so sample counts are JS time.
+ *
+ * For each variant it prints: samples in all; samples with a frame of the plugin's bundle anywhere on the stack (the
+ * plugin's own code, with whatever it called); and the host's functions whose self samples changed most between the
+ * variants — the JavaScript the host runs because the plugin is there. Nothing is asserted.
+ */
+import { createServer } from "node:net";
+import { performance } from "node:perf_hooks";
+import { serveOpencode, startScriptedModel } from "../test/harness/index.ts";
+import { ensureOpencodeBinary, ensureWarmDeps } from "../test/harness/warm-cache.ts";
+import {
+  benchProject,
+  benchRespond,
+  primeTranspilerCache,
+  setBaselineBundle,
+  scenarioPrompt,
+  transpilerCacheEnv,
+  type Scenario,
+  type Variant,
+} from "./bench/host.ts";
+import { findProcessByCwd, threadCpuMs } from "./bench/proc.ts";
+
+const args = process.argv.slice(2);
+const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
+const SCENARIO = opt("--scenario", "B") as Scenario;
+const CALLS = Number(opt("--calls", SCENARIO === "A" ? "100" : "20"));
+const RUNS = Number(opt("--runs", "3"));
+const TOP = Number(opt("--top", "25"));
+const VARIANTS = opt("--variants", "none,governance").split(",") as Variant[];
+/** `--eval <expression>`: evaluated in the host after each run (e.g. figures an instrumented build keeps in a global). */
+const EVAL = args.includes("--eval") ? opt("--eval", "") : undefined;
+if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
+/** A frame of the plugin: its bundle (dist/plugin/index.js, or a baseline copy) by file name. */
+const PLUGIN_URL = /dist\/plugin\/index\.js|bundle[^/]*\.js$/;
+
+type Frame = { name: string; url: string; line: number; column: number };
+type Sample = { timestamp: number; frames: Frame[] };
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.listen(0, "127.0.0.1", () => {
+      const port = (srv.address() as { port: number }).port;
+      srv.close(() => resolve(port));
+    });
+    srv.on("error", reject);
+  });
+}
+
+/** A minimal client of the WebKit inspector protocol: numbered commands, their replies, and events by name. */
+async function inspector(url: string) {
+  const WS = (globalThis as { WebSocket?: typeof WebSocket }).WebSocket;
+  if (!WS) throw new Error("no WebSocket in this node: run with `node --experimental-websocket` (npm run profile does)");
+  const ws = new WS(url);
+  await new Promise<void>((resolve, reject) => {
+    ws.addEventListener("open", () => resolve());
+    ws.addEventListener("error", () => reject(new Error(`cannot connect to the host's inspector at ${url}`)));
+  });
+  let next = 1;
+  const pending = new Map<number, (msg: { result?: unknown; error?: unknown }) => void>();
+  const waiting = new Map<string, (params: unknown) => void>();
+  ws.addEventListener("message", (e) => {
+    const msg = JSON.parse(String(e.data)) as { id?: number; method?: string; params?: unknown; result?: unknown; error?: unknown };
+    if (msg.id !== undefined) pending.get(msg.id)?.(msg);
+    else if (msg.method) waiting.get(msg.method)?.(msg.params);
+  });
+  return {
+    send(method: string, params: object = {}): Promise<unknown> {
+      const id = next++;
+      ws.send(JSON.stringify({ id, method, params }));
+      return new Promise((resolve, reject) =>
+        pending.set(id, (m) => (m.error ? reject(new Error(`${method}: ${JSON.stringify(m.error)}`)) : resolve(m.result))),
+      );
+    },
+    once(method: string): Promise<unknown> {
+      return new Promise((resolve) => waiting.set(method, resolve));
+    },
+    close: () => ws.close(),
+  };
+}
+
+type Run = { samples: Sample[]; ms: number; threads: Map<string, number> };
+
+async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>, variant: Variant): Promise<Run> {
+  const project = benchProject(model, variant);
+  const url = `ws://127.0.0.1:${await freePort()}/profile`;
+  try {
+    const serve = await serveOpencode(project, { env: { BUN_INSPECT: url, ...transpilerCacheEnv(variant, project) } });
+    try {
+      const client = await inspector(url);
+      await client.send("ScriptProfiler.startTracking", { includeSamples: true });
+      const started = performance.now();
+      const session = await serve.http.createSession();
+      await serve.http.prompt(session.id, scenarioPrompt(SCENARIO, CALLS));
+      const ms = performance.now() - started;
+      const pid = findProcessByCwd(project.dir);
+      const threads = pid === undefined ? new Map<string, number>() : threadCpuMs(pid);
+      if (EVAL) {
+        const value = (await client.send("Runtime.evaluate", { expression: EVAL, returnByValue: true })) as { result?: { value?: unknown } };
+        console.log(`  ${variant} --eval: ${JSON.stringify(value.result?.value)}`);
+      }
+      const done = client.once("ScriptProfiler.trackingComplete");
+      await client.send("ScriptProfiler.stopTracking");
+      const result = (await done) as { samples?: { stackTraces?: { timestamp: number; stackFrames: Frame[] }[] } };
+      client.close();
+      const traces = result.samples?.stackTraces ?? [];
+      return { samples: traces.map((t) => ({ timestamp: t.timestamp, frames: t.stackFrames })), ms, threads };
+    } finally {
+      await serve.stop();
+    }
+  } finally {
+    project.cleanup();
+  }
+}
+
+const where = (f: Frame) => `${f.name || "(anonymous)"} ${f.url ? `${f.url.replace(/^.*\//, "")}:${f.line}` : "(native)"}`;
+const isPlugin = (f: Frame) => PLUGIN_URL.test(f.url);
+
+/** The top frame, and for a native one (no url: `Error`, `Map` …) the first frame with source that called it. */
+function selfKey(frames: Frame[]): string | undefined {
+  const top = frames[0];
+  if (!top) return undefined;
+  if (top.url) return where(top);
+  const caller = frames.find((f) => f.url);
+  return caller ? `${where(top)} ← ${where(caller)}` : where(top);
+}
+
+type Summary = { runs: number; total: number; plugin: number; selfByFrame: Map<string, number>; pluginByFrame: Map<string, number> };
+
+function summarize(runs: Sample[][]): Summary {
+  const selfByFrame = new Map<string, number>();
+  const pluginByFrame = new Map<string, number>();
+  let total = 0;
+  let plugin = 0;
+  for (const samples of runs)
+    for (const s of samples) {
+      total++;
+      const key = selfKey(s.frames);
+      if (key) selfByFrame.set(key, (selfByFrame.get(key) ?? 0) + 1);
+      const ours = s.frames.find(isPlugin);
+      if (ours) {
+        plugin++;
+        pluginByFrame.set(where(ours), (pluginByFrame.get(where(ours)) ?? 0) + 1);
+      }
+    }
+  return { runs: runs.length, total, plugin, selfByFrame, pluginByFrame };
+}
+
+const perRun = (n: number, s: Summary) => (n / s.runs).toFixed(1);
+const topOf = (m: Map<string, number>, n: number) => [...m.entries()].sort((a, b) => b[1] - a[1]).slice(0, n);
+
+async function main(): Promise<void> {
+  ensureOpencodeBinary();
+  ensureWarmDeps();
+  primeTranspilerCache();
+  const model = await startScriptedModel(benchRespond);
+  const runs = new Map<Variant, Sample[][]>(VARIANTS.map((v) => [v, []]));
+  const threads = new Map<Variant, Map<string, number>[]>(VARIANTS.map((v) => [v, []]));
+  try {
+    for (let i = 0; i < RUNS; i++)
+      for (const variant of VARIANTS) {
+        const r = await profiledRun(model, variant);
+        runs.get(variant)!.push(r.samples);
+        threads.get(variant)!.push(r.threads);
+        console.log(`run ${i + 1} ${variant.padEnd(10)} ${r.samples.length} samples, ${r.ms.toFixed(0)} ms`);
+      }
+  } finally {
+    await model.close();
+  }
+  const sums = new Map([...runs].map(([v, r]) => [v, summarize(r)]));
+  console.log(`\nscenario ${SCENARIO} (${CALLS} reads), ${RUNS} runs per variant; samples ≈ ms of JS on the host's main thread, per run`);
+  for (const [v, s] of sums)
+    console.log(`  ${v.padEnd(10)} all ${perRun(s.total, s).padStart(7)}   with a plugin frame on the stack ${perRun(s.plugin, s).padStart(6)}`);
+  console.log(`\nCPU by thread of the opencode process from spawn to the turn's end (ms, mean per run; /proc/<pid>/task/*/stat)`);
+  const names = [...new Set([...threads.values()].flatMap((l) => l.flatMap((m) => [...m.keys()])))].sort();
+  console.log(`  ${"thread".padEnd(16)} ${VARIANTS.map((v) => v.padStart(11)).join(" ")}`);
+  for (const name of names) {
+    const cells = VARIANTS.map((v) => {
+      const list = threads.get(v)!;
+      return (list.reduce((n, m) => n + (m.get(name) ?? 0), 0) / Math.max(1, list.length)).toFixed(0).padStart(11);
+    });
+    console.log(`  ${name.padEnd(16)} ${cells.join(" ")}`);
+  }
+  for (const [v, s] of sums) {
+    if (s.plugin === 0) continue;
+    console.log(`\n  ${v}: the plugin's outermost-called functions (first plugin frame from the top), samples per run`);
+    for (const [k, n] of topOf(s.pluginByFrame, TOP)) console.log(`    ${perRun(n, s).padStart(6)}  ${k}`);
+  }
+  const [a, b] = VARIANTS.map((v) => sums.get(v)!);
+  if (a && b) {
+    const keys = new Set([...a.selfByFrame.keys(), ...b.selfByFrame.keys()]);
+    const delta = [...keys].map((k) => [k, (b.selfByFrame.get(k) ?? 0) / b.runs - (a.selfByFrame.get(k) ?? 0) / a.runs] as const);
+    console.log(`\n  self samples per run, ${VARIANTS[1]} − ${VARIANTS[0]}: largest increases`);
+    for (const [k, d] of delta.sort((x, y) => y[1] - x[1]).slice(0, TOP)) console.log(`    ${d >= 0 ? "+" : ""}${d.toFixed(1).padStart(6)}  ${k}`);
+  }
+}
+
+main().then(
+  () => process.exit(0),
+  (error: unknown) => {
+    console.error(error);
+    process.exit(1);
+  },
+);
