@@ -28,7 +28,7 @@ export class AuditSink {
     return new AuditLog({ paths: this.#paths, clock: this.#clock, maxBytes, onProblem: (p) => this.problem(p) });
   }
 
-  /** The underlying log (for the governance tools, which write requests like the CLI does). */
+  /** The underlying log (for the governance tool, which writes requests like the CLI does). */
   get log(): AuditLog {
     return this.#log;
   }

@@ -11,11 +11,16 @@ import type { PluginContext } from "./context.ts";
  */
 const tool = ((input: unknown) => input) as typeof hostTool;
 /** The schema builders used here, typed as the host's zod (what `tool.schema` was), built by the bundle's one zod. */
-const z = { boolean: zod.boolean, number: zod.number, string: zod.string } as unknown as Pick<typeof hostTool.schema, "boolean" | "number" | "string">;
+const z = { boolean: zod.boolean, enum: zod.enum, number: zod.number, string: zod.string } as unknown as Pick<
+  typeof hostTool.schema,
+  "boolean" | "enum" | "number" | "string"
+>;
 
 /**
- * Custom tools for a primary agent: list the governed sessions, stop or steer a running subagent. They write the
- * same requests as the CLI (`opencode-governance stop|inject|sessions`).
+ * The `governance` tool for a primary agent: list the governed sessions, stop or steer a running subagent. It writes
+ * the same requests as the CLI (`opencode-governance stop|inject|sessions`). One tool with an `action`, not one per
+ * action: OpenCode handles every offered tool on every model step of every agent (even one denied it), so each tool
+ * costs the host CPU per step — measured in docs/performance.md.
  */
 export function governanceTools(gov: PluginContext, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
   const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
@@ -39,37 +44,34 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
     return decision.reason;
   };
   return {
-    governance_sessions: tool({
-      description: "List governed sessions as a tree.",
-      args: { all: z.boolean().optional().describe("include finished") },
-      async execute(args) {
-        const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false });
-        return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
-      },
-    }),
-    governance_stop: tool({
-      description: "Stop a running subagent: L1 graceful, L2 immediate, L3 terminated.",
+    governance: tool({
+      description:
+        "Governed sessions. action=sessions: list them as a tree (all: include finished). action=stop: stop a running subagent (level 1 graceful, 2 immediate, 3 terminated). action=inject: send it guidance (text).",
       args: {
-        target: z.string().describe("session id or agent name"),
+        action: z.enum(["sessions", "stop", "inject"]),
+        target: z.string().optional().describe("session id or agent name"),
         level: z.number().int().min(1).max(3).optional(),
         reason: z.string().max(500).optional(),
+        text: z.string().optional().describe("max 500 chars"),
+        all: z.boolean().optional(),
       },
       async execute(args, context) {
-        const refused = await refusal(context, "stop");
+        if (args.action === "sessions") {
+          const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false });
+          return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
+        }
+        if (!args.target) return `Nothing done: ${args.action} needs a target (a session id or agent name).`;
+        const refused = await refusal(context, args.action);
         if (refused) return refused;
-        const res = await requestStop(ctx(`agent:${context.agent}`), args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
-        if (!res.ok) return `Not stopped: ${res.reason}`;
-        for (const id of res.sessionIds) await afterRequest(id);
-        return `Stop requested for ${res.sessionIds.join(", ")}.`;
-      },
-    }),
-    governance_inject: tool({
-      description: "Send guidance to a running subagent.",
-      args: { target: z.string().describe("session id or agent name"), text: z.string().describe("max 500 chars") },
-      async execute(args, context) {
-        const refused = await refusal(context, "inject");
-        if (refused) return refused;
-        const res = await requestInject(ctx(`agent:${context.agent}`), args.target, args.text, { maxLength: gov.config.inject.maxLength });
+        const by = ctx(`agent:${context.agent}`);
+        if (args.action === "stop") {
+          const res = await requestStop(by, args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
+          if (!res.ok) return `Not stopped: ${res.reason}`;
+          for (const id of res.sessionIds) await afterRequest(id);
+          return `Stop requested for ${res.sessionIds.join(", ")}.`;
+        }
+        if (!args.text) return "Not sent: inject needs the guidance as text.";
+        const res = await requestInject(by, args.target, args.text, { maxLength: gov.config.inject.maxLength });
         if (!res.ok) return `Not sent: ${res.reason}`;
         for (const id of res.sessionIds) await afterRequest(id);
         return `Guidance queued for ${res.sessionIds.join(", ")}.${res.warnings.length ? ` Warnings: ${res.warnings.join("; ")}` : ""}`;

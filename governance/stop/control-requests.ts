@@ -85,7 +85,7 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
 }
 
 /**
- * One line per session, children indented under their parents, for the CLI and the `governance_sessions` tool.
+ * One line per session, children indented under their parents, for the CLI and the `governance` tool's `sessions`.
  * The walk ({@link sessionTree}) survives parent cycles and absurd stored depths; finished sessions are skipped
  * unless `all`, and their children move up one indent.
  */
@@ -98,7 +98,7 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     childIndent.set(r.sessionId, keep ? indent + 1 : indent);
     if (!keep) continue;
     // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,
-    // directive-like text flagged) before it reaches a terminal or, through governance_sessions, a model.
+    // directive-like text flagged) before it reaches a terminal or, through the `governance` tool, a model.
     const last = r.lastToolCall ? oneLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     lines.push(

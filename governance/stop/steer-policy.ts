@@ -3,7 +3,7 @@ import { agentToken, sessionToken } from "../texts/text-parts.ts";
 
 /**
  * Who may steer (stop or inject into) a session — issue 8 §8. The local user (CLI, dashboard with its token) always
- * may; from inside OpenCode only a primary agent may, through the governance tools. A subagent (any session with a
+ * may; from inside OpenCode only a primary agent may, through the `governance` tool. A subagent (any session with a
  * parent) may not stop or inject into anything — its parent, its siblings, itself — because its arguments are what a
  * prompt injection in a file it read would control, and the hierarchy must not be turned against the user. A leaf
  * agent never steers. A caller this process has no record of is refused (fail closed).

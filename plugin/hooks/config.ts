@@ -2,8 +2,8 @@ import type { AgentRole } from "../../governance/config/config.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import type { PluginContext } from "../context.ts";
 
-/** The tools plugin/tools.ts registers; their schemas ride on every model request of every agent offered them. */
-export const GOVERNANCE_TOOL_NAMES = ["governance_sessions", "governance_stop", "governance_inject"] as const;
+/** The tool plugin/tools.ts registers; its schema rides on every model request of every agent offered it. */
+export const GOVERNANCE_TOOL_NAMES = ["governance"] as const;
 
 /**
  * OpenCode 1.18's built-in subagents. Neither is offered the `task` tool unless the project's own config sets a
@@ -36,10 +36,10 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  * 1. OpenCode 1.18 refuses a subagent's own `task` call unless `subagent_depth` allows it (default 1), which would make
  *    the configured hierarchy impossible and the refusal opaque. Raise it to the governed max depth so governance
  *    decides (and explains) instead; a user's higher setting is kept.
- * 2. The governance tools (list, stop, steer sessions) are for the agents a user talks to. Subagents (mode
- *    `subagent`, and the built-in general/explore) and governance leaves get an OpenCode `deny` permission for them,
- *    so the host does not offer them and their ~0.9 KB of schemas is not sent on every one of their requests. A
- *    permission the project set for one of these tools is kept. Agents the host offers no `task` tool are noted, so
+ * 2. The governance tool (list, stop, steer sessions) is for the agents a user talks to. Subagents (mode
+ *    `subagent`, and the built-in general/explore) and governance leaves get an OpenCode `deny` permission for it,
+ *    so the host does not offer it and its schema is not sent on every one of their requests. A permission the
+ *    project set for it is kept. Agents the host offers no `task` tool are noted, so
  *    the texts do not call them DELEGATING ({@link roleForTexts}).
  */
 export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {

@@ -84,8 +84,9 @@ export function transpilerCacheEnv(variant: Variant, project: TestProject): Node
  * names and argument shapes (built with this repository's zod) — what the host charges for a plugin's tools alone;
  * `tool1`: the same arguments as one tool.
  */
-const toolsPlugin =
-  () => `import * as z from ${JSON.stringify(pathToFileURL(path.join(path.dirname(PLUGIN_ENTRY), "..", "..", "node_modules", "zod", "index.js")).href)};
+const toolsPlugin = (
+  one: boolean,
+) => `import * as z from ${JSON.stringify(pathToFileURL(path.join(path.dirname(PLUGIN_ENTRY), "..", "..", "node_modules", "zod", "index.js")).href)};
 const run = async () => "ok";
 const tool = (description, args) => ({ description, args, execute: run });
 const tools = {
@@ -94,7 +95,10 @@ const tools = {
     target: z.string().describe("session id or agent name"), level: z.number().int().min(1).max(3).optional(), reason: z.string().max(500).optional() }),
   governance_inject: tool("Send guidance to a running subagent.", { target: z.string().describe("session id or agent name"), text: z.string().describe("max 500 chars") }),
 };
-${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", "server: async () => ({ tool: tools,")}`;
+const one = { governance: tool("Governed sessions: list, stop or steer a running subagent.", {
+  action: z.enum(["sessions", "stop", "inject"]), target: z.string().optional().describe("session id or agent name"),
+  level: z.number().int().min(1).max(3).optional(), reason: z.string().max(500).optional(), text: z.string().optional(), all: z.boolean().optional() }) };
+${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", `server: async () => ({ tool: ${one ? "one" : "tools"},`)}`;
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
@@ -116,12 +120,12 @@ export function benchRespond(req: ModelRequest): Reply {
   return { text: "ok" };
 }
 
-/** Bytes of governance text in one request: the prefix, the governance tools' schemas, and task context blocks. */
+/** Bytes of governance text in one request: the prefix, the governance tool schemas, and task context blocks. */
 export function governanceBytes(req: ModelRequest): { prefix: number; tools: number; block: number; total: number } {
   const at = req.system.indexOf(GOVERNANCE_PREFIX_HEADING);
   const prefix = at < 0 ? 0 : Buffer.byteLength(req.system.slice(at).split("\n\n")[0]!);
   const tools = ((req.body.tools as { function: { name: string } }[] | undefined) ?? [])
-    .filter((t) => t.function.name.startsWith("governance_"))
+    .filter((t) => t.function.name === "governance" || t.function.name.startsWith("governance_"))
     .reduce((n, t) => n + Buffer.byteLength(JSON.stringify(t)), 0);
   let block = 0;
   for (const m of req.messages)

@@ -64,8 +64,9 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     if (first.includes("STUCK-CHILD")) return { hang: true };
     const toolTarget = /TOOL-STOP (ses_\w+)/.exec(first)?.[1];
     if (toolTarget) {
-      if (tools === 0) return { toolCalls: [{ name: "governance_sessions", args: {} }] };
-      if (tools === 1) return { toolCalls: [{ name: "governance_stop", args: { target: toolTarget, level: 2, reason: "from the coordinator's tool" } }] };
+      if (tools === 0) return { toolCalls: [{ name: "governance", args: { action: "sessions" } }] };
+      if (tools === 1)
+        return { toolCalls: [{ name: "governance", args: { action: "stop", target: toolTarget, level: 2, reason: "from the coordinator's tool" } }] };
       return { text: "asked it to stop" };
     }
     if (first.includes("DEEP")) {
@@ -244,7 +245,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(conversation(told[0]!)).toContain("made no tool call in time");
   });
 
-  test("a primary agent's governance_sessions and governance_stop tools see and stop another session's running child", async () => {
+  test("a primary agent's governance tool (sessions, then stop) sees and stops another session's running child", async () => {
     const { parent, child, gate } = await startLoopingChild();
     const coordinator = (await serve.http.createSession()).id;
     await serve.http.prompt(coordinator, `TOOL-STOP ${child}`, { agent: "governance-coordinator" });

@@ -5,7 +5,7 @@ import { type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const denyAll = Object.fromEntries(GOVERNANCE_TOOL_NAMES.map((t) => [t, "deny"]));
 
-describe("config hook: governance tools only for the agents a user talks to", () => {
+describe("config hook: the governance tool only for the agents a user talks to", () => {
   let f: PluginFixture;
   let gov: PluginContext;
   beforeEach(async () => {
@@ -35,12 +35,12 @@ describe("config hook: governance tools only for the agents a user talks to", ()
 
   test("a permission the project set is kept: for one of the tools, and a blanket string becomes the catch-all", async () => {
     const config: Record<string, any> = {
-      agent: { scout: { mode: "subagent", permission: "allow" }, general: { permission: { governance_sessions: "allow" } } },
+      agent: { scout: { mode: "subagent", permission: "allow" }, general: { permission: { governance: "allow", read: "deny" } } },
     };
     await configHook(gov, config);
     expect(config.agent.scout.permission).toEqual({ "*": "allow", ...denyAll });
-    expect(config.agent.general.permission.governance_sessions).toBe("allow");
-    expect(config.agent.general.permission.governance_stop).toBe("deny");
+    expect(config.agent.general.permission.governance).toBe("allow");
+    expect(config.agent.general.permission.read).toBe("deny");
   });
 
   test("an agent the host offers no task tool is a LEAF in the texts, unless the project gives it task", async () => {
