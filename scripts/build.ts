@@ -7,7 +7,7 @@
  *   dependencies, tree-shaken, whitespace-minified — and, beside it, the chunks of what the plugin imports only on
  *   demand (the YAML config parser: `loadConfig` needs it only for a file that differs from the generated defaults). OpenCode loads this file into its own process for every project,
  *   so it pays for every module it resolves and parses: the unbundled tree (two copies of zod — ours and the one
- *   `@opencode-ai/plugin` pins —, all of date-fns, graceful-fs …) cost ~43 MiB RSS and ~230 ms to import under Bun,
+ *   `@opencode-ai/plugin` pins —, all of date-fns, graceful-fs (gone since) …) cost ~43 MiB RSS and ~230 ms to import under Bun,
  *   the bundle ~28 MiB and ~150 ms, ~25 MiB once zod is imported as a namespace (docs/performance.md). One zod: `@opencode-ai/plugin`'s `tool()` is the identity
  *   and `tool.schema` is its zod, so every `zod` import resolves to the package's own copy.
  *   The other plugin/*.js tsc emitted are removed (nothing loads them); their .d.ts stay for index.d.ts.
