@@ -124,24 +124,32 @@ async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
  */
 function hold(dir: string, made: { ino: number; mtimeMs: number }, staleMs: number): Held {
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let refreshing: Promise<void> | undefined;
+  let released = false;
   let mtimeMs = made.mtimeMs;
-  const refresh = () => {
+  const schedule = () => {
     timer = setTimeout(() => {
       const now = new Date();
-      void lutimes(dir, now, now).then(
+      refreshing = lutimes(dir, now, now).then(
         () => {
           mtimeMs = now.getTime();
-          refresh();
         },
         () => undefined,
       );
+      void refreshing.then(() => {
+        refreshing = undefined;
+        if (!released) schedule();
+      });
     }, staleMs / 2);
     timer.unref?.();
   };
-  refresh();
+  schedule();
   return {
     async release() {
+      released = true;
       clearTimeout(timer);
+      // A refresh under way when `fn` ended is waited for: its new mtime is this holder's, not a takeover.
+      await refreshing;
       const now = await lstat(dir).catch(() => undefined);
       // Taken over while `fn` ran (this holder looked dead): the lock is someone else's now, leave it.
       if (!now || now.ino !== made.ino || Math.abs(now.mtimeMs - mtimeMs) >= 1)

@@ -96,6 +96,15 @@ describe("withFileLock", () => {
     }
   });
 
+  it("a hold that outlasts a refresh releases cleanly: not reported as taken over, the lock removed", async () => {
+    const target = join(dir, "long.json");
+    const lost: Error[] = [];
+    // staleMs 2 s: the lock's mtime is refreshed at 1 s, while this hold still runs.
+    await withFileLock(target, () => new Promise((resolve) => setTimeout(resolve, 1_300)), { staleMs: 2_000, onCompromised: (e) => lost.push(e) });
+    expect(lost).toEqual([]);
+    expect(existsSync(`${target}.lock`)).toBe(false);
+  });
+
   it("takes over a lock dated in the future (clock change, hand-made folder) instead of waiting forever", async () => {
     const target = join(dir, "future.json");
     mkdirSync(`${target}.lock`);
