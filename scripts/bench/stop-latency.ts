@@ -1,7 +1,6 @@
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import {
   createTestProject,
+  projectCli,
   serveOpencode,
   sessionRecord,
   startScriptedModel,
@@ -10,10 +9,7 @@ import {
   type ModelRequest,
   type Reply,
 } from "../../test/harness/index.ts";
-import { CLI_ENTRY } from "../../test/harness/paths.ts";
 import { stats, type Stats } from "./stats.ts";
-
-const run = promisify(execFile);
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const lastTool = (req: ModelRequest) => textOf([...req.messages].reverse().find((m) => m.role === "tool")?.content);
@@ -51,7 +47,11 @@ export async function stopLatency(runs: number, deadline = "2s"): Promise<StopLa
   const directive: number[] = [];
   const confirmed: number[] = [];
   const failures: string[] = [];
-  const stop = (id: string) => run(process.execPath, [CLI_ENTRY, "stop", id, "--reason", "bench", "--dir", project.dir]);
+  // In the project's user environment: the CLI signs its request with that user's key, as the plugin expects.
+  const stop = async (id: string) => {
+    const res = await projectCli(project, ["stop", id, "--reason", "bench"]);
+    if (res.code !== 0) throw new Error(`opencode-governance stop exited ${res.code}: ${res.stderr.slice(0, 200)}`);
+  };
   try {
     for (let i = 0; i < runs; i++) {
       for (const kind of ["LOOP", "HANG"] as const) {
