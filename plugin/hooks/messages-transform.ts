@@ -61,7 +61,9 @@ export async function messagesTransform(rt: Runtime, output: { messages: Message
   const agent = messages.findLast((m) => m.info.role === "user" && m.info.agent)?.info.agent ?? null;
   await tracker.ensureSeen(sessionId, agent);
   const seen = sessions.peek(sessionId);
-  if (agent && seen && seen.agent !== agent) await runner.dispatch(sessionId, { type: "agent_learned", at: ctx.clock.now(), agent });
+  // Soft (in memory, written behind): this runs before the session's first model request, which must not wait for a
+  // durable write; the agent is written with the next durable change or within a second.
+  if (agent && seen && seen.agent !== agent) await runner.dispatch(sessionId, { type: "agent_learned", at: ctx.clock.now(), agent }, { soft: true });
 
   const current = sessions.peek(sessionId);
   const config = ctx.config;
