@@ -2,10 +2,10 @@ import {
   createTestProject,
   projectCli,
   serveOpencode,
-  sessionRecord,
   startScriptedModel,
   textOf,
   waitFor,
+  waitForRecord,
   type ModelRequest,
   type Reply,
 } from "../../test/harness/index.ts";
@@ -71,14 +71,7 @@ export async function stopLatency(runs: number, deadline = "2s"): Promise<StopLa
             );
             directive.push(hit.receivedAt - t0);
           } else {
-            const rec = await waitFor(
-              () => {
-                const r = sessionRecord(project.governanceDir, child);
-                return r?.control === "stopped" ? r : undefined;
-              },
-              "confirmed stop",
-              30_000,
-            );
+            const rec = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "confirmed stop", 30_000);
             confirmed.push(Number(rec.stoppedAt) - t0);
           }
           await serve.http.waitIdle([root], 30_000);

@@ -11,6 +11,7 @@ import {
   startScriptedModel,
   textOf,
   waitFor,
+  waitForRecord,
   type ModelRequest,
   type Reply,
   type ScriptedModel,
@@ -112,10 +113,7 @@ describe("automatic compaction forced by a large reported usage", () => {
       await serve.http.prompt(id, "and now?");
       const compaction = await waitFor(() => model.requests.find((r) => r.kind === "compaction" && r.sessionId === id), "automatic compaction request");
       expect(allText(compaction)).toContain("ANCHOR-KEEP");
-      const record = await waitFor(() => {
-        const r = sessionRecord(project.governanceDir, id);
-        return r && r.compactionHistory.length > 0 ? r : undefined;
-      }, "compaction recorded");
+      const record = await waitForRecord(project.governanceDir, id, (r) => r.compactionHistory.length > 0, "compaction recorded");
       expect(record.counters.compactions).toBeGreaterThanOrEqual(1);
       await waitFor(() => sessionRecord(project.governanceDir, id)?.compactionHistory[0]?.trigger === "auto", "recorded as automatic");
       await serve.http.waitIdle([id]);

@@ -12,6 +12,7 @@ import {
   sessionRecord,
   startScriptedModel,
   waitFor,
+  waitForRecord,
   type ModelRequest,
   type ScriptedModel,
   type ServeHandle,
@@ -86,10 +87,7 @@ describe("session lifecycle in a real opencode serve", () => {
       expect(r.system).toContain("verification");
     }
     // session.idle ends the turn: S1 → S3, and it is not an interruption.
-    const record = await waitFor(() => {
-      const r = sessionRecord(project.governanceDir, sessionId);
-      return r?.state === "between_turn" ? r : undefined;
-    }, "record between turns");
+    const record = await waitForRecord(project.governanceDir, sessionId, (r) => r.state === "between_turn", "record between turns");
     expect(record).toMatchObject({ sessionId, level: 1, depth: 0, parentId: null, control: "active", interruptedAt: null });
     expect(record.lastToolCall).toMatchObject({ tool: "bash" });
     expect(record.firstTool).toBe("bash");
@@ -115,10 +113,7 @@ describe("session lifecycle in a real opencode serve", () => {
     expect(allText(compaction!)).toContain("ANCHOR-ESM");
     expect(allText(compaction!)).toContain("Deutsch");
 
-    const record = await waitFor(() => {
-      const r = sessionRecord(project.governanceDir, sessionId);
-      return r?.state === "compacted" ? r : undefined;
-    }, "compacted record");
+    const record = await waitForRecord(project.governanceDir, sessionId, (r) => r.state === "compacted", "compacted record");
     expect(record.compactionHistory).toEqual([expect.objectContaining({ trigger: "summarize" })]);
     expect(record.compactedPending).toBe(true);
 
@@ -136,10 +131,7 @@ describe("session lifecycle in a real opencode serve", () => {
     await waitFor(async () => (await serve.http.status())[sessionId]?.type === "busy", "session busy");
     await waitFor(() => model.openStreams() > 0, "model stream open");
     await serve.http.abort(sessionId);
-    const record = await waitFor(() => {
-      const r = sessionRecord(project.governanceDir, sessionId);
-      return r?.state === "interrupted" ? r : undefined;
-    }, "interrupted record");
+    const record = await waitForRecord(project.governanceDir, sessionId, (r) => r.state === "interrupted", "interrupted record");
     expect(record.interruptedAt).toBeGreaterThan(0);
     await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_aborted" && e.sessionId === sessionId), "audit session_aborted");
   });

@@ -10,6 +10,7 @@ import {
   startScriptedModel,
   textOf,
   waitFor,
+  waitForRecord,
   type ModelRequest,
   type Reply,
   type ScriptedModel,
@@ -181,10 +182,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(lastTool.state?.error).toContain("SESSION TERMINATED");
 
     await serve.http.waitIdle([parent, child], 20_000);
-    const record = await waitFor(() => {
-      const r = sessionRecord(project.governanceDir, child);
-      return r?.control === "stopped" ? r : undefined;
-    }, "child stopped");
+    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped");
     expect(record.stop.delivered).toEqual([1, 2, 3]);
     // Nothing the child ran after L3 produced real output: later results are refusals.
     for (const r of agentRequests(child).slice(base + 3)) expect(lastToolText(r)).not.toMatch(/loop-output/);
@@ -217,14 +215,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const stream = await waitFor(() => agentRequests(child).find((r) => r.closedAt === undefined), "stuck child streaming");
     expect((await cli(project, "stop", child, "--reason", "stuck")).code).toBe(0);
     const requested = auditEvents(project.governanceDir).find((e) => e.type === "session_interrupted" && e.sessionId === child)!.at;
-    const record = await waitFor(
-      () => {
-        const r = sessionRecord(project.governanceDir, child);
-        return r?.control === "stopped" ? r : undefined;
-      },
-      "child stopped",
-      20_000,
-    );
+    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 20_000);
     const trace = auditEvents(project.governanceDir)
       .filter((e) => e.sessionId === child)
       .map((e) => `${e.at - requested} ${e.type}`);
@@ -283,10 +274,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     await serve.http.abort(root);
     await serve.http.waitIdle([root, d1, d2, d3], 10_000);
     for (const id of [root, d1, d2, d3]) {
-      const r = await waitFor(() => {
-        const rec = sessionRecord(project.governanceDir, id);
-        return rec?.state === "interrupted" ? rec : undefined;
-      }, `interrupted ${id}`);
+      const r = await waitForRecord(project.governanceDir, id, (rec) => rec.state === "interrupted", `interrupted ${id}`);
       expect(r.interruptedAt).toBeGreaterThan(0);
     }
     expect(sessionRecord(project.governanceDir, d2)!.depth).toBe(2);

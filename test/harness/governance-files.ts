@@ -1,5 +1,6 @@
 import fs from "fs-extra";
 import path from "node:path";
+import { waitFor } from "./opencode-http.ts";
 
 /** Read-only views of what the plugin wrote in a test project, for assertions. */
 export function auditEvents(governanceDir: string): { at: number; type: string; sessionId?: string; [k: string]: unknown }[] {
@@ -21,6 +22,24 @@ export function auditEvents(governanceDir: string): { at: number; type: string; 
 export function sessionRecord(governanceDir: string, id: string): Record<string, any> | undefined {
   const file = path.join(governanceDir, "sessions", `${id}.json`);
   return fs.existsSync(file) ? (fs.readJsonSync(file) as Record<string, any>) : undefined;
+}
+
+/** Waits until the session's record on disk satisfies `ready`, and returns that record. */
+export function waitForRecord(
+  governanceDir: string,
+  id: string,
+  ready: (record: Record<string, any>) => boolean,
+  what: string,
+  timeoutMs?: number,
+): Promise<Record<string, any>> {
+  return waitFor(
+    () => {
+      const r = sessionRecord(governanceDir, id);
+      return r && ready(r) ? r : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 export function allSessionRecords(governanceDir: string): Record<string, any>[] {
