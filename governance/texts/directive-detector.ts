@@ -118,7 +118,6 @@ export function skeleton(text: string): string {
 
 /** Separators allowed between the words of a phrase: spaces, punctuation, or nothing (spaced-out letters joined). */
 const W = String.raw`[\s\-_.*:,]*`;
-const phrase = (...words: string[]): string => words.join(W);
 const rx = (source: string): RegExp => new RegExp(source, "u");
 
 /** Decoration a forged heading may start with: Markdown marks, quotes, brackets, HTML comment openers, emoji. */
