@@ -14,7 +14,7 @@ import {
   type ScriptedModel,
   type TestProject,
 } from "../../test/harness/index.ts";
-import { OPENCODE_BIN, PLUGIN_ENTRY } from "../../test/harness/paths.ts";
+import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.ts";
 import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
 
 export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold";
@@ -84,9 +84,7 @@ export function transpilerCacheEnv(variant: Variant, project: TestProject): Node
  * names and argument shapes (built with this repository's zod) — what the host charges for a plugin's tools alone;
  * `tool1`: the same arguments as one tool.
  */
-const toolsPlugin = (
-  one: boolean,
-) => `import * as z from ${JSON.stringify(pathToFileURL(path.join(path.dirname(PLUGIN_ENTRY), "..", "..", "node_modules", "zod", "index.js")).href)};
+const toolsPlugin = (one: boolean) => `import * as z from ${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, "node_modules", "zod", "index.js")).href)};
 const run = async () => "ok";
 const tool = (description, args) => ({ description, args, execute: run });
 const tools = {

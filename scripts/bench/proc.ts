@@ -21,23 +21,30 @@ export function findProcessByCwd(cwd: string, name = "opencode"): number | undef
 const TICKS_PER_SECOND = 100;
 
 /**
- * CPU of the process and its reaped children (utime + stime + cutime + cstime, /proc/<pid>/stat fields 14–17), plus
- * its live children's own: the whole opencode tree, including the git processes of its snapshots.
+ * One `/proc/.../stat` line: the name (`comm`, in parentheses, may hold spaces) and the CPU fields after it, in ms —
+ * utime + stime (fields 14–15) and the reaped children's cutime + cstime (16–17).
+ */
+function readStat(file: string): { comm: string; ownMs: number; childrenMs: number } {
+  const stat = readFileSync(file, "utf8");
+  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+  const ms = (a: number, b: number) => ((Number(f[a]) + Number(f[b])) * 1000) / TICKS_PER_SECOND;
+  return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ownMs: ms(11, 12), childrenMs: ms(13, 14) };
+}
+
+/**
+ * CPU of the process and its reaped children, plus its live children's own: the whole opencode tree, including the
+ * git processes of its snapshots.
  */
 export function treeCpuMs(pid: number): number {
-  const own = (p: number, withChildren: boolean): number => {
+  const total = (p: number): number => {
     try {
-      const stat = readFileSync(`/proc/${p}/stat`, "utf8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      const ticks = Number(f[11]) + Number(f[12]) + (withChildren ? Number(f[13]) + Number(f[14]) : 0);
-      return (ticks * 1000) / TICKS_PER_SECOND;
+      const { ownMs, childrenMs } = readStat(`/proc/${p}/stat`);
+      return ownMs + childrenMs;
     } catch {
       return 0;
     }
   };
-  let total = own(pid, true);
-  for (const child of childrenOf(pid)) total += own(child, true);
-  return total;
+  return [pid, ...childrenOf(pid)].reduce((n, p) => n + total(p), 0);
 }
 
 function childrenOf(pid: number): number[] {
@@ -59,22 +66,17 @@ function childrenOf(pid: number): number[] {
  */
 export function threadCpuMs(pid: number): Map<string, number> {
   const out = new Map<string, number>();
-  const fields = (file: string) => {
-    const stat = readFileSync(file, "utf8");
-    return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), f: stat.slice(stat.lastIndexOf(")") + 2).split(" ") };
-  };
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        const { comm, f } = fields(`/proc/${pid}/task/${tid}/stat`);
+        const { comm, ownMs } = readStat(`/proc/${pid}/task/${tid}/stat`);
         const name = Number(tid) === pid ? "(main)" : comm.replace(/\d+$/, "");
-        out.set(name, (out.get(name) ?? 0) + ((Number(f[11]) + Number(f[12])) * 1000) / TICKS_PER_SECOND);
+        out.set(name, (out.get(name) ?? 0) + ownMs);
       } catch {
         // the thread ended
       }
     }
-    const { f } = fields(`/proc/${pid}/stat`);
-    out.set("(children)", ((Number(f[13]) + Number(f[14])) * 1000) / TICKS_PER_SECOND);
+    out.set("(children)", readStat(`/proc/${pid}/stat`).childrenMs);
   } catch {
     // gone
   }
