@@ -1,5 +1,5 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
-import { contain } from "./contain.ts";
+import { contain } from "./runtime/contain.ts";
 import { compacting, markAutoCompaction } from "./hooks/compacting.ts";
 import { configHook } from "./hooks/config.ts";
 import { onEvent } from "./hooks/event.ts";
@@ -7,8 +7,8 @@ import { messagesTransform } from "./hooks/messages-transform.ts";
 import { systemTransform } from "./hooks/system-transform.ts";
 import { toolAfter } from "./hooks/tool-after.ts";
 import { toolBefore } from "./hooks/tool-before.ts";
-import { Runtime } from "./runtime.ts";
-import { governanceTools } from "./tools.ts";
+import { Runtime } from "./runtime/runtime.ts";
+import { governanceTools } from "./host/tools.ts";
 
 /**
  * The OpenCode entry. Every hook is contained (an unexpected error is written to the audit log and the user's

@@ -1,6 +1,6 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildCompactionContext } from "../../governance/texts/compaction-context.ts";
-import type { Runtime } from "../runtime.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 
 /**
  * `experimental.session.compacting`: asks the summarizer to carry over anchors, the last three governance-relevant

@@ -1,8 +1,8 @@
 import type { AgentRole } from "../../governance/config/config.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
-import type { PluginContext } from "../context.ts";
+import type { PluginContext } from "../runtime/context.ts";
 
-/** The tool plugin/tools.ts registers; its schema rides on every model request of every agent offered it. */
+/** The tool plugin/host/tools.ts registers; its schema rides on every model request of every agent offered it. */
 export const GOVERNANCE_TOOL_NAMES = ["governance"] as const;
 
 /**

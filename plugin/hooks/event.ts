@@ -1,7 +1,7 @@
 import { linkChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import { parseEvent } from "../opencode-events.ts";
-import type { Runtime } from "../runtime.ts";
+import { parseEvent } from "../host/opencode-events.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 
 /**
  * The `event` hook: session lifecycle from OpenCode's bus. `session.idle` only ends a turn (it fires after every

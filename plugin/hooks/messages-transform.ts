@@ -1,7 +1,7 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
-import { takeNotifications } from "../directive-delivery.ts";
-import type { Runtime } from "../runtime.ts";
+import { takeNotifications } from "../stop/directive-delivery.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 
 /** The fields of OpenCode's message info and parts this hook reads; everything else is passed through untouched. */
 type MessageInfo = { sessionID?: string; role?: string; agent?: string; id?: string };

@@ -2,8 +2,8 @@ import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { resumeContextDue } from "../../governance/session/session-machine.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
-import { interruptedWork } from "../descendants.ts";
-import type { Runtime } from "../runtime.ts";
+import { interruptedWork } from "../sessions/descendants.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 import { roleForTexts } from "./config.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */

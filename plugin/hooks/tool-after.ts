@@ -1,8 +1,8 @@
 import * as z from "../../governance/zod.ts";
 import { closeChild, completeChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
-import { deliverOnToolResult } from "../directive-delivery.ts";
-import type { Runtime } from "../runtime.ts";
+import { deliverOnToolResult } from "../stop/directive-delivery.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 
 /**
  * How OpenCode's `task` result says a child ended, for the parent's bookkeeping. The formats are pinned by

@@ -3,8 +3,8 @@ import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
-import { GovernanceBlock } from "../contain.ts";
-import type { Runtime } from "../runtime.ts";
+import { GovernanceBlock } from "../runtime/contain.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 import { roleForTexts } from "./config.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */

@@ -8,8 +8,8 @@ import { messagesTransform } from "../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../plugin/hooks/system-transform.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";
-import type { OpencodeApi } from "../../plugin/opencode-api.ts";
-import { Runtime } from "../../plugin/runtime.ts";
+import type { OpencodeApi } from "../../plugin/host/opencode-api.ts";
+import { Runtime } from "../../plugin/runtime/runtime.ts";
 import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { stats, type Stats } from "./stats.ts";
 

@@ -6,12 +6,12 @@ import { REPO_ROOT } from "../harness/paths.ts";
 
 /**
  * Issue 9's rule as a test: plugin/ changes a record only through the core's step functions. The one writer is
- * plugin/session-runtime.ts (it calls `store.update` with a machine transition or a step of governance/); every
+ * plugin/sessions/session-runtime.ts (it calls `store.update` with a machine transition or a step of governance/); every
  * other plugin file goes through `runner.step(id, fn)` / `runner.dispatch(id, event)`, where `fn` must call a step
  * imported from governance/ and must not build a record itself (no object spread, no `store.update`).
  */
 
-const WRITER = "plugin/session-runtime.ts";
+const WRITER = "plugin/sessions/session-runtime.ts";
 const WRITE_METHODS = new Set(["update", "write", "writeRecord"]);
 
 type Source = { file: string; text: string };

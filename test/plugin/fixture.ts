@@ -3,9 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import type { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
-import type { OpencodeApi } from "../../plugin/opencode-api.ts";
-import { Runtime } from "../../plugin/runtime.ts";
-import type { TimerHandle, Timers, TimerTask } from "../../plugin/timers.ts";
+import type { OpencodeApi } from "../../plugin/host/opencode-api.ts";
+import { Runtime } from "../../plugin/runtime/runtime.ts";
+import type { TimerHandle, Timers, TimerTask } from "../../plugin/runtime/timers.ts";
 
 /** Epoch of every fixture's clock: Tue 3 Feb 2026 10:00 UTC. */
 export const T0 = Date.UTC(2026, 1, 3, 10, 0, 0);

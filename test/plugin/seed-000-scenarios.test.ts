@@ -14,7 +14,7 @@ import { SessionStore } from "../../governance/storage/session-store.ts";
 import { onEvent } from "../../plugin/hooks/event.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";
-import type { Runtime } from "../../plugin/runtime.ts";
+import type { Runtime } from "../../plugin/runtime/runtime.ts";
 import { events, pluginFixture, type PluginFixture } from "./fixture.ts";
 
 const HUB = "ses_hub00000000000000000000001";

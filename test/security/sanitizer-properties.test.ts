@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../plugin/opencode-events.ts";
+import { parseEvent } from "../../plugin/host/opencode-events.ts";
 import { detectDirective } from "../../governance/texts/directive-detector.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { redactSecrets } from "../../governance/texts/text-hygiene.ts";

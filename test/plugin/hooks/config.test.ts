@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import type { PluginContext } from "../../../plugin/context.ts";
+import type { PluginContext } from "../../../plugin/runtime/context.ts";
 import { configHook, GOVERNANCE_TOOL_NAMES, roleForTexts } from "../../../plugin/hooks/config.ts";
 import { type PluginFixture, pluginFixture } from "../fixture.ts";
 

@@ -1,9 +1,9 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
-import { onEvent } from "../../plugin/hooks/event.ts";
-import { toolAfter } from "../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../plugin/hooks/tool-before.ts";
-import { events, type PluginFixture, pluginFixture } from "./fixture.ts";
+import { claimAll, enqueue } from "../../../governance/stop/directive-queue.ts";
+import { onEvent } from "../../../plugin/hooks/event.ts";
+import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
+import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";
 const CHILD = "ses_child0000000000000000000001";

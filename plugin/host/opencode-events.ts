@@ -1,4 +1,4 @@
-import * as z from "../governance/zod.ts";
+import * as z from "../../governance/zod.ts";
 
 /**
  * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the

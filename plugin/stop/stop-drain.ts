@@ -1,5 +1,5 @@
-import { claimAll } from "../governance/stop/directive-queue.ts";
-import type { PluginContext } from "./context.ts";
+import { claimAll } from "../../governance/stop/directive-queue.ts";
+import type { PluginContext } from "../runtime/context.ts";
 
 /** Stop requests that arrive for (or outlive) a stopped session are done with: claimed and audited. */
 export async function drainStops(ctx: PluginContext, sessionId: string): Promise<void> {

@@ -1,16 +1,16 @@
-import type { GovernanceConfig } from "../governance/config/config.ts";
-import type { AuditEventType, AuditLog } from "../governance/storage/audit-log.ts";
-import type { GovernancePaths } from "../governance/storage/governance-paths.ts";
-import type { SessionStore } from "../governance/storage/session-store.ts";
-import type { Clock } from "../governance/time/clock.ts";
+import type { GovernanceConfig } from "../../governance/config/config.ts";
+import type { AuditEventType, AuditLog } from "../../governance/storage/audit-log.ts";
+import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
+import type { SessionStore } from "../../governance/storage/session-store.ts";
+import type { Clock } from "../../governance/time/clock.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { ConfigWatcher } from "./config-watcher.ts";
-import type { OpencodeApi } from "./opencode-api.ts";
+import type { OpencodeApi } from "../host/opencode-api.ts";
 import type { Timers } from "./timers.ts";
 
 /**
  * What every part of the plugin reads: the project, the clock and timers, the files, the SDK, the live config and
- * the audit log. Read-only: records change only through the session runtime's steps (plugin/session-runtime.ts).
+ * the audit log. Read-only: records change only through the session runtime's steps (plugin/sessions/session-runtime.ts).
  */
 export class PluginContext {
   /** Agents the host offers no `task` tool (learned by the `config` hook); the texts call them LEAF, not DELEGATING. */

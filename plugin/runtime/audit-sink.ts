@@ -1,7 +1,7 @@
-import { AuditLog, type AuditEventType } from "../governance/storage/audit-log.ts";
-import type { GovernancePaths } from "../governance/storage/governance-paths.ts";
-import type { StoreProblem } from "../governance/storage/quarantine.ts";
-import type { Clock } from "../governance/time/clock.ts";
+import { AuditLog, type AuditEventType } from "../../governance/storage/audit-log.ts";
+import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
+import type { StoreProblem } from "../../governance/storage/quarantine.ts";
+import type { Clock } from "../../governance/time/clock.ts";
 
 /**
  * The plugin's one way to the audit log: appends never throw, errors of every part (hooks, timers, effects) are

@@ -1,8 +1,8 @@
-import { closeChild, isRunningChild } from "../governance/delegation/child-links.ts";
-import type { ChildLink, SessionRecord } from "../governance/session/session-record.ts";
-import type { InterruptedWork } from "../governance/texts/resume-context.ts";
-import type { PluginContext } from "./context.ts";
-import type { EffectRunner } from "./effect-runner.ts";
+import { closeChild, isRunningChild } from "../../governance/delegation/child-links.ts";
+import type { ChildLink, SessionRecord } from "../../governance/session/session-record.ts";
+import type { InterruptedWork } from "../../governance/texts/resume-context.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
 
 const MAX_WALK = 50;
 /** When the cascade of an abort is checked: anything still busy then is aborted by governance. */

@@ -1,6 +1,6 @@
-import { isSessionId, type SessionRecord } from "../governance/session/session-record.ts";
-import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
-import type { EffectRunner } from "./effect-runner.ts";
+import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
+import type { OrphanNote } from "../../governance/texts/governance-prefix.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { checkOrphans } from "./orphan-check.ts";
 
 /**

@@ -1,14 +1,14 @@
-import type { Effect, Step } from "../governance/session/effects.ts";
-import type { SessionEvent } from "../governance/session/session-machine.ts";
-import type { SessionRecord } from "../governance/session/session-record.ts";
-import { confirmStopped } from "../governance/stop/stop-ladder.ts";
+import type { Effect, Step } from "../../governance/session/effects.ts";
+import type { SessionEvent } from "../../governance/session/session-machine.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { confirmStopped } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "./context.ts";
-import { interruptDescendants } from "./descendants.ts";
-import type { DirectiveInbox } from "./directive-inbox.ts";
-import type { IdleWatch } from "./idle-watch.ts";
-import { notifyParent } from "./notify-parent.ts";
-import type { Applied, SessionRuntime } from "./session-runtime.ts";
-import { drainStops } from "./stop-drain.ts";
+import { interruptDescendants } from "../sessions/descendants.ts";
+import type { DirectiveInbox } from "../stop/directive-inbox.ts";
+import type { IdleWatch } from "../sessions/idle-watch.ts";
+import { notifyParent } from "../stop/notify-parent.ts";
+import type { Applied, SessionRuntime } from "../sessions/session-runtime.ts";
+import { drainStops } from "../stop/stop-drain.ts";
 
 /** How long a session gets to report idle after an SDK abort. */
 const CONFIRM_IDLE_MS = 3_000;

@@ -1,8 +1,8 @@
-import type { Effect, Step } from "../governance/session/effects.ts";
-import { transition, type SessionEvent } from "../governance/session/session-machine.ts";
-import type { SessionRecord } from "../governance/session/session-record.ts";
-import type { PluginContext } from "./context.ts";
-import type { TimerHandle } from "./timers.ts";
+import type { Effect, Step } from "../../governance/session/effects.ts";
+import { transition, type SessionEvent } from "../../governance/session/session-machine.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { TimerHandle } from "../runtime/timers.ts";
 
 /** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
 export const WRITE_BEHIND_MS = 1_000;
@@ -13,7 +13,7 @@ export type Applied<S extends Step = Step> = S & { previous: SessionRecord | und
 /**
  * The one place in plugin/ that writes records. Every change is a pure step of governance/ — a machine event
  * (`transition`) or a step function returning `{ next, effects }` — applied in one locked read-modify-write. Effects
- * are returned, not run (plugin/effect-runner.ts runs them).
+ * are returned, not run (plugin/runtime/effect-runner.ts runs them).
  *
  * Hot-path events (`soft`: a model step, a tool call) only move counters, timestamps and the last tool call, so they
  * are applied in memory and written behind, batched with the next durable change or within `WRITE_BEHIND_MS`.

@@ -1,10 +1,10 @@
-import { claimAll, type Directive } from "../governance/stop/directive-queue.ts";
-import { renderNotification } from "../governance/stop/notifications.ts";
-import type { StoreProblem } from "../governance/storage/quarantine.ts";
-import { onToolResult } from "../governance/stop/stop-ladder.ts";
-import { validateInjectText } from "../governance/texts/inject-sanitizer.ts";
-import { buildInjectBlock, buildStopDirective } from "../governance/texts/stop-directives.ts";
-import type { EffectRunner } from "./effect-runner.ts";
+import { claimAll, type Directive } from "../../governance/stop/directive-queue.ts";
+import { renderNotification } from "../../governance/stop/notifications.ts";
+import type { StoreProblem } from "../../governance/storage/quarantine.ts";
+import { onToolResult } from "../../governance/stop/stop-ladder.ts";
+import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
+import { buildInjectBlock, buildStopDirective } from "../../governance/texts/stop-directives.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { StopController } from "./stop-controller.ts";
 
 /**

@@ -1,5 +1,5 @@
 import { statSync } from "node:fs";
-import { DEFAULT_CONFIG, type GovernanceConfig, loadConfig } from "../governance/config/config.ts";
+import { DEFAULT_CONFIG, type GovernanceConfig, loadConfig } from "../../governance/config/config.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { Timers } from "./timers.ts";
 

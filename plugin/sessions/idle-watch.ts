@@ -1,5 +1,5 @@
-import type { PluginContext } from "./context.ts";
-import { sleep } from "./timers.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import { sleep } from "../runtime/timers.ts";
 
 /** How often OpenCode's status route is asked while waiting for a session to go idle. */
 const IDLE_POLL_MS = 150;

@@ -1,8 +1,8 @@
-import { isRunningChild, markOrphaned, orphanChild } from "../governance/delegation/child-links.ts";
-import { findOrphans } from "../governance/session/orphans.ts";
-import type { SessionRecord } from "../governance/session/session-record.ts";
-import type { OrphanNote } from "../governance/texts/governance-prefix.ts";
-import type { EffectRunner } from "./effect-runner.ts";
+import { isRunningChild, markOrphaned, orphanChild } from "../../governance/delegation/child-links.ts";
+import { findOrphans } from "../../governance/session/orphans.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import type { OrphanNote } from "../../governance/texts/governance-prefix.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
 
 /**
  * Seed 000's orphan detection, run when a delegating session starts or resumes in this process: children still

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { DirectiveInbox } from "../../plugin/directive-inbox.ts";
+import { DirectiveInbox } from "../../../plugin/stop/directive-inbox.ts";
 
 const SESSION = "ses_inbox0000000000000000000001";
 let dir: string;

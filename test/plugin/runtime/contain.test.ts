@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { contain, GovernanceBlock, type HookErrorSink } from "../../plugin/contain.ts";
+import { contain, GovernanceBlock, type HookErrorSink } from "../../../plugin/runtime/contain.ts";
 
 /** A sink that records what it was told, as the governor's audit-log sink does. */
 function recordingSink(): { sink: HookErrorSink; calls: { hook: string; error: unknown }[] } {

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { Timers, TimerHandle } from "./timers.ts";
+import type { Timers, TimerHandle } from "../runtime/timers.ts";
 
 const PENDING_FILE = /^\d{15}-.*\.json$/;
 const SESSION_DIR = /^ses_[A-Za-z0-9]+$/;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../plugin/opencode-events.ts";
+import { parseEvent } from "../../../plugin/host/opencode-events.ts";
 
 const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";
 const PARENT = "ses_3f1c2a000ffeq7Yd1kB2mN4pQr";

@@ -1,9 +1,9 @@
 import type { ToolDefinition, tool as hostTool } from "@opencode-ai/plugin";
-import { roleOf } from "../governance/delegation/delegation-policy.ts";
-import { renderTree, requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
-import { maySteer, type SteerAction } from "../governance/stop/steer-policy.ts";
-import * as zod from "../governance/zod.ts";
-import type { PluginContext } from "./context.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { renderTree, requestInject, requestStop, type ControlContext } from "../../governance/stop/control-requests.ts";
+import { maySteer, type SteerAction } from "../../governance/stop/steer-policy.ts";
+import * as zod from "../../governance/zod.ts";
+import type { PluginContext } from "../runtime/context.ts";
 
 /**
  * `tool()` of @opencode-ai/plugin is the identity (its `tool.schema` is zod). Importing it at run time would put the

@@ -1,20 +1,20 @@
-import type { Directive } from "../governance/stop/directive-queue.ts";
-import { peekAll } from "../governance/stop/directive-queue.ts";
-import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../governance/stop/stop-ladder.ts";
-import type { PluginContext } from "./context.ts";
+import type { Directive } from "../../governance/stop/directive-queue.ts";
+import { peekAll } from "../../governance/stop/directive-queue.ts";
+import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
+import type { PluginContext } from "../runtime/context.ts";
 import type { DirectiveInbox } from "./directive-inbox.ts";
-import type { EffectRunner } from "./effect-runner.ts";
-import type { IdleWatch } from "./idle-watch.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { IdleWatch } from "../sessions/idle-watch.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
-import type { SessionTracker } from "./session-tracker.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { drainStops } from "./stop-drain.ts";
-import type { TimerHandle } from "./timers.ts";
+import type { TimerHandle } from "../runtime/timers.ts";
 
 /**
  * Stop requests for sessions hosted by this process (seeds 000 and 001): notices them (queue watcher), begins each
  * request once, runs the hard-stop deadline, and makes a stop final when the session complies or is confirmed idle.
  * Every record change is a step of governance/stop/stop-ladder.ts; its effects (abort, notify the parent, audit)
- * are carried out by the effect runner. Delivery on tool results is plugin/directive-delivery.ts.
+ * are carried out by the effect runner. Delivery on tool results is plugin/stop/directive-delivery.ts.
  */
 export class StopController {
   readonly #ctx: PluginContext;
