@@ -1,4 +1,5 @@
-import type { AgentRole, Anchor } from "../config/config.ts";
+import type { Anchor } from "../config/config.ts";
+import type { AgentView } from "../delegation/agent-view.ts";
 import { importantAnchors } from "./post-compact-reminder.ts";
 import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
 
@@ -9,12 +10,8 @@ export interface CompactionContextInput {
   anchors: readonly Anchor[];
   /** Governance-relevant actions, oldest first; the last 3 are kept. */
   recentActions: readonly string[];
-  agent: string | null;
-  role: AgentRole;
-  level: number;
-  maxDepth: number;
-  depth?: number;
-  mayDelegateTo?: readonly string[];
+  /** Who the agent is: the same view the prefix states ({@link agentView}). */
+  who: AgentView;
 }
 
 /**
@@ -28,7 +25,7 @@ export function buildCompactionContext(input: CompactionContextInput): string[] 
   const lines = [
     "opencode-governance: copy the following lines VERBATIM into the summary; the agent must keep obeying them.",
     `Language: ${languageText(input.language)}. MUST MAINTAIN.`,
-    `Agent: ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}). ${hierarchyRule(input)}`,
+    `Agent: ${agentToken(input.who.agent)}, ${ROLE_LABEL[input.who.role]} (level ${input.who.level}). ${hierarchyRule(input.who)}`,
     `Phase: ${oneLine(input.phase, 60)}`,
   ];
   for (const anchor of [...critical, ...normal]) {

@@ -1,4 +1,5 @@
 import type { AgentRole } from "../config/config.ts";
+import type { AgentView } from "../delegation/agent-view.ts";
 import { formatIdle } from "../time/time-format.ts";
 import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL, sessionToken } from "./text-parts.ts";
 
@@ -13,17 +14,11 @@ export interface OrphanNote {
 }
 
 export interface GovernancePrefixInput {
-  agent: string | null;
-  role: AgentRole;
-  /** Seed 003 level (1 primary, 2 first delegation, 3 deeper). */
-  level: number;
-  /** Exact parentID-chain length; 0 for a root session. */
-  depth: number;
+  /** Who the agent is: the one view every text states ({@link agentView}). */
+  who: AgentView;
   language: { communication: string; documents: string };
   phase: string;
   todo: { total: number; open: number } | null;
-  maxDepth: number;
-  mayDelegateTo: readonly string[];
   /** Subagents found orphaned (seed 000: no activity for `orphans.staleAfter`). At most 5 are shown. */
   orphans?: readonly OrphanNote[];
 }
@@ -61,17 +56,18 @@ export function defaultFirstActions(role: AgentRole): string[] {
  * capped so a noisy state cannot grow it without bound.
  */
 export function buildGovernancePrefix(input: GovernancePrefixInput): string {
-  const rule1 = hierarchyRule({ role: input.role, depth: input.depth, maxDepth: input.maxDepth, mayDelegateTo: input.mayDelegateTo });
+  const who = input.who;
+  const rule1 = hierarchyRule(who);
   const lines = [
     GOVERNANCE_PREFIX_HEADING,
     `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
-    `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}, depth ${input.depth} of max ${input.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
-    `**Rules:** ${[rule1, extraRule(input.role, input.depth), PROTOCOL_RULE[input.role]]
+    `**You:** ${agentToken(who.agent)}, ${ROLE_LABEL[who.role]} (level ${who.level}, depth ${who.depth} of max ${who.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
+    `**Rules:** ${[rule1, extraRule(who.role, who.depth), PROTOCOL_RULE[who.role]]
       .filter((r) => r !== undefined)
       .map((r, i) => `${i + 1}. ${r}`)
       .join(" ")}`,
   ];
-  const firstActions = defaultFirstActions(input.role);
+  const firstActions = defaultFirstActions(who.role);
   lines.push(
     `**First action required:** ${firstActions
       .slice(0, 3)

@@ -1,4 +1,5 @@
-import type { AgentRole, Anchor } from "../config/config.ts";
+import type { Anchor } from "../config/config.ts";
+import type { AgentView } from "../delegation/agent-view.ts";
 import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
 
 export const POST_COMPACT_HEADING = "## Post-Compaction Context Recovery (opencode-governance)";
@@ -10,14 +11,8 @@ export interface PostCompactReminderInput {
   recentActions: readonly string[];
   /** All anchors; only critical and high ones are shown (S2-R04), critical first. */
   anchors: readonly Anchor[];
-  role: AgentRole;
-  agent: string | null;
-  level: number;
-  maxDepth: number;
-  /** When known, the hierarchy line also says whether the agent is at the depth limit. */
-  depth?: number;
-  /** When known, the hierarchy line lists the allowed targets. */
-  mayDelegateTo?: readonly string[];
+  /** Who the agent is: the same view the prefix states ({@link agentView}). */
+  who: AgentView;
 }
 
 /** Critical and high anchors, critical first, order otherwise kept. Shared with the compaction context. */
@@ -40,7 +35,7 @@ export function buildPostCompactReminder(input: PostCompactReminderInput): strin
     POST_COMPACT_HEADING,
     `**Language:** ${languageText(input.language)}. MUST MAINTAIN.`,
     `**Phase:** ${oneLine(input.phase, 60)}`,
-    `**You:** ${agentToken(input.agent)}, ${ROLE_LABEL[input.role]} (level ${input.level}). ${hierarchyRule(input)}`,
+    `**You:** ${agentToken(input.who.agent)}, ${ROLE_LABEL[input.who.role]} (level ${input.who.level}). ${hierarchyRule(input.who)}`,
   ];
   const actions = input.recentActions.slice(-3);
   if (actions.length > 0) {
@@ -54,7 +49,7 @@ export function buildPostCompactReminder(input: PostCompactReminderInput): strin
   }
   lines.push(
     "**Recommended next:**",
-    input.role === "primary" ? "- Check the todo list (`todoread`) for pending tasks." : "- Re-read the task your parent gave you.",
+    input.who.role === "primary" ? "- Check the todo list (`todoread`) for pending tasks." : "- Re-read the task your parent gave you.",
     "- Verify the last action completed before starting new work.",
   );
   return lines.join("\n");

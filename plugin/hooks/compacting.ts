@@ -1,4 +1,3 @@
-import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildCompactionContext } from "../../governance/texts/compaction-context.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
@@ -11,19 +10,13 @@ export async function compacting(rt: Runtime, input: { sessionID: string }, outp
   const record = (await tracker.ensureSeen(input.sessionID)) ?? sessions.peek(input.sessionID);
   const agent = record?.agent ?? null;
   const config = ctx.config;
-  const policy = roleOf(agent, config);
   output.context.push(
     ...buildCompactionContext({
       language: config.language,
       phase: config.phase,
       anchors: config.anchors,
       recentActions: record?.recentActions ?? [],
-      agent,
-      role: policy.role,
-      level: record?.level ?? 1,
-      depth: record?.depth ?? 0,
-      maxDepth: config.delegation.maxDepth,
-      mayDelegateTo: policy.mayDelegateTo,
+      who: ctx.viewOf(agent, record?.depth ?? 0),
     }),
   );
   await ctx.record("compaction_context_added", { sessionId: input.sessionID, lines: output.context.length });

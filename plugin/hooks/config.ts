@@ -1,4 +1,3 @@
-import type { AgentRole } from "../../governance/config/config.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import type { PluginContext } from "../runtime/context.ts";
 
@@ -40,7 +39,7 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  *    `subagent`, and the built-in general/explore) and governance leaves get an OpenCode `deny` permission for it,
  *    so the host does not offer it and its schema is not sent on every one of their requests. A permission the
  *    project set for it is kept. Agents the host offers no `task` tool are noted, so
- *    the texts do not call them DELEGATING ({@link roleForTexts}).
+ *    the texts do not call them DELEGATING (`PluginContext.viewOf`, over the core's `agentView`).
  */
 export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
   const max = gov.config.delegation.maxDepth;
@@ -69,9 +68,4 @@ function restrictGovernanceTools(gov: PluginContext, config: Record<string, unkn
     for (const tool of GOVERNANCE_TOOL_NAMES) if (!(tool in permission)) permission[tool] = "deny";
     agents[name] = { ...entry, permission };
   }
-}
-
-/** The role the texts state: an agent the host offers no `task` tool cannot delegate, whatever its policy says. */
-export function roleForTexts(gov: PluginContext, agent: string | null, role: AgentRole): AgentRole {
-  return role === "delegating" && agent !== null && gov.agentsWithoutTask.has(agent) ? "leaf" : role;
 }

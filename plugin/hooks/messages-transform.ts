@@ -1,4 +1,3 @@
-import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -68,18 +67,12 @@ export async function messagesTransform(rt: Runtime, output: { messages: Message
   const current = sessions.peek(sessionId);
   const config = ctx.config;
   if (current?.compactedPending) {
-    const policy = roleOf(current.agent ?? agent, config);
     const reminder = buildPostCompactReminder({
       language: config.language,
       phase: config.phase,
       recentActions: current.recentActions,
       anchors: config.anchors,
-      role: policy.role,
-      agent: current.agent ?? agent,
-      level: current.level,
-      depth: current.depth,
-      maxDepth: config.delegation.maxDepth,
-      mayDelegateTo: policy.mayDelegateTo,
+      who: ctx.viewOf(current.agent ?? agent, current.depth),
     });
     appendText(messages, reminder, ctx.clock.now());
   }

@@ -1,10 +1,8 @@
-import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { resumeContextDue } from "../../governance/session/session-machine.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import { roleForTexts } from "./config.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
 function isHousekeeping(system: string[]): boolean {
@@ -25,18 +23,11 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
   if (!record) return;
   const config = ctx.config;
-  const policy = roleOf(record.agent, config);
-  const role = roleForTexts(ctx, record.agent, policy.role);
   const prefix = buildGovernancePrefix({
-    agent: record.agent,
-    role,
-    level: record.level,
-    depth: record.depth,
+    who: ctx.viewOf(record.agent, record.depth),
     language: config.language,
     phase: config.phase,
     todo: record.todo,
-    maxDepth: config.delegation.maxDepth,
-    mayDelegateTo: policy.mayDelegateTo,
     orphans: [...tracker.orphanNotes(sessionId)],
   });
   let text = prefix;

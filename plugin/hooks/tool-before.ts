@@ -5,7 +5,6 @@ import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
 import { GovernanceBlock } from "../runtime/contain.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import { roleForTexts } from "./config.ts";
 
 /** Tools that create a session. `task` is OpenCode's; the list is here so another spawner is one line away. */
 const SPAWNING_TOOLS = new Set(["task"]);
@@ -49,11 +48,7 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
     args.prompt = enrichTaskPrompt(args.prompt, {
       parentSessionId: sessionId,
       parentAgent: record.agent,
-      childDepth: decision.childDepth,
-      childLevel: decision.childLevel,
-      maxDepth: ctx.config.delegation.maxDepth,
-      targetAgent,
-      targetRole: roleForTexts(ctx, targetAgent, decision.targetRole),
+      who: ctx.viewOf(targetAgent, decision.childDepth),
       scope: typeof args.description === "string" ? args.description : undefined,
     });
   }

@@ -1,4 +1,5 @@
 import type { GovernanceConfig } from "../../governance/config/config.ts";
+import { type AgentView, agentView } from "../../governance/delegation/agent-view.ts";
 import type { AuditEventType, AuditLog } from "../../governance/storage/audit-log.ts";
 import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
 import type { SessionStore } from "../../governance/storage/session-store.ts";
@@ -32,6 +33,14 @@ export class PluginContext {
 
   get config(): GovernanceConfig {
     return this.configWatcher.current;
+  }
+
+  /**
+   * Who `agent` at `depth` is, as every text states it: the core's one view ({@link agentView}) with what the host
+   * said about its agents. The prefix, the task block, the reminder and the compaction context all come from here.
+   */
+  viewOf(agent: string | null | undefined, depth: number): AgentView {
+    return agentView({ agent, depth }, this.config, { lacksTask: (name) => this.agentsWithoutTask.has(name) });
   }
 
   get audit(): AuditLog {

@@ -1,7 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { buildCompactionContext, type CompactionContextInput } from "../../../governance/texts/compaction-context.ts";
+import type { AgentView } from "../../../governance/delegation/agent-view.ts";
+import { buildCompactionContext as build, type CompactionContextInput } from "../../../governance/texts/compaction-context.ts";
 
-const input: CompactionContextInput = {
+type Flat = Omit<CompactionContextInput, "who"> & AgentView;
+const buildCompactionContext = ({ agent, role, level, depth, maxDepth, mayDelegateTo, ...rest }: Flat) =>
+  build({ ...rest, who: { agent, role, level, depth, maxDepth, mayDelegateTo } });
+
+const input: Flat = {
   language: { communication: "French", documents: "English" },
   phase: "planning",
   anchors: [
@@ -12,7 +17,9 @@ const input: CompactionContextInput = {
   agent: "governance-coordinator",
   role: "primary",
   level: 1,
+  depth: 0,
   maxDepth: 3,
+  mayDelegateTo: ["governance-planner"],
 };
 
 describe("buildCompactionContext", () => {

@@ -1,6 +1,11 @@
 import { describe, expect, it } from "vitest";
 import type { Anchor } from "../../../governance/config/config.ts";
-import { buildPostCompactReminder, POST_COMPACT_HEADING, type PostCompactReminderInput } from "../../../governance/texts/post-compact-reminder.ts";
+import type { AgentView } from "../../../governance/delegation/agent-view.ts";
+import { buildPostCompactReminder as build, POST_COMPACT_HEADING, type PostCompactReminderInput } from "../../../governance/texts/post-compact-reminder.ts";
+
+type Flat = Omit<PostCompactReminderInput, "who"> & AgentView;
+const buildPostCompactReminder = ({ agent, role, level, depth, maxDepth, mayDelegateTo, ...rest }: Flat) =>
+  build({ ...rest, who: { agent, role, level, depth, maxDepth, mayDelegateTo } });
 
 const anchors: Anchor[] = [
   { id: "ANCHOR-002", text: "Must use ESM imports", priority: "high" },
@@ -8,7 +13,7 @@ const anchors: Anchor[] = [
   { id: "ANCHOR-001", text: "User prefers TypeScript over JavaScript", priority: "critical" },
 ];
 
-const input: PostCompactReminderInput = {
+const input: Flat = {
   language: { communication: "English", documents: "English" },
   phase: "implementation",
   recentActions: ["Read PLAN.md", "Created PLAN.md for phase 2", "Delegated to governance-builder for file creation", "Verified completion"],
@@ -16,7 +21,9 @@ const input: PostCompactReminderInput = {
   role: "delegating",
   agent: "governance-executor",
   level: 2,
+  depth: 1,
   maxDepth: 3,
+  mayDelegateTo: ["governance-builder", "governance-validator"],
 };
 
 describe("buildPostCompactReminder", () => {

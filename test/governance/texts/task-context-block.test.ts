@@ -1,14 +1,24 @@
 import { describe, expect, it } from "vitest";
+import type { AgentRole } from "../../../governance/config/config.ts";
 import {
-  buildTaskContextBlock,
-  enrichTaskPrompt,
+  buildTaskContextBlock as buildBlock,
+  enrichTaskPrompt as enrich,
   stripTaskContext,
   TASK_CONTEXT_CLOSE,
   TASK_CONTEXT_OPEN,
   type TaskContextInput,
 } from "../../../governance/texts/task-context-block.ts";
 
-const input: TaskContextInput = {
+/** The block's input with the child's view given field by field (the tests vary one field at a time). */
+type Flat = Omit<TaskContextInput, "who"> & { childDepth: number; childLevel: number; maxDepth: number; targetAgent: string; targetRole: AgentRole };
+const toInput = ({ childDepth, childLevel, maxDepth, targetAgent, targetRole, ...rest }: Flat): TaskContextInput => ({
+  ...rest,
+  who: { agent: targetAgent, role: targetRole, level: childLevel, depth: childDepth, maxDepth, mayDelegateTo: [] },
+});
+const buildTaskContextBlock = (input: Flat) => buildBlock(toInput(input));
+const enrichTaskPrompt = (prompt: string, input: Flat) => enrich(prompt, toInput(input));
+
+const input: Flat = {
   parentSessionId: "ses_parent0000001",
   parentAgent: "governance-executor",
   childDepth: 2,

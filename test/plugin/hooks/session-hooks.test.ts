@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
+import { configHook } from "../../../plugin/hooks/config.ts";
 import { onEvent } from "../../../plugin/hooks/event.ts";
 import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../../plugin/hooks/system-transform.ts";
@@ -92,6 +94,27 @@ describe("transforms", () => {
     await onEvent(f.rt, events.idle(ROOT));
     expect((await step()).parts.length).toBe(1);
     expect(record(ROOT)?.counters.modelSteps).toBe(3);
+  });
+
+  test("after a compaction, the prefix, the reminder and the compaction context state the same role (issue 15 item 1)", async () => {
+    // OpenCode's built-in `general` is offered no `task` tool: the config hook learns that, and every text must say LEAF.
+    await configHook(f.rt.ctx, { agent: {} });
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "general" }));
+    const compaction = { context: [] as string[] };
+    await compacting(f.rt, { sessionID: CHILD }, compaction);
+    await onEvent(f.rt, events.compacted(CHILD));
+    const out = { system: [] as string[] };
+    await systemTransform(f.rt, { sessionID: CHILD }, out);
+    const messages = [{ info: { sessionID: CHILD, role: "user", agent: "general", id: "msg_1" }, parts: [{ type: "text", text: "go" }] as object[] }];
+    await messagesTransform(f.rt, { messages });
+    const reminder = messages[0]!.parts.map((p) => (p as { text?: string }).text ?? "").find((t) => t.startsWith(POST_COMPACT_HEADING));
+    const you = "general, LEAF (level 2";
+    expect(out.system.join("\n")).toContain(you);
+    expect(reminder).toContain(you);
+    expect(reminder).toContain("You are a LEAF agent: you cannot delegate");
+    expect(compaction.context.join("\n")).toContain(`Agent: ${you}). You are a LEAF agent`);
+    for (const text of [out.system.join("\n"), reminder ?? "", compaction.context.join("\n")]) expect(text).not.toContain("DELEGATING");
   });
 
   test("housekeeping prompts (title, summary) get no prefix and count no step", async () => {
