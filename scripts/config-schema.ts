@@ -61,7 +61,40 @@ export const DESCRIPTIONS: Record<string, string> = {
   "anchors[].priority": "`critical`, `high` or `normal`; critical and high anchors are re-sent after compaction.",
   audit: "The audit log (.opencode/governance/audit.log).",
   "audit.maxBytes": "Size at which the audit log is rotated (3 rotated files are kept).",
+  budgets: "Budgets per agent and per task tree; see docs/budgets.md. A missing key is no limit.",
+  "budgets.warnAt": "Share of a budget (0.1-0.99) at which the session's next tool result says what is left; once per budget.",
+  "budgets.default": "Limits of every subagent whose agent has no entry under `budgets.agents` (root sessions are not limited by it).",
+  "budgets.agents": "Limits by OpenCode agent name; they replace `budgets.default` for that agent, root sessions included.",
+  "budgets.agents.*": "One agent's limits.",
+  "budgets.tree": "Limits of a whole task tree: a root session and all its subagents together (e.g. `{ cost: 2, activeTime: 30m }`).",
+  ...limitDescriptions("budgets.default"),
+  ...limitDescriptions("budgets.agents.*"),
+  ...limitDescriptions("budgets.tree"),
+  concurrency: "Running subagents at once (background ones included); one more is refused with a message the model can act on.",
+  "concurrency.perParent": "Running subagents one session may have at once.",
+  "concurrency.perProject": "Running subagents in the whole project (this OpenCode process) at once.",
+  loops: "Loop guards: the same call with the same result again and again, or A-B-A-B with unchanged results.",
+  "loops.enabled": "Switch the loop guards on or off.",
+  "loops.repeat": "Identical calls (same tool, same arguments) with identical results in a row that count as a loop.",
+  "loops.pingPong": "Full A-B cycles with unchanged results that count as a ping-pong.",
+  "loops.stopAfter": "Looping calls allowed after the notice before the stop ladder starts.",
 };
+
+/** The same ten limits under each budget object. */
+function limitDescriptions(at: string): Record<string, string> {
+  return {
+    [`${at}.modelRequests`]: "Model requests (LLM steps).",
+    [`${at}.toolCalls`]: "Tool calls.",
+    [`${at}.activeTime`]: `Time spent working (busy), not waiting for you. Between 1s and 7d. ${DURATION}`,
+    [`${at}.tokens`]: "All tokens: input + output + reasoning + cache read + cache write.",
+    [`${at}.inputTokens`]: "Input tokens (not read from cache).",
+    [`${at}.outputTokens`]: "Output tokens.",
+    [`${at}.reasoningTokens`]: "Reasoning tokens.",
+    [`${at}.cacheReadTokens`]: "Input tokens read from the provider's cache.",
+    [`${at}.cacheWriteTokens`]: "Input tokens written to the provider's cache.",
+    [`${at}.cost`]: "Cost in US dollars, as OpenCode computes it from the model's prices in its config; a provider without prices reports none.",
+  };
+}
 
 /** Walks a JSON schema node's children with their config paths (`a.b`, `agents.*`, `anchors[]`). */
 function walk(node: JsonSchema, at: string, visit: (node: JsonSchema, path: string) => void): void {

@@ -118,4 +118,40 @@ anchors: []
 audit:
   # Size of the audit log, in bytes, at which it is rotated.
   maxBytes: 1048576
+
+# Budgets (docs/budgets.md). Keys: modelRequests, toolCalls, activeTime, tokens, inputTokens, outputTokens,
+# reasoningTokens, cacheReadTokens, cacheWriteTokens, cost (US dollars). A missing key is no limit.
+budgets:
+  # Share of a budget at which the session is told what is left.
+  warnAt: 0.8
+  # Every subagent without its own entry below (root sessions are not limited by it).
+  default:
+    # Model requests (LLM steps).
+    modelRequests: 500
+    # Tool calls.
+    toolCalls: 1000
+    # Time the session spends working (busy), not waiting for you.
+    activeTime: 2h
+  # Per agent name; replaces the default for that agent, root sessions included.
+  agents: {}
+  # A whole task tree: a root session and all its subagents together, e.g. { cost: 2, activeTime: 30m }.
+  tree: {}
+
+# Running subagents at once (background ones included); one more is refused until one ends.
+concurrency:
+  # Running subagents one session may have at once.
+  perParent: 4
+  # Running subagents in the whole project at once.
+  perProject: 10
+
+# Loop guards: the same tool call with the same result again and again, or A-B-A-B with unchanged results.
+loops:
+  # Switch the loop guards on or off.
+  enabled: true
+  # Identical calls with identical results in a row that count as a loop.
+  repeat: 3
+  # Full A-B cycles with unchanged results that count as a ping-pong.
+  pingPong: 2
+  # Looping calls allowed after the notice before the stop ladder starts.
+  stopAfter: 2
 `;

@@ -5,6 +5,7 @@ import * as z from "../zod.ts";
 import { DEFAULT_AGENTS, DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { parseDuration } from "../time/time-format.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
+import { BudgetConfig, ConcurrencyConfig, LoopConfig } from "../budget/budget-config.ts";
 
 export { DEFAULT_CONFIG_YAML };
 
@@ -72,6 +73,12 @@ export const GovernanceConfig = z.strictObject({
     .max(MAX_ANCHORS, `at most ${MAX_ANCHORS} anchors: every one is re-sent to the model after each compaction`)
     .default(() => []),
   audit: z.strictObject({ maxBytes: z.number().int().min(4096).default(1_048_576) }).prefault({}),
+  /** Budgets per agent and per task tree (docs/budgets.md). */
+  budgets: BudgetConfig.prefault({}),
+  /** Running subagents at once, per parent and per project. */
+  concurrency: ConcurrencyConfig.prefault({}),
+  /** Loop guards: the same call with the same result again and again, or A-B-A-B. */
+  loops: LoopConfig.prefault({}),
 });
 export type GovernanceConfig = z.infer<typeof GovernanceConfig>;
 

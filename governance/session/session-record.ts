@@ -1,4 +1,5 @@
 import * as z from "../zod.ts";
+import { BudgetState, EMPTY_BUDGET } from "../budget/budget-state.ts";
 
 /**
  * OpenCode's own session id (`ses_` + 26 url-safe characters in 1.18). It is the one key for a session
@@ -119,6 +120,8 @@ export const SessionRecord = z.object({
     .default(null),
   /** Post-compaction reminder pending for the next model steps (S2-R01). */
   compactedPending: z.boolean().default(false),
+  /** Use against the budgets and their escalation (docs/budgets.md). Added in v1 with a default: older records read as unused. */
+  budget: BudgetState.default(EMPTY_BUDGET),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 

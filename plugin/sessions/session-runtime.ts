@@ -7,6 +7,9 @@ import type { TimerHandle } from "../runtime/timers.ts";
 /** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
 export const WRITE_BEHIND_MS = 1_000;
 
+/** One queued soft change, replayed on the stored record when it is written. */
+type Replay = (r: SessionRecord | undefined) => SessionRecord | undefined;
+
 /** A step's outcome as stored, with the record it started from. */
 export type Applied<S extends Step = Step> = S & { previous: SessionRecord | undefined };
 
@@ -22,8 +25,8 @@ export type Applied<S extends Step = Step> = S & { previous: SessionRecord | und
  */
 export class SessionRuntime {
   readonly #ctx: PluginContext;
-  /** Soft events not yet written, per session, in order; and the in-memory record they produced. */
-  readonly #pending = new Map<string, SessionEvent[]>();
+  /** Soft changes not yet written, per session, in order (each replays one event or step); and the in-memory record they produced. */
+  readonly #pending = new Map<string, Replay[]>();
   readonly #views = new Map<string, SessionRecord>();
   readonly #timers = new Map<string, TimerHandle>();
   /** Writes started by the write-behind timer, awaited by `flush`. */
@@ -49,9 +52,7 @@ export class SessionRuntime {
     if (base) {
       const result = transition(base, event, this.#machine(sessionId));
       if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
-      this.#views.set(sessionId, result.next);
-      this.#pending.set(sessionId, [...(this.#pending.get(sessionId) ?? []), event]);
-      this.#scheduleFlush(sessionId);
+      this.#queue(sessionId, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
       return { next: result.next, effects: result.effects, previous: base };
     }
     return this.step(sessionId, (current) => {
@@ -60,6 +61,28 @@ export class SessionRuntime {
       const effects: Effect[] = [{ type: "audit", event: "illegal_transition", data: { event: event.type, reason: result.illegal.reason } }];
       return { next: current, effects };
     });
+  }
+
+  /**
+   * A hot-path step (budget accounting, notices): applied to the in-memory record and written behind, like a soft
+   * event. Only for steps that move use counters and escalation marks; a record this process has not seen is left
+   * alone (`next` undefined). The step is replayed on the stored record at write time, so it must be a function of
+   * the record alone.
+   */
+  softStep<S extends Step>(sessionId: string, fn: (current: SessionRecord) => S): (S & { previous: SessionRecord }) | undefined {
+    const base = this.peek(sessionId);
+    if (!base) return undefined;
+    const result = fn(base);
+    if (result.next && result.next !== base) this.#queue(sessionId, result.next, (r) => (r ? (fn(r).next ?? r) : r));
+    return { ...result, previous: base };
+  }
+
+  #queue(sessionId: string, view: SessionRecord, replay: Replay): void {
+    this.#views.set(sessionId, view);
+    const pending = this.#pending.get(sessionId);
+    if (pending) pending.push(replay);
+    else this.#pending.set(sessionId, [replay]);
+    this.#scheduleFlush(sessionId);
   }
 
   /**
@@ -76,7 +99,7 @@ export class SessionRuntime {
     try {
       const stored = await this.#ctx.store.update(sessionId, (current) => {
         let r = current;
-        for (const e of pending) r = transition(r, e, this.#machine(sessionId)).next;
+        for (const replay of pending) r = replay(r);
         previous = r;
         result = fn(r);
         return result.next ?? r;

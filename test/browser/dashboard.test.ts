@@ -7,6 +7,7 @@ import { SessionStore } from "../../governance/storage/session-store.ts";
 import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
 import { parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
 import { systemClock } from "../../governance/time/clock.ts";
+import { EMPTY_BUDGET } from "../../governance/budget/budget-state.ts";
 import { type DashboardProcess, startDashboardProcess } from "../cli/dashboard-process.ts";
 import {
   auditEvents,
@@ -112,6 +113,7 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
       halt: null,
       resume: null,
       compactedPending: false,
+      budget: EMPTY_BUDGET,
     }));
     serve = await serveOpencode(project);
     // The user's dashboard runs as the same user as OpenCode (same HOME/XDG dirs): it signs queue directives with the

@@ -36,7 +36,23 @@ export type Reply =
   | { hang: true }
   | { httpError: number; message?: string };
 
-export type Usage = { prompt_tokens: number; completion_tokens: number };
+/**
+ * What the model reports in its final SSE chunk (OpenAI's shape). `cached_tokens` and `reasoning_tokens` go into
+ * OpenAI's `prompt_tokens_details` / `completion_tokens_details`, which OpenCode reads as cache-read and reasoning
+ * tokens; `total_tokens` is derived.
+ */
+export type Usage = { prompt_tokens: number; completion_tokens: number; cached_tokens?: number; reasoning_tokens?: number };
+
+/** Usage as the OpenAI chat-completions stream sends it. */
+function wireUsage(u: Usage): Record<string, unknown> {
+  return {
+    prompt_tokens: u.prompt_tokens,
+    completion_tokens: u.completion_tokens,
+    total_tokens: u.prompt_tokens + u.completion_tokens,
+    ...(u.cached_tokens !== undefined ? { prompt_tokens_details: { cached_tokens: u.cached_tokens } } : {}),
+    ...(u.reasoning_tokens !== undefined ? { completion_tokens_details: { reasoning_tokens: u.reasoning_tokens } } : {}),
+  };
+}
 
 export type Respond = (req: ModelRequest) => Reply | Promise<Reply>;
 
@@ -148,7 +164,7 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
         created: Math.floor(Date.now() / 1000),
         model: String(body.model ?? "scripted"),
         choices: [{ index: 0, delta, finish_reason: finish }],
-        ...(usage ? { usage: { ...usage, total_tokens: usage.prompt_tokens + usage.completion_tokens } } : {}),
+        ...(usage ? { usage: wireUsage(usage) } : {}),
       })}\n\n`;
 
     if ("hang" in reply) {

@@ -1,0 +1,120 @@
+import * as z from "../zod.ts";
+import { parseDuration } from "../time/time-format.ts";
+
+/**
+ * What governance.yaml may limit (docs/budgets.md). Every limit is optional: an absent key is no limit. The bounds
+ * refuse absurd values with a message (a negative budget, a token budget in the quadrillions, a year of active time)
+ * rather than letting a typo switch a guard off or make it fire at once.
+ */
+const MAX_COUNT = 1_000_000;
+const MAX_TOKENS = 10_000_000_000;
+const MAX_COST_USD = 100_000;
+const MIN_ACTIVE_MS = 1_000;
+const MAX_ACTIVE_MS = 7 * 24 * 3_600_000;
+
+const count = (what: string, max = MAX_COUNT) =>
+  z
+    .number()
+    .int(`${what} must be a whole number`)
+    .min(1, `${what} must be 1 or more (leave the key out for no limit)`)
+    .max(max, `${what} above ${max.toLocaleString("en-US")} is not a limit; leave the key out for none`);
+
+/** Active time: a duration between 1 s and 7 days; milliseconds after parsing. */
+const ActiveTime = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseDuration(value);
+  if (!parsed.ok) {
+    ctx.addIssue({ code: "custom", message: parsed.reason });
+    return z.NEVER;
+  }
+  if (parsed.ms < MIN_ACTIVE_MS || parsed.ms > MAX_ACTIVE_MS) {
+    ctx.addIssue({ code: "custom", message: "activeTime must be between 1s and 7d" });
+    return z.NEVER;
+  }
+  return parsed.ms;
+});
+
+/** The budget keys, in the order they are shown. */
+export const BudgetKey = z.enum([
+  "modelRequests",
+  "toolCalls",
+  "activeTime",
+  "tokens",
+  "inputTokens",
+  "outputTokens",
+  "reasoningTokens",
+  "cacheReadTokens",
+  "cacheWriteTokens",
+  "cost",
+]);
+export type BudgetKey = z.infer<typeof BudgetKey>;
+
+export const BudgetLimits = z.strictObject({
+  modelRequests: count("modelRequests").optional(),
+  toolCalls: count("toolCalls").optional(),
+  activeTime: ActiveTime.optional(),
+  tokens: count("tokens", MAX_TOKENS).optional(),
+  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
+  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
+  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
+  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
+  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
+  cost: z
+    .number()
+    .positive("cost must be more than 0 (US dollars; leave the key out for no limit)")
+    .max(MAX_COST_USD, `cost above ${MAX_COST_USD} USD is not a limit; leave the key out for none`)
+    .optional(),
+});
+export type BudgetLimits = z.infer<typeof BudgetLimits>;
+
+/** Generous runaway guards for every subagent without its own entry: a loop hits them, real work rarely does. */
+export const DEFAULT_SUBAGENT_BUDGET = { modelRequests: 500, toolCalls: 1000, activeTime: "2h" } as const;
+
+export const BudgetConfig = z.strictObject({
+  /** Share of a budget at which the session is told what is left (once per budget). */
+  warnAt: z.number().min(0.1, "warnAt must be between 0.1 and 0.99").max(0.99, "warnAt must be between 0.1 and 0.99").default(0.8),
+  /** Limits of every subagent whose agent has no entry in `agents` (root sessions are not limited by it). */
+  default: BudgetLimits.prefault(DEFAULT_SUBAGENT_BUDGET),
+  /** Limits by OpenCode agent name; they replace `default` for that agent, root sessions included. */
+  agents: z.record(z.string().min(1).max(100), BudgetLimits).default(() => ({})),
+  /** Limits of a whole task tree: a root session and all its descendants together. */
+  tree: BudgetLimits.prefault({}),
+});
+export type BudgetConfig = z.infer<typeof BudgetConfig>;
+
+export const ConcurrencyConfig = z.strictObject({
+  /** Running subagents one session may have at once (background ones included). */
+  perParent: z.number().int().min(1, "perParent must be 1 or more").max(100, "perParent must be 100 or less").default(4),
+  /** Running subagents in the whole project at once. */
+  perProject: z.number().int().min(1, "perProject must be 1 or more").max(1000, "perProject must be 1000 or less").default(10),
+});
+export type ConcurrencyConfig = z.infer<typeof ConcurrencyConfig>;
+
+export const LoopConfig = z.strictObject({
+  enabled: z.boolean().default(true),
+  /** The same call with the same result this many times in a row is a loop (OpenCode's doom_loop uses 3). */
+  repeat: z.number().int().min(2, "repeat must be 2 or more").max(50, "repeat must be 50 or less").default(3),
+  /** A-B-A-B: this many full A-B cycles with unchanged results is a ping-pong. */
+  pingPong: z.number().int().min(2, "pingPong must be 2 or more").max(25, "pingPong must be 25 or less").default(2),
+  /** Looping calls allowed after the notice before the stop ladder starts. */
+  stopAfter: z.number().int().min(1, "stopAfter must be 1 or more").max(50, "stopAfter must be 50 or less").default(2),
+});
+export type LoopConfig = z.infer<typeof LoopConfig>;
+
+/**
+ * An amount a user adds to a running budget (`opencode-governance budget <session> --add …`): the same keys, plain
+ * numbers (activeTime in milliseconds), the same bounds. Stored in signed queue files and records, so it carries no
+ * transform: what was signed is what is read back.
+ */
+export const BudgetAmounts = z.strictObject({
+  modelRequests: count("modelRequests").optional(),
+  toolCalls: count("toolCalls").optional(),
+  activeTime: z.number().int().min(MIN_ACTIVE_MS, "activeTime must be at least 1s").max(MAX_ACTIVE_MS, "activeTime must be at most 7d").optional(),
+  tokens: count("tokens", MAX_TOKENS).optional(),
+  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
+  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
+  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
+  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
+  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
+  cost: z.number().positive("cost must be more than 0").max(MAX_COST_USD, `cost must be at most ${MAX_COST_USD}`).optional(),
+});
+export type BudgetAmounts = z.infer<typeof BudgetAmounts>;
