@@ -20,6 +20,7 @@ export const StopDirective = z.object({
   reason: z.string().max(500),
   by: z.string().max(100),
 });
+export type StopDirective = z.infer<typeof StopDirective>;
 /** Guidance for the session's model; content checks (length, injection patterns) happen before enqueueing. */
 export const InjectDirective = z.object({
   kind: z.literal("inject"),
@@ -28,6 +29,7 @@ export const InjectDirective = z.object({
   text: z.string().max(100_000),
   by: z.string().max(100),
 });
+export type InjectDirective = z.infer<typeof InjectDirective>;
 /**
  * A parent's child was stopped. Structured data only, never free text: the receiving process renders the message at
  * delivery from its own records of the child (see `renderNotification`), so a queue file cannot carry words to a model.

@@ -173,6 +173,22 @@ export function onDeadline(record: SessionRecord, at: number, opts: { retryDeadl
   return { next: told.next, action: attempt === 1 ? "abort" : "retry-abort", effects };
 }
 
+export type AfterAbortAction = "none" | "abort-again";
+export interface AfterAbortOutcome extends ConfirmResult {
+  action: AfterAbortAction;
+}
+
+/**
+ * The re-abort policy, after an SDK abort this process asked for (`abort_session`): if OpenCode reported the session
+ * idle (`idle`), the stop is final ({@link confirmStopped}, "abort"; idempotent, so an L3 stop already final stays as
+ * it is). If it is still busy: a `stopped` session (L3, or a refused call) is aborted once more at once — nothing else
+ * will; a `stopping` one waits for the ladder's retry deadline ({@link onDeadline}), so it is not aborted twice.
+ */
+export function afterAbort(record: SessionRecord, at: number, idle: boolean): AfterAbortOutcome {
+  if (idle) return { ...confirmStopped(record, at, "abort"), action: "none" };
+  return { next: record, stoppedNow: false, effects: [], action: record.control === "stopped" ? "abort-again" : "none" };
+}
+
 /** True once {@link onDeadline} has given up on this stop request. */
 export function gaveUp(record: SessionRecord): boolean {
   return record.stop !== null && record.stop.abortAttempts > MAX_ABORT_ATTEMPTS;

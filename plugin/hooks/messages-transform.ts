@@ -76,6 +76,6 @@ export async function messagesTransform(rt: Runtime, output: { messages: Message
     });
     appendText(messages, reminder, ctx.clock.now());
   }
-  const notes = await takeNotifications(runner, sessionId);
+  const notes = await takeNotifications(runner, rt.stops, sessionId);
   if (notes.length > 0) attachNotice(messages, notes.join("\n\n"), ctx.clock.now());
 }

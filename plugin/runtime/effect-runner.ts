@@ -1,7 +1,7 @@
 import type { Effect, Step } from "../../governance/session/effects.ts";
 import type { SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import { confirmStopped } from "../../governance/stop/stop-ladder.ts";
+import { afterAbort } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "./context.ts";
 import { interruptDescendants } from "../sessions/descendants.ts";
 import type { DirectiveInbox } from "../stop/directive-inbox.ts";
@@ -76,19 +76,13 @@ export class EffectRunner {
     }
   }
 
-  /**
-   * The SDK abort, then OpenCode must report the session idle: a hard stop becomes final only then (`confirmStopped`
-   * is idempotent, so an L3 stop already final stays as it is). A stopped session still busy is aborted once more;
-   * a stopping one waits for the ladder's retry deadline.
-   */
+  /** The SDK abort, then OpenCode must report the session idle; what follows is the core's `afterAbort`. */
   async #abort(sessionId: string): Promise<void> {
     await this.ctx.api.abort(sessionId);
-    if (await this.idle.confirmIdle(sessionId, CONFIRM_IDLE_MS)) {
-      const at = this.ctx.clock.now();
-      await this.step(sessionId, (r) => (r ? confirmStopped(r, at, "abort") : { next: r, effects: [] }));
-      await drainStops(this.ctx, sessionId);
-    } else if (this.sessions.peek(sessionId)?.control === "stopped") {
-      await this.ctx.api.abort(sessionId);
-    }
+    const idle = await this.idle.confirmIdle(sessionId, CONFIRM_IDLE_MS);
+    const at = this.ctx.clock.now();
+    const { next, action } = await this.step(sessionId, (r) => (r ? afterAbort(r, at, idle) : { next: r, effects: [], action: "none" as const }));
+    if (action === "abort-again") await this.ctx.api.abort(sessionId);
+    else if (next?.control === "stopped") await drainStops(this.ctx, sessionId);
   }
 }

@@ -1,64 +1,66 @@
 import { claimAll, type Directive } from "../../governance/stop/directive-queue.ts";
+import { planDelivery, type RenderedNote } from "../../governance/stop/delivery-plan.ts";
+import { notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
-import { onToolResult } from "../../governance/stop/stop-ladder.ts";
-import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
-import { buildInjectBlock, buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { StopController } from "./stop-controller.ts";
 
 /**
  * Directives reach a session with its tool results (`tool.execute.after`): returns the rewritten output, or undefined
- * to leave it. Stop wins over inject; all pending injects are delivered at once, in order; notifications for this
- * session (a child was stopped) come first.
+ * to leave it. This file only claims and renders; what is delivered, dropped and audited is `planDelivery`
+ * (governance/stop/delivery-plan.ts).
  */
 export async function deliverOnToolResult(runner: EffectRunner, stops: StopController, sessionId: string, output: string): Promise<string | undefined> {
   const { ctx, sessions, inbox } = runner;
   // take() answers "anything queued?" and clears it in one look: one lstat per tool result on the hot path.
-  if (!inbox.take(sessionId) && sessions.peek(sessionId)?.control !== "stopping") return undefined;
+  const owed = stops.notes.has(sessionId);
+  if (!inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return undefined;
   const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
-  for (const d of directives) if (d.kind === "stop") await stops.begin(sessionId, d);
-  const notes = await renderNotes(runner, sessionId, directives);
+  await stops.begin(
+    sessionId,
+    directives.flatMap((d) => (d.kind === "stop" ? [d] : [])),
+  );
+  // Notes already shown on model steps come first; from here on the session's history carries them.
+  const { carry: notes, pending } = notesOnToolResult(stops.notes.get(sessionId), await renderNotes(runner, sessionId, directives));
+  stops.notes.set(sessionId, pending);
   const injects = directives.flatMap((d) => (d.kind === "inject" ? [d] : []));
-
-  let body: string | undefined;
+  if (notes.length === 0 && injects.length === 0 && sessions.peek(sessionId)?.control !== "stopping") return undefined;
+  const input = { injects, notes, output, at: ctx.clock.now(), maxLength: ctx.config.inject.maxLength };
   if (sessions.peek(sessionId)?.control === "stopping") {
-    const at = ctx.clock.now();
-    const { next, action } = await runner.step(sessionId, (r) => (r ? onToolResult(r, at) : { next: r, effects: [], action: { kind: "none" } as const }));
-    if (action.kind === "deliver") {
-      const level = action.level;
-      body = buildStopDirective({ level, sessionId, reason: next?.stop?.reason ?? "", ...(level === 1 ? { originalOutput: output } : {}) });
-    }
-    if (injects.length > 0) await ctx.record("inject_dropped", { sessionId, count: injects.length, because: "stop wins over inject" });
-  } else if (injects.length > 0) {
-    // Validated again on delivery: a queue file may have been written by hand or by an older version.
-    const checked = injects.map((d) => validateInjectText(d.text, { maxLength: ctx.config.inject.maxLength }));
-    const texts = checked.filter((c) => c.valid).map((c) => c.sanitized);
-    if (texts.length > 0) body = buildInjectBlock(texts) + output;
-    for (const d of injects) await ctx.record("session_injected", { sessionId, injectId: d.id, preview: d.text.slice(0, 60), by: d.by });
+    // The ladder moves the record: planned inside the locked update.
+    const { output: rewritten } = await runner.step(sessionId, (record) => planDelivery(record, input));
+    return rewritten;
   }
-  if (notes.length === 0) return body;
-  return `${notes.join("\n\n")}\n\n${body ?? output}`;
+  const record = sessions.peek(sessionId);
+  const plan = planDelivery(record, input);
+  await runner.run(sessionId, plan.effects, { next: record });
+  return plan.output;
 }
 
-/** Notifications only (for the model-step path): stop and inject directives stay queued for tool results. */
-export async function takeNotifications(runner: EffectRunner, sessionId: string): Promise<string[]> {
-  if (!runner.inbox.has(sessionId)) return [];
-  const notes = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"], onProblem: (p) => rejected(runner, sessionId, p) });
-  return renderNotes(runner, sessionId, notes);
+/**
+ * Notifications for the model-step path (stop and inject directives stay queued for tool results): newly claimed ones
+ * plus those shown before that no tool result has carried yet (`notesOnStep`), each once.
+ */
+export async function takeNotifications(runner: EffectRunner, stops: StopController, sessionId: string): Promise<string[]> {
+  const owed = stops.notes.get(sessionId);
+  if (!runner.inbox.has(sessionId)) return owed.map((n) => n.text);
+  const claimed = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"], onProblem: (p) => rejected(runner, sessionId, p) });
+  const step = notesOnStep(owed, await renderNotes(runner, sessionId, claimed));
+  stops.notes.set(sessionId, step.pending);
+  await runner.run(sessionId, step.effects);
+  return step.show;
 }
 
-/** Each notification rendered from this process's own record of the child; one that does not check out is audited, not shown. */
-async function renderNotes(runner: EffectRunner, sessionId: string, directives: readonly Directive[]): Promise<string[]> {
-  const texts: string[] = [];
+/** Each notification rendered from this process's own record of the child. */
+async function renderNotes(runner: EffectRunner, sessionId: string, directives: readonly Directive[]): Promise<RenderedNote[]> {
+  const notes: RenderedNote[] = [];
   for (const d of directives) {
     if (d.kind !== "notify") continue;
     const child = runner.sessions.peek(d.childId) ?? (await runner.ctx.store.read(d.childId));
-    const note = renderNotification(d, sessionId, child);
-    if (note.ok) texts.push(note.text);
-    else await runner.ctx.record("directive_rejected", { sessionId, directiveId: d.id, reason: note.reason });
+    notes.push({ directiveId: d.id, rendered: renderNotification(d, sessionId, child) });
   }
-  return texts;
+  return notes;
 }
 
 /** A queue file that failed validation or its signature was set aside (quarantined): audited, never delivered. */

@@ -1,5 +1,6 @@
-import type { Directive } from "../../governance/stop/directive-queue.ts";
+import type { StopDirective } from "../../governance/stop/directive-queue.ts";
 import { peekAll } from "../../governance/stop/directive-queue.ts";
+import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { DirectiveInbox } from "./directive-inbox.ts";
@@ -7,6 +8,7 @@ import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { IdleWatch } from "../sessions/idle-watch.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
+import { PendingNotes } from "./pending-notes.ts";
 import { drainStops } from "./stop-drain.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
@@ -26,6 +28,8 @@ export class StopController {
   readonly #deadlines = new Map<string, TimerHandle>();
   /** One look at a session's queue at a time (watch events, polls and this process's own requests overlap). */
   readonly #looking = new Map<string, Promise<void>>();
+  /** Parent notifications shown on model steps that no tool result has carried yet. */
+  readonly notes = new PendingNotes();
 
   constructor(runner: EffectRunner, tracker: SessionTracker) {
     this.#runner = runner;
@@ -64,19 +68,24 @@ export class StopController {
   async #look(sessionId: string): Promise<void> {
     if (!this.#tracker.hosts(sessionId)) return;
     this.#inbox.mark(sessionId);
-    const stops = (await peekAll(this.#ctx.paths, sessionId)).filter((d) => d.kind === "stop");
-    const record = this.#runner.sessions.peek(sessionId);
-    if (stops.length > 0 && record?.control === "stopped") return drainStops(this.#ctx, sessionId);
-    // The poll sees a pending request again until a tool call claims it: begin each request once.
-    for (const stop of stops) if (record?.stop?.requestId !== stop.id) await this.begin(sessionId, stop);
+    const stops = (await peekAll(this.#ctx.paths, sessionId)).flatMap((d) => (d.kind === "stop" ? [d] : []));
+    await this.begin(sessionId, stops);
   }
 
-  /** A stop request reached its session: `stopping`, with the hard-stop deadline scheduled. */
-  async begin(sessionId: string, d: Extract<Directive, { kind: "stop" }>): Promise<void> {
+  /**
+   * Stop requests reached their session (a queue look, or claimed on a tool result): those that change something
+   * (`triageStopRequests`) make it `stopping`, with the hard-stop deadline scheduled; those for a session already
+   * stopped or finished are claimed and audited.
+   */
+  async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
     const { config, clock } = this.#ctx;
-    const req = { requestId: d.id, at: clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: config.stop.deadline };
-    const { next } = await this.#runner.step(sessionId, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));
-    if (next?.control === "stopping" && next.stop) this.#schedule(sessionId, next.stop.deadlineAt);
+    const triage = triageStopRequests(this.#runner.sessions.peek(sessionId), stops);
+    if (triage.drain) return drainStops(this.#ctx, sessionId, triage.drain);
+    for (const d of triage.begin) {
+      const req = { requestId: d.id, at: clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: config.stop.deadline };
+      const { next } = await this.#runner.step(sessionId, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));
+      if (next?.control === "stopping" && next.stop) this.#schedule(sessionId, next.stop.deadlineAt);
+    }
   }
 
   #schedule(sessionId: string, at: number): void {

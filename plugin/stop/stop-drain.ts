@@ -1,8 +1,9 @@
 import { claimAll } from "../../governance/stop/directive-queue.ts";
+import type { StopDrainReason } from "../../governance/stop/stop-requests.ts";
 import type { PluginContext } from "../runtime/context.ts";
 
-/** Stop requests that arrive for (or outlive) a stopped session are done with: claimed and audited. */
-export async function drainStops(ctx: PluginContext, sessionId: string): Promise<void> {
+/** Stop requests that arrive for (or outlive) a stopped or finished session are done with: claimed and audited. */
+export async function drainStops(ctx: PluginContext, sessionId: string, because: StopDrainReason = "already stopped"): Promise<void> {
   const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["stop"] });
-  if (drained.length > 0) await ctx.record("stop_ignored", { sessionId, count: drained.length, because: "already stopped" });
+  if (drained.length > 0) await ctx.record("stop_ignored", { sessionId, count: drained.length, because });
 }

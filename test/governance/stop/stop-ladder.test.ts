@@ -3,6 +3,7 @@ import type { SessionRecord, StopLevel } from "../../../governance/session/sessi
 import {
   type StopEffect,
   type StopRequest,
+  afterAbort,
   confirmStopped,
   gaveUp,
   onCompliance,
@@ -235,5 +236,22 @@ describe('exactly one "you stopped it"', () => {
     expect(onToolResult(stopped, T0 + 2).next).toBe(stopped);
     expect(onDeadline(stopped, T0 + 99 * SECOND, { retryDeadlineMs: 1 }).next).toBe(stopped);
     expect(onToolBefore(stopped, "read").block).toBe(true);
+  });
+});
+
+describe("afterAbort: the re-abort policy", () => {
+  it("idle after the abort: the stop is final (once); a second confirmation changes nothing", () => {
+    const r = stopping();
+    const first = afterAbort(r, T0 + SECOND, true);
+    expect(first).toMatchObject({ stoppedNow: true, action: "none" });
+    expect(first.next.control).toBe("stopped");
+    expect(afterAbort(first.next, T0 + 2 * SECOND, true)).toMatchObject({ stoppedNow: false, effects: [], action: "none" });
+  });
+  it("still busy: a stopped session is aborted again at once; a stopping one waits for the retry deadline", () => {
+    const stopped = { ...stopping(), control: "stopped" as const };
+    expect(afterAbort(stopped, T0, false).action).toBe("abort-again");
+    const pending = afterAbort(stopping(), T0, false);
+    expect(pending).toMatchObject({ action: "none", stoppedNow: false, effects: [] });
+    expect(pending.next.control).toBe("stopping");
   });
 });

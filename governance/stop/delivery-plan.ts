@@ -1,0 +1,84 @@
+import { audit, type Effect } from "../session/effects.ts";
+import type { SessionRecord } from "../session/session-record.ts";
+import { validateInjectText } from "../texts/inject-sanitizer.ts";
+import { buildInjectBlock, buildStopDirective } from "../texts/stop-directives.ts";
+import type { InjectDirective } from "./directive-queue.ts";
+import type { NotificationText } from "./notifications.ts";
+import { onToolResult } from "./stop-ladder.ts";
+
+/** A `notify` directive as the receiving process rendered it (from its own record of the child). */
+export type RenderedNote = { directiveId: string; rendered: NotificationText };
+
+export interface DeliveryInput {
+  /** Guidance claimed from the queue, FIFO. */
+  injects: readonly InjectDirective[];
+  /** Parent notifications claimed for this session, rendered, plus those still waiting to be carried by a tool result. */
+  notes: readonly RenderedNote[];
+  /** The tool's own output. */
+  output: string;
+  at: number;
+  /** Config `inject.maxLength`: guidance is validated again on delivery (a queue file may be older or hand-written). */
+  maxLength: number;
+}
+
+export interface DeliveryPlan {
+  next: SessionRecord | undefined;
+  /** Audit lines (and, with a stop level delivered, the ladder's effects), in order. */
+  effects: Effect[];
+  /** The rewritten tool output; undefined leaves the tool output as it is. */
+  output: string | undefined;
+}
+
+/**
+ * What one tool result of a session carries (seed 000 delivery). Rules, in order:
+ * `record` is the session's (read inside the store's locked update when it is stopping: the ladder moves it).
+ * 1. Notifications come first ("your subagent was stopped"): the parent must read them before anything else. One
+ *    that does not check out (not its child, no record) is audited `directive_rejected`, never shown.
+ * 2. Stop wins over inject: a `stopping` session gets the next ladder level (`onToolResult`) and no guidance; the
+ *    dropped guidance is audited `inject_dropped` with its ids and why.
+ * 3. Otherwise all pending guidance is delivered at once, in order, each text validated again; guidance that no
+ *    longer validates is audited `inject_dropped` (with the sanitizer's reasons), never `session_injected`.
+ */
+export function planDelivery(record: SessionRecord | undefined, input: DeliveryInput): DeliveryPlan {
+  const { injects, at } = input;
+  const effects: Effect[] = [];
+  const notes: string[] = [];
+  for (const n of input.notes) {
+    if (n.rendered.ok) notes.push(n.rendered.text);
+    else effects.push(audit("directive_rejected", { directiveId: n.directiveId, reason: n.rendered.reason }));
+  }
+
+  let next = record;
+  let body: string | undefined;
+  if (record?.control === "stopping") {
+    const step = onToolResult(record, at);
+    next = step.next;
+    effects.push(...step.effects);
+    if (step.action.kind === "deliver") {
+      const level = step.action.level;
+      body = buildStopDirective({
+        level,
+        sessionId: record.sessionId,
+        reason: step.next.stop?.reason ?? "",
+        ...(level === 1 ? { originalOutput: input.output } : {}),
+      });
+    }
+    if (injects.length > 0) {
+      effects.push(audit("inject_dropped", { count: injects.length, injectIds: injects.map((d) => d.id), because: "stop wins over inject" }));
+    }
+  } else if (injects.length > 0) {
+    const texts: string[] = [];
+    for (const d of injects) {
+      const checked = validateInjectText(d.text, { maxLength: input.maxLength });
+      if (checked.valid) {
+        texts.push(checked.sanitized);
+        effects.push(audit("session_injected", { injectId: d.id, preview: checked.sanitized.slice(0, 60), by: d.by }));
+      } else {
+        effects.push(audit("inject_dropped", { count: 1, injectIds: [d.id], because: checked.warnings.join("; ") || "nothing visible left after sanitizing" }));
+      }
+    }
+    if (texts.length > 0) body = buildInjectBlock(texts) + input.output;
+  }
+  if (notes.length === 0) return { next, effects, output: body };
+  return { next, effects, output: `${notes.join("\n\n")}\n\n${body ?? input.output}` };
+}

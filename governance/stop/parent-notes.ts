@@ -1,0 +1,40 @@
+import { audit, type AuditEffect } from "../session/effects.ts";
+import type { RenderedNote } from "./delivery-plan.ts";
+
+/** A notification the session's model must read, not yet carried by anything OpenCode persists. */
+export type PendingNote = { directiveId: string; text: string };
+
+export interface NotesOnStep {
+  /** Notes still owed to the session after this step (the step's copy of the messages is never persisted). */
+  pending: PendingNote[];
+  /** Texts to attach to this step's copy, each exactly once. */
+  show: string[];
+  effects: AuditEffect[];
+}
+
+/**
+ * "The parent hears it for good" (issue 21 item 6). A parent notification claimed on a model step
+ * (`experimental.chat.messages.transform`) goes into that step's copy of the messages, which OpenCode never persists:
+ * a retry, the next step or a compaction would lose it. So a note stays pending and is shown on every model step
+ * until a tool result of the session carries it ({@link notesOnToolResult}: tool results are persisted in the
+ * session's history). Each note appears once per request: pending notes are keyed by their directive id.
+ */
+export function notesOnStep(pending: readonly PendingNote[], claimed: readonly RenderedNote[]): NotesOnStep {
+  const next = [...pending];
+  const effects: AuditEffect[] = [];
+  for (const n of claimed) {
+    if (!n.rendered.ok) effects.push(audit("directive_rejected", { directiveId: n.directiveId, reason: n.rendered.reason }));
+    else if (!next.some((p) => p.directiveId === n.directiveId)) next.push({ directiveId: n.directiveId, text: n.rendered.text });
+  }
+  return { pending: next, show: next.map((p) => p.text), effects };
+}
+
+/**
+ * A tool result carries every pending note (first, before newly claimed ones) into the session's persisted history;
+ * nothing is pending afterwards.
+ */
+export function notesOnToolResult(pending: readonly PendingNote[], claimed: readonly RenderedNote[]): { carry: RenderedNote[]; pending: PendingNote[] } {
+  const fromPending: RenderedNote[] = pending.map((p) => ({ directiveId: p.directiveId, rendered: { ok: true, text: p.text } }));
+  const fresh = claimed.filter((n) => !pending.some((p) => p.directiveId === n.directiveId));
+  return { carry: [...fromPending, ...fresh], pending: [] };
+}

@@ -1,0 +1,30 @@
+import { describe, expect, it } from "vitest";
+import type { StopDirective } from "../../../governance/stop/directive-queue.ts";
+import { startStop } from "../../../governance/stop/stop-ladder.ts";
+import { triageStopRequests } from "../../../governance/stop/stop-requests.ts";
+import { SECOND, T0, makeChildRecord } from "../fixtures/records.ts";
+
+const stop = (id: string, level: 1 | 2 | 3 = 1): StopDirective => ({ kind: "stop", id, at: T0, level, reason: "r", by: "cli" });
+const stoppingAt = (level: 1 | 2 | 3, id = "s1") =>
+  startStop(makeChildRecord(), { requestId: id, at: T0, level, reason: "r", by: "cli", deadlineMs: 5 * SECOND }).next;
+const ids = (t: { begin: StopDirective[] }) => t.begin.map((d) => d.id);
+
+describe("triageStopRequests: each stop request is acted on once", () => {
+  it("an active session begins its first request; a second of no higher level in the same batch changes nothing", () => {
+    expect(ids(triageStopRequests(makeChildRecord(), [stop("s1"), stop("s2"), stop("s3", 2)]))).toEqual(["s1", "s3"]);
+  });
+  it("the request already pending, seen again by the next poll, is not begun again; a stricter one is", () => {
+    const r = stoppingAt(1);
+    expect(triageStopRequests(r, [stop("s1")])).toEqual({ begin: [], drain: null });
+    expect(ids(triageStopRequests(r, [stop("s1"), stop("s2", 1), stop("s3", 3)]))).toEqual(["s3"]);
+  });
+  it("a stopped session's requests are drained as already stopped; a finished one's as not running", () => {
+    expect(triageStopRequests({ ...makeChildRecord(), control: "stopped" }, [stop("s1")]).drain).toBe("already stopped");
+    expect(triageStopRequests({ ...makeChildRecord(), control: "completed" }, [stop("s1")]).drain).toBe("not running");
+    expect(triageStopRequests({ ...makeChildRecord(), control: "orphaned" }, [stop("s1")]).drain).toBe("not running");
+  });
+  it("no record, or nothing queued: nothing to do", () => {
+    expect(triageStopRequests(undefined, [stop("s1")])).toEqual({ begin: [], drain: null });
+    expect(triageStopRequests({ ...makeChildRecord(), control: "stopped" }, [])).toEqual({ begin: [], drain: null });
+  });
+});
