@@ -9,9 +9,12 @@ import { toolAfter } from "./hooks/tool-after.ts";
 import { toolBefore } from "./hooks/tool-before.ts";
 import { Runtime } from "./runtime/runtime.ts";
 import { governanceTools } from "./host/tools.ts";
+import { detectV1Host } from "./host/opencode-1/host-version.ts";
+import { setupV2 } from "./host/opencode-2/setup.ts";
+import type { Cleanup, V2Context } from "./host/opencode-2/v2-types.ts";
 
 /**
- * The OpenCode entry. Every hook is contained (an unexpected error is written to the audit log and the user's
+ * The OpenCode 1 entry. Every hook is contained (an unexpected error is written to the audit log and the user's
  * session goes on); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
  */
 async function server(input: PluginInput): Promise<Hooks> {
@@ -22,6 +25,7 @@ async function server(input: PluginInput): Promise<Hooks> {
     rt.ctx.reportHookError("start", error);
   }
   const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
+  detectV1Host(rt);
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
     event: contain("event", ({ event }) => onEvent(rt, event), sink),
@@ -36,5 +40,14 @@ async function server(input: PluginInput): Promise<Hooks> {
   };
 }
 
-const plugin: PluginModule & { id: string } = { id: "opencode-governance", server };
+/** The OpenCode 2 entry: plugin/host/opencode-2/setup.ts. */
+function setup(ctx: V2Context): Promise<Cleanup> {
+  return setupV2(ctx);
+}
+
+/**
+ * One default export for both lines: OpenCode 1 calls `server(input)` and ignores other keys; OpenCode 2's loader
+ * (packages/core/src/plugin/module.ts @ 07db2b92) accepts `{ id, setup }` and ignores `server`.
+ */
+const plugin: PluginModule & { id: string; setup: typeof setup } = { id: "opencode-governance", server, setup };
 export default plugin;

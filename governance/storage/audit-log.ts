@@ -45,6 +45,9 @@ export const AuditEventType = z.enum([
   "stop_ignored",
   "steer_refused",
   "directive_rejected",
+  "host_detected",
+  "host_unsupported",
+  "host_notice",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

@@ -1,4 +1,5 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { HOST_LINES, hostDepthNeeded } from "../host/host-lines.ts";
 import type { PluginContext } from "../runtime/context.ts";
 
 /** The tool plugin/host/tools.ts registers; its schema rides on every model request of every agent offered it. */
@@ -42,12 +43,14 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  *    the texts do not call them DELEGATING (`PluginContext.viewOf`, over the core's `agentView`).
  */
 export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
-  const max = gov.config.delegation.maxDepth;
-  const current = typeof config.subagent_depth === "number" ? config.subagent_depth : 1;
+  const { depthKey, depthDefault } = HOST_LINES[1];
+  const key = depthKey[0] as string;
+  const needed = hostDepthNeeded(gov.config.delegation.maxDepth);
+  const current = typeof config[key] === "number" ? (config[key] as number) : depthDefault;
   // One more than governance's limit: the attempt beyond the limit must reach our gate, which halts it with an explanation.
-  if (current <= max) {
-    config.subagent_depth = max + 1;
-    await gov.record("host_limit_raised", { setting: "subagent_depth", from: current, to: max + 1 });
+  if (current < needed) {
+    config[key] = needed;
+    await gov.record("host_limit_raised", { setting: key, from: current, to: needed });
   }
   restrictGovernanceTools(gov, config);
 }

@@ -1,6 +1,6 @@
 import { linkChild } from "../../governance/delegation/child-links.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import { parseEvent } from "../host/opencode-events.ts";
+import { type GovernanceEvent, parseEvent } from "../host/opencode-events.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -9,7 +9,12 @@ import type { Runtime } from "../runtime/runtime.ts";
  */
 export async function onEvent(rt: Runtime, raw: unknown): Promise<void> {
   const event = parseEvent(raw);
-  if (!event || !isSessionId(event.sessionId)) return;
+  if (event) await handleEvent(rt, event);
+}
+
+/** One governance event, whichever host line it came from (plugin/host/opencode-2/ maps OpenCode 2's onto these). */
+export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<void> {
+  if (!isSessionId(event.sessionId)) return;
   const id = event.sessionId;
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();
@@ -37,7 +42,7 @@ export async function onEvent(rt: Runtime, raw: unknown): Promise<void> {
       return;
     case "compacted":
       // An automatic compaction was already counted by the autocontinue hook: the machine keeps it once.
-      await runner.dispatch(id, { type: "compacted", at, trigger: "summarize" });
+      await runner.dispatch(id, { type: "compacted", at, trigger: event.trigger ?? "summarize" });
       return;
     case "todos":
       await runner.dispatch(id, { type: "todo_updated", at, total: event.total, open: event.open });

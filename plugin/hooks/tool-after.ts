@@ -10,8 +10,10 @@ import type { Runtime } from "../runtime/runtime.ts";
  */
 export function taskOutcome(output: string): "completed" | "aborted" | "failed" {
   const head = output.slice(0, 200);
-  if (/^<task [^>]*state="(cancelled|aborted)"/.test(head) || head.startsWith("Task cancelled")) return "aborted";
-  if (/^<task [^>]*state="(error|failed)"/.test(head)) return "failed";
+  // OpenCode 1's `task` texts, and OpenCode 2's `subagent` ones (packages/core/src/tool/plugin/subagent.ts @ 03cce408:
+  // `<subagent sessionID=… state="completed">`, errors "Subagent cancelled (sessionID: …)" / "Subagent failed …").
+  if (/^<(task|subagent) [^>]*state="(cancelled|aborted)"/.test(head) || /^(Task|Subagent) cancelled/.test(head)) return "aborted";
+  if (/^<(task|subagent) [^>]*state="(error|failed)"/.test(head) || head.startsWith("Subagent failed")) return "failed";
   return "completed";
 }
 

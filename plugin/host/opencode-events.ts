@@ -37,7 +37,7 @@ export type GovernanceEvent =
   | { type: "aborted"; sessionId: string }
   | { type: "errored"; sessionId: string; name: string }
   | { type: "idle"; sessionId: string }
-  | { type: "compacted"; sessionId: string }
+  | { type: "compacted"; sessionId: string; trigger?: "auto" | "summarize" }
   | { type: "status"; sessionId: string; status: string }
   | { type: "todos"; sessionId: string; total: number; open: number };
 

@@ -16,6 +16,28 @@ const z = { boolean: zod.boolean, enum: zod.enum, number: zod.number, string: zo
   "boolean" | "enum" | "number" | "string"
 >;
 
+export const GOVERNANCE_TOOL_DESCRIPTION =
+  "Governed sessions. action=sessions: list them as a tree (all: include finished). action=stop: stop a running subagent (level 1 graceful, 2 immediate, 3 terminated). action=inject: send it guidance (text).";
+
+/**
+ * The tool's input as JSON Schema, for OpenCode 2 (`tool.transform` refuses a zod built by another zod instance, and
+ * JSON Schema needs no import). The same fields as the zod `args` below; test/plugin/governance-tool-schema.test.ts
+ * checks that both accept and refuse the same inputs.
+ */
+export const GOVERNANCE_TOOL_INPUT = {
+  type: "object",
+  properties: {
+    action: { type: "string", enum: ["sessions", "stop", "inject"] },
+    target: { type: "string", description: "session id or agent name" },
+    level: { type: "integer", minimum: 1, maximum: 3 },
+    reason: { type: "string", maxLength: 500 },
+    text: { type: "string", description: "max 500 chars" },
+    all: { type: "boolean" },
+  },
+  required: ["action"],
+  additionalProperties: false,
+} as const;
+
 /**
  * The `governance` tool for a primary agent: list the governed sessions, stop or steer a running subagent. It writes
  * the same requests as the CLI (`opencode-governance stop|inject|sessions`). One tool with an `action`, not one per
@@ -45,8 +67,7 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
   };
   return {
     governance: tool({
-      description:
-        "Governed sessions. action=sessions: list them as a tree (all: include finished). action=stop: stop a running subagent (level 1 graceful, 2 immediate, 3 terminated). action=inject: send it guidance (text).",
+      description: GOVERNANCE_TOOL_DESCRIPTION,
       args: {
         action: z.enum(["sessions", "stop", "inject"]),
         target: z.string().optional().describe("session id or agent name"),

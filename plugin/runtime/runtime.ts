@@ -17,7 +17,9 @@ import { SessionTracker } from "../sessions/session-tracker.ts";
 import { StopController } from "../stop/stop-controller.ts";
 import { systemTimers, type Timers } from "./timers.ts";
 
-export type RuntimeOptions = { clock?: Clock; timers?: Timers; api?: OpencodeApi };
+/** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
+export type HostInfo = { line: 1 | 2; version: string | null };
+export type RuntimeOptions = { clock?: Clock; timers?: Timers; api?: OpencodeApi; host?: HostInfo };
 
 /**
  * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the
@@ -31,12 +33,17 @@ export class Runtime {
   readonly stops: StopController;
   readonly calls = new CallNotes();
 
-  constructor(input: Pick<PluginInput, "directory" | "client">, options: RuntimeOptions = {}) {
+  readonly host: HostInfo;
+
+  /** `client` is OpenCode 1's SDK client; an OpenCode 2 instance passes its own `api` instead. */
+  constructor(input: { directory: string; client?: PluginInput["client"] }, options: RuntimeOptions = {}) {
+    this.host = options.host ?? { line: 1, version: null };
     const clock = options.clock ?? systemClock;
     const timers = options.timers ?? systemTimers;
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
-    const api = options.api ?? createOpencodeApi(input.client, input.directory);
+    if (!options.api && !input.client) throw new Error("Runtime needs OpenCode 1's client or an OpencodeApi");
+    const api = options.api ?? createOpencodeApi(input.client as PluginInput["client"], input.directory);
     const toast = (p: StoreProblem) => {
       if (p.kind === "io_error") void api.toast(`Governance cannot use ${p.file}: ${p.reason}`.slice(0, 300), "warning").catch(() => undefined);
     };
@@ -59,7 +66,7 @@ export class Runtime {
     await ensureGovernanceDir(ctx.paths);
     await ctx.configWatcher.reload();
     const startupMs = Math.round(performance.now() - began);
-    await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs });
+    await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
     this.stops.start();
     // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the

@@ -1,0 +1,75 @@
+/**
+ * The two OpenCode lines this package runs on, and everything that differs between them by NAME or LIMIT — in one
+ * place, so the adapters translate through this table and the core keeps one vocabulary (OpenCode 1's: `task`,
+ * `bash`). Sources are pinned in docs/opencode-2.md.
+ */
+export type HostLine = 1 | 2;
+
+export type HostNames = {
+  /** The delegation tool: creates a child session. */
+  readonly delegateTool: string;
+  /** The shell tool. */
+  readonly shellTool: string;
+  /** The delegation tool's argument naming the target agent. */
+  readonly delegateAgentArg: string;
+  /** The config path of the host's own subagent depth limit, and its default. */
+  readonly depthKey: readonly string[];
+  readonly depthDefault: number;
+  /** The config key listing plugins. */
+  readonly pluginKey: "plugin" | "plugins";
+};
+
+export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = {
+  1: { delegateTool: "task", shellTool: "bash", delegateAgentArg: "subagent_type", depthKey: ["subagent_depth"], depthDefault: 1, pluginKey: "plugin" },
+  2: {
+    delegateTool: "subagent",
+    shellTool: "shell",
+    delegateAgentArg: "agent",
+    depthKey: ["experimental", "subagent_depth"],
+    depthDefault: 1,
+    pluginKey: "plugins",
+  },
+};
+
+/** The core's tool name (OpenCode 1's) for a tool name of `line`. */
+export function coreToolName(line: HostLine, tool: string): string {
+  if (line === 1) return tool;
+  const host = HOST_LINES[2];
+  if (tool === host.delegateTool) return HOST_LINES[1].delegateTool;
+  if (tool === host.shellTool) return HOST_LINES[1].shellTool;
+  return tool;
+}
+
+/**
+ * The host depth limit governance needs: one more than its own max depth, so the attempt beyond the limit reaches
+ * governance's gate (which halts it with an explanation) instead of the host's opaque refusal.
+ */
+export function hostDepthNeeded(maxDepth: number): number {
+  return maxDepth + 1;
+}
+
+/** The oldest OpenCode 1 release the plugin is verified on (npm run test:compat), and the OpenCode 2 line it follows. */
+export const OLDEST_SUPPORTED_V1 = "1.15.13";
+export const PINNED_V2 = "2.0.17";
+
+/** The host line of an `opencode --version` answer ("1.18.33", "2.0.17", "0.0.0-beta-17728" = a V2 preview). */
+export function hostLineOf(version: string): HostLine | undefined {
+  const m = /(\d+)\.(\d+)\.(\d+)(-[\w.-]+)?/.exec(version.trim());
+  if (!m) return undefined;
+  const major = Number(m[1]);
+  if (major >= 2) return 2;
+  if (major === 1) return 1;
+  if (major === 0 && m[4] && /^-(beta|next)/.test(m[4])) return 2;
+  return undefined;
+}
+
+/** -1, 0, 1 on the numeric x.y.z part. */
+export function compareVersions(a: string, b: string): number {
+  const pa = a.split(/[.-]/).slice(0, 3).map(Number);
+  const pb = b.split(/[.-]/).slice(0, 3).map(Number);
+  for (let i = 0; i < 3; i++) {
+    const d = (pa[i] ?? 0) - (pb[i] ?? 0);
+    if (d !== 0) return d < 0 ? -1 : 1;
+  }
+  return 0;
+}

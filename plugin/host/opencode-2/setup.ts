@@ -1,0 +1,202 @@
+import * as z from "../../../governance/zod.ts";
+import { compacting } from "../../hooks/compacting.ts";
+import { handleEvent } from "../../hooks/event.ts";
+import { messagesTransform } from "../../hooks/messages-transform.ts";
+import { systemTransform } from "../../hooks/system-transform.ts";
+import { toolAfter } from "../../hooks/tool-after.ts";
+import { toolBefore } from "../../hooks/tool-before.ts";
+import { contain } from "../../runtime/contain.ts";
+import { Runtime } from "../../runtime/runtime.ts";
+import { coreToolName, HOST_LINES } from "../host-lines.ts";
+import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../tools.ts";
+import { LocationFilter } from "./location-filter.ts";
+import { createV2Api, ExecutionStates } from "./v2-api.ts";
+import { locationOf, parseV2Event, sessionOf } from "./v2-events.ts";
+import type { Cleanup, SessionContextEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context, V2Event } from "./v2-types.ts";
+
+const V2 = HOST_LINES[2];
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** What the model reads of a tool result: `content` as a string, or the text of its content parts. */
+function resultText(result: ToolResult): string {
+  const c = result.content;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c)) return c.map((p) => (typeof obj(p).text === "string" ? (obj(p).text as string) : "")).join("");
+  return typeof result.output === "string" ? result.output : "";
+}
+
+/**
+ * The OpenCode 2 entry (`setup(ctx)` of the default export; OpenCode 1 calls `server`). It only translates: OpenCode 2's
+ * hooks and events become the SAME handlers (plugin/hooks/) and core events the OpenCode 1 adapter uses, and their
+ * effects run through an OpencodeApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
+ * Every callback is contained; only a deliberate block (a refused spawn, a terminated session) rejects
+ * `execute.before`, which OpenCode 2 turns into the tool's error for the model.
+ */
+export async function setupV2(ctx: V2Context): Promise<Cleanup> {
+  const directory = ctx.location?.directory;
+  const states = new ExecutionStates();
+  let rt: Runtime | undefined;
+  const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
+  rt = new Runtime({ directory: directory ?? process.cwd() }, { api, host: { line: 2, version: ctx.app?.version ?? null } });
+  const runtime = rt;
+  const sink = (hook: string, error: unknown) => runtime.ctx.reportHookError(hook, error);
+  try {
+    await runtime.start();
+    await runtime.ctx.record("host_detected", { line: 2, version: ctx.app?.version ?? null, location: directory ?? null });
+    if (directory === undefined) await runtime.ctx.record("host_notice", { message: "OpenCode 2 gave no ctx.location: events are not filtered by location" });
+  } catch (error) {
+    sink("start", error);
+  }
+  const filter = new LocationFilter(directory, (input) => ctx.session.get(input));
+  const mine = (sessionId: string) => filter.mine(sessionId, true);
+
+  const registrations = await Promise.all([
+    ctx.session.hook(
+      "context",
+      contain(
+        "session.context",
+        async (e: SessionContextEvent) => {
+          // Title, generate and compaction requests are OpenCode's housekeeping, not agent steps: no prefix.
+          if (e.kind !== "primary" || !(await mine(e.sessionID))) return;
+          // The OpenCode 1 messages handler on a one-message view: it learns the agent, and the texts it would add to
+          // the request (post-compaction reminder, notifications) are read back from the view.
+          const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
+          await messagesTransform(runtime, { messages: view });
+          const added = view[0]?.parts.map((p) => obj(p).text).filter((t): t is string => typeof t === "string") ?? [];
+          const out = { system: [] as string[] };
+          await systemTransform(runtime, { sessionID: e.sessionID }, out);
+          for (const text of [...out.system, ...added]) e.system.push({ type: "text", text });
+        },
+        sink,
+      ),
+    ),
+    ctx.session.hook(
+      "compaction",
+      contain(
+        "session.compaction",
+        async (e: SessionContextEvent) => {
+          if (!(await mine(e.sessionID))) return;
+          const out = { context: [] as string[] };
+          await compacting(runtime, { sessionID: e.sessionID }, out);
+          for (const text of out.context) e.system.push({ type: "text", text });
+        },
+        sink,
+      ),
+    ),
+    ctx.tool.hook(
+      "execute.before",
+      contain(
+        "tool.execute.before",
+        async (e: ToolBeforeEvent) => {
+          if (!(await mine(e.sessionID))) return;
+          const input = obj(e.input);
+          let tool = coreToolName(2, e.tool);
+          let args: Record<string, unknown> = input;
+          if (e.tool === V2.delegateTool) {
+            // Continuing an existing child (`sessionID`) creates no session: not a spawn, only the stop check applies.
+            if (typeof input.sessionID === "string") tool = e.tool;
+            else args = { ...input, [HOST_LINES[1].delegateAgentArg]: input[V2.delegateAgentArg] };
+          }
+          await toolBefore(runtime, { tool, sessionID: e.sessionID, callID: e.id }, { args });
+          if (args !== input && typeof args.prompt === "string") input.prompt = args.prompt;
+        },
+        sink,
+      ),
+    ),
+    ctx.tool.hook(
+      "execute.after",
+      contain(
+        "tool.execute.after",
+        async (e: ToolAfterEvent) => {
+          if (!(await mine(e.sessionID))) return;
+          const text = e.status === "completed" ? resultText(e.result) : String(e.error?.message ?? "");
+          const childId = e.status === "completed" ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
+          const tool = e.tool === V2.delegateTool ? HOST_LINES[1].delegateTool : coreToolName(2, e.tool);
+          const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
+          await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
+          if (out.output === text) return;
+          if (e.status === "completed") {
+            e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out.output }] : out.output;
+          } else {
+            e.error.message = out.output;
+            if (e.error.message !== out.output)
+              await runtime.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
+          }
+        },
+        sink,
+      ),
+    ),
+    ctx.tool.transform((editor) => {
+      const def = governanceTools(runtime.ctx, (id) => runtime.stops.poke(id)).governance;
+      if (!def) return;
+      const Args = z.object(def.args as unknown as Record<string, z.ZodType>);
+      editor.add({
+        name: "governance",
+        description: GOVERNANCE_TOOL_DESCRIPTION,
+        input: GOVERNANCE_TOOL_INPUT as unknown as Record<string, unknown>,
+        options: { codemode: false },
+        async execute(input, context) {
+          const parsed = Args.safeParse(input);
+          const text = parsed.success
+            ? await def.execute(parsed.data as never, { sessionID: context.sessionID, agent: context.agent } as never).catch((error: unknown) => {
+                sink("governance-tool", error);
+                return "Governance could not do that (see the audit log).";
+              })
+            : `Not done: ${z.prettifyError(parsed.error)}`;
+          const content = typeof text === "string" ? text : String(obj(text).output ?? "");
+          return { output: content, content };
+        },
+      });
+    }),
+  ]);
+
+  const pump = pumpEvents(ctx, runtime, filter, states, sink);
+  return async () => {
+    await pump.stop();
+    for (const r of registrations) await r.dispose().catch(() => undefined);
+    await runtime.dispose();
+  };
+}
+
+/**
+ * The global event stream, read for this location only: `session.created` says its location; other events
+ * (`session.execution.*` carry none) are resolved with `session.get` once per session and cached.
+ */
+function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, sink: (hook: string, error: unknown) => void) {
+  let stopped = false;
+  let iterator: AsyncIterator<V2Event> | undefined;
+  const one = contain(
+    "event",
+    async (raw: V2Event) => {
+      const events = parseV2Event(raw);
+      if (events.length === 0) return;
+      const sessionId = sessionOf(raw);
+      if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
+      if (!sessionId || !(await filter.mine(sessionId, false))) return;
+      for (const event of events) {
+        if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
+        await handleEvent(rt, event);
+      }
+    },
+    sink,
+  );
+  const done = (async () => {
+    try {
+      iterator = ctx.event.subscribe()[Symbol.asyncIterator]();
+      while (!stopped) {
+        const next = await iterator.next();
+        if (next.done) return;
+        await one(next.value);
+      }
+    } catch (error) {
+      if (!stopped) sink("event-stream", error);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await iterator?.return?.().catch(() => undefined);
+      await Promise.race([done, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+    },
+  };
+}

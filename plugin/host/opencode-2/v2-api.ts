@@ -1,0 +1,61 @@
+import type { OpencodeApi } from "../opencode-api.ts";
+import type { V2Context } from "./v2-types.ts";
+
+async function settle<T>(p: Promise<T>, ms = 5_000): Promise<T | undefined> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  try {
+    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+  } catch {
+    return undefined;
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/**
+ * Which sessions are running a turn, as OpenCode 2 tells it on the event stream (`session.execution.started` until
+ * `succeeded | failed | interrupted`). OpenCode 2 has no status route and never emits `session.status`/`session.idle`,
+ * so this map is what "checked idle" reads after `session.interrupt`.
+ */
+export class ExecutionStates {
+  readonly #busy = new Map<string, string>();
+
+  started(sessionId: string): void {
+    this.#busy.set(sessionId, "busy");
+  }
+
+  ended(sessionId: string): void {
+    this.#busy.delete(sessionId);
+  }
+
+  snapshot(): Record<string, string> {
+    return Object.fromEntries(this.#busy);
+  }
+}
+
+/**
+ * The OpencodeApi on OpenCode 2's plugin context: abort = `session.interrupt`, status = the execution states seen on
+ * the event stream, parent = `session.get` (cached by the location filter), toast = none. OpenCode 2 gives a server
+ * plugin no toast; `session.synthetic` would put the text into the session's conversation (the model reads it, the
+ * prompt cache breaks) and a toast has no session, so a V2 "toast" is an audit line (`host_notice`) that `doctor`
+ * and the dashboard show. Every call bounded, none throws.
+ */
+export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string) => void): OpencodeApi {
+  return {
+    async abort(sessionId) {
+      const res = await settle(ctx.session.interrupt({ sessionID: sessionId }).then(() => true));
+      return res === true;
+    },
+    async status() {
+      return states.snapshot();
+    },
+    async parentOf(sessionId) {
+      const info = await settle(ctx.session.get({ sessionID: sessionId }));
+      if (!info) return undefined;
+      return { parentId: info.parentID ?? null, agent: info.agent ?? null };
+    },
+    async toast(message, variant) {
+      notice(message, variant);
+    },
+  };
+}

@@ -1,0 +1,61 @@
+import type { GovernanceEvent } from "../opencode-events.ts";
+import type { V2Event } from "./v2-types.ts";
+
+const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/** The session an OpenCode 2 event is about: `data.sessionID`, else the durable aggregate (packages/schema/src/event.ts). */
+export function sessionOf(event: V2Event): string | undefined {
+  return str(obj(event.data).sessionID) ?? str(event.durable?.aggregateID);
+}
+
+/** The directory an event names, when it names one: the envelope's `location`, or `session.created`'s `data.location`. */
+export function locationOf(event: V2Event): string | undefined {
+  return str(event.location?.directory) ?? str(obj(obj(event.data).location).directory);
+}
+
+/**
+ * What an OpenCode 2 event means for governance, as the SAME events the OpenCode 1 adapter produces, or an empty list.
+ * packages/schema/src/session-event.ts @ 03130971: the turn boundary is `session.execution.*` (`session.idle` and
+ * `session.status` are never emitted), Escape is `session.execution.interrupted` with reason `user`, compaction ends
+ * with `session.compaction.ended` (reason auto | manual).
+ */
+export function parseV2Event(raw: unknown): GovernanceEvent[] {
+  const event = obj(raw) as V2Event;
+  const type = str(event.type);
+  const sessionId = type ? sessionOf(event) : undefined;
+  if (!type || !sessionId) return [];
+  const data = obj(event.data);
+  switch (type) {
+    case "session.created":
+      return [{ type: "created", sessionId, parentId: str(data.parentID) ?? null, agent: str(data.agent) ?? null }];
+    case "session.execution.started":
+      return [{ type: "status", sessionId, status: "busy" }];
+    case "session.execution.succeeded":
+      return [
+        { type: "status", sessionId, status: "idle" },
+        { type: "idle", sessionId },
+      ];
+    case "session.execution.failed": {
+      const name = str(obj(data.error)._tag) ?? str(obj(data.error).name) ?? str(obj(data.error).type) ?? "UnknownError";
+      return [
+        { type: "errored", sessionId, name },
+        { type: "status", sessionId, status: "idle" },
+        { type: "idle", sessionId },
+      ];
+    }
+    case "session.execution.interrupted": {
+      // `user` is Escape (or our own session.interrupt); `superseded` is a new prompt taking over the turn and
+      // `shutdown` the server going down: neither is the user stopping the session.
+      if (data.reason !== "user") return [{ type: "status", sessionId, status: "idle" }];
+      return [
+        { type: "status", sessionId, status: "idle" },
+        { type: "aborted", sessionId },
+      ];
+    }
+    case "session.compaction.ended":
+      return [{ type: "compacted", sessionId, trigger: data.reason === "auto" ? "auto" : "summarize" }];
+    default:
+      return [];
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * The few OpenCode 2 plugin-API types this adapter uses, vendored (the `@opencode/plugin` package is not on the
+ * registry this project reaches, and `define` is the identity, so nothing of it is needed at run time). Copied in
+ * shape, narrowed to the fields read or written, from anomalyco/opencode:
+ * - packages/plugin/src/promise/plugin.ts   @ 26b15a99d6549b57b57b9a8f22e7963898030a71 (Plugin, Context, Cleanup)
+ * - packages/plugin/src/promise/session.ts  @ 03545fd3bb099af708c5f1146c42c10c7f24c359 (SessionContext, SessionCompaction)
+ * - packages/plugin/src/promise/tool.ts     @ 196e46122874caa1df7d28dab7a64f6fddf0730a (ToolHooks, ToolEditor)
+ * - packages/plugin/src/promise/registration.ts @ baf3a6591a154eba7164fd50c8105c6f5b003658 (Hooks, Transform)
+ * - packages/plugin/src/promise/event.ts    @ 31ee1d62fe1b1e1bc2a525dc6659da4fb77239a1 (subscribe: AsyncIterable)
+ * - packages/schema/src/event.ts            @ 162a75f99cc10925fe2922b86940b72a49dbb60b (event envelope)
+ * - packages/schema/src/session.ts          @ 06f9d1a63517d67c5fc28875294b245c93ac2507 (Session.Info)
+ * - packages/schema/src/location.ts         @ 0f6c270b4c4e96ff7f978c224d704f46398b19ed (Location.Ref)
+ * `ctx.location` is not in the promise Context of the source read, but every ported plugin read (docs/opencode-2.md)
+ * uses `ctx.location.directory`; it is optional here and the adapter says so when it is missing.
+ */
+
+export type Registration = { readonly dispose: () => Promise<void> };
+
+export type SystemPart = { type: "text"; text: string; [k: string]: unknown };
+
+export type SessionRequestKind = "primary" | "compaction" | "title" | "generate";
+
+/** `session.hook("context")`: the request about to be sent (system + messages), mutable. */
+export type SessionContextEvent = {
+  readonly sessionID: string;
+  readonly agent: string;
+  readonly kind: SessionRequestKind;
+  system: SystemPart[];
+  messages: unknown[];
+  tools: Record<string, { description: string; input: unknown }>;
+};
+
+/** `session.hook("compaction")`: same shape; `result` set by a plugin skips the model call (never done here). */
+export type SessionCompactionEvent = SessionContextEvent & { result?: unknown };
+
+export type ToolBeforeEvent = {
+  tool: string;
+  readonly sessionID: string;
+  readonly agent: string;
+  readonly messageID: string;
+  readonly id: string;
+  input: unknown;
+};
+
+/** `Tool.Result`: what the model reads is `content` (a string or content parts); `output` is structured. */
+export type ToolResult = { output?: unknown; content?: unknown; metadata?: Record<string, unknown> };
+
+export type ToolAfterEvent = {
+  readonly tool: string;
+  readonly sessionID: string;
+  readonly agent: string;
+  readonly messageID: string;
+  readonly id: string;
+  readonly input: unknown;
+} & ({ readonly status: "completed"; result: ToolResult } | { readonly status: "error"; error: { message?: string; [k: string]: unknown } });
+
+export type ToolExecuteContext = { readonly sessionID: string; readonly agent: string; readonly messageID?: string; readonly id?: string };
+
+export type ToolInfo = {
+  name: string;
+  description: string;
+  /** Effect Schema, StandardSchema or JSON Schema; this adapter gives JSON Schema (a foreign zod is refused). */
+  input: Record<string, unknown>;
+  options?: { codemode?: boolean };
+  execute: (input: unknown, context: ToolExecuteContext) => Promise<ToolResult>;
+};
+
+export type ToolEditor = { add(tool: ToolInfo): void };
+
+/** The event envelope of `ctx.event.subscribe()`. */
+export type V2Event = {
+  readonly id?: string;
+  readonly type: string;
+  readonly data?: unknown;
+  readonly location?: { readonly directory: string; readonly workspaceID?: string };
+  readonly durable?: { readonly aggregateID: string };
+};
+
+export type SessionInfo = {
+  readonly id: string;
+  readonly parentID?: string;
+  readonly agent?: string;
+  readonly location?: { readonly directory: string; readonly workspaceID?: string };
+};
+
+export type V2Context = {
+  readonly app?: { readonly name?: string; readonly version?: string };
+  readonly options?: unknown;
+  readonly location?: { readonly directory: string; readonly workspaceID?: string };
+  readonly event: { subscribe(): AsyncIterable<V2Event> };
+  readonly session: {
+    hook(name: "context", cb: (e: SessionContextEvent) => Promise<void> | void): Promise<Registration>;
+    hook(name: "compaction", cb: (e: SessionCompactionEvent) => Promise<void> | void): Promise<Registration>;
+    get(input: { sessionID: string }): Promise<SessionInfo>;
+    interrupt(input: { sessionID: string }): Promise<unknown>;
+    synthetic(input: { sessionID: string; text: string; description?: string; resume?: boolean }): Promise<unknown>;
+  };
+  readonly tool: {
+    hook(name: "execute.before", cb: (e: ToolBeforeEvent) => Promise<void> | void): Promise<Registration>;
+    hook(name: "execute.after", cb: (e: ToolAfterEvent) => Promise<void> | void): Promise<Registration>;
+    transform(cb: (editor: ToolEditor) => void): Promise<Registration>;
+  };
+};
+
+export type Cleanup = () => Promise<void> | void;
