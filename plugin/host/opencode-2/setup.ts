@@ -6,7 +6,7 @@ import { systemTransform } from "../../hooks/system-transform.ts";
 import { toolAfter } from "../../hooks/tool-after.ts";
 import { toolBefore } from "../../hooks/tool-before.ts";
 import { contain } from "../../runtime/contain.ts";
-import { Runtime } from "../../runtime/runtime.ts";
+import { Runtime, type RuntimeOptions } from "../../runtime/runtime.ts";
 import { coreToolName, HOST_LINES } from "../host-lines.ts";
 import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../tools.ts";
 import { LocationFilter } from "./location-filter.ts";
@@ -32,12 +32,12 @@ function resultText(result: ToolResult): string {
  * Every callback is contained; only a deliberate block (a refused spawn, a terminated session) rejects
  * `execute.before`, which OpenCode 2 turns into the tool's error for the model.
  */
-export async function setupV2(ctx: V2Context): Promise<Cleanup> {
+export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clock" | "timers"> = {}): Promise<Cleanup> {
   const directory = ctx.location?.directory;
   const states = new ExecutionStates();
   let rt: Runtime | undefined;
   const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
-  rt = new Runtime({ directory: directory ?? process.cwd() }, { api, host: { line: 2, version: ctx.app?.version ?? null } });
+  rt = new Runtime({ directory: directory ?? process.cwd() }, { ...options, api, host: { line: 2, version: ctx.app?.version ?? null } });
   const runtime = rt;
   const sink = (hook: string, error: unknown) => runtime.ctx.reportHookError(hook, error);
   try {
@@ -111,7 +111,9 @@ export async function setupV2(ctx: V2Context): Promise<Cleanup> {
           if (!(await mine(e.sessionID))) return;
           const text = e.status === "completed" ? resultText(e.result) : String(e.error?.message ?? "");
           const childId = e.status === "completed" ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
-          const tool = e.tool === V2.delegateTool ? HOST_LINES[1].delegateTool : coreToolName(2, e.tool);
+          // A background child (`status: "running"`) has not ended: its link stays open (no `task` bookkeeping).
+          const background = e.status === "completed" && obj(e.result.metadata).status === "running";
+          const tool = background ? e.tool : coreToolName(2, e.tool);
           const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
           await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
           if (out.output === text) return;
@@ -174,6 +176,9 @@ function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states:
       if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
       if (!sessionId || !(await filter.mine(sessionId, false))) return;
       for (const event of events) {
+        // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
+        if (event.type === "created" && event.agent === null)
+          event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
         if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
         await handleEvent(rt, event);
       }

@@ -1,0 +1,311 @@
+/**
+ * A host double of OpenCode 2's PLUGIN CONTRACT, exactly as pinned in docs/opencode-2.md (anomalyco/opencode sources,
+ * commits there). It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
+ * the adapter against the contract, not against the host.
+ *
+ * - Loader: packages/core/src/plugin/module.ts — `default` must be `{ id: string, effect: fn } | { id: string,
+ *   setup: fn }` (extra keys ignored), else `PluginModule.LoadError` with the exact message below.
+ * - One plugin instance per location; `event.subscribe()` is ONE global stream every instance sees.
+ * - `session.hook` / `tool.hook` callbacks run in registration order, awaited; a throw in `execute.before` rejects
+ *   the call (the tool does not run, its error is the thrown message); `execute.after` cannot fail.
+ * - Events: `{ id, type, created, data, durable: { aggregateID }, location? }`; `session.created` carries
+ *   `data.location`; `session.execution.started | succeeded | failed | interrupted(reason)` carry no location;
+ *   `session.idle` / `session.status` are never emitted.
+ * - The `subagent` tool (packages/core/src/tool/plugin/subagent.ts @ 03cce408): depth limit
+ *   `experimental.subagent_depth` (default 1) with its error text, child created with `parentID`, result
+ *   `<subagent sessionID=… state="completed">`, cancelled child → error "Subagent cancelled (sessionID: …)".
+ * - `session.interrupt` ends a running execution with `session.execution.interrupted` reason `user`.
+ */
+import type {
+  Cleanup,
+  SessionContextEvent,
+  SystemPart,
+  ToolAfterEvent,
+  ToolBeforeEvent,
+  ToolInfo,
+  ToolResult,
+  V2Context,
+  V2Event,
+} from "../../plugin/host/opencode-2/v2-types.ts";
+
+export const LOAD_ERROR = "Plugin must export a default definition with an id and an effect or setup function.";
+
+export class PluginLoadError extends Error {
+  readonly _tag = "PluginModule.LoadError";
+}
+
+/** The loader's shape check (module.ts `Definition`). */
+export function checkPluginModule(mod: unknown): { id: string; setup: (ctx: V2Context) => unknown } {
+  const def = (mod as { default?: unknown } | null)?.default as Record<string, unknown> | undefined;
+  const ok = def && typeof def === "object" && typeof def.id === "string" && (typeof def.effect === "function" || typeof def.setup === "function");
+  if (!ok) throw new PluginLoadError(LOAD_ERROR);
+  if (typeof def.setup !== "function") throw new Error("effect plugins are not modelled by this double");
+  return def as { id: string; setup: (ctx: V2Context) => unknown };
+}
+
+type Session = { id: string; parentID?: string; agent: string; directory: string; running: boolean; background?: boolean };
+type Instance = {
+  directory: string;
+  context: ((e: SessionContextEvent) => Promise<void> | void)[];
+  compaction: ((e: SessionContextEvent) => Promise<void> | void)[];
+  before: ((e: ToolBeforeEvent) => Promise<void> | void)[];
+  after: ((e: ToolAfterEvent) => Promise<void> | void)[];
+  tools: Map<string, ToolInfo>;
+  cleanup?: Cleanup | undefined;
+};
+
+export type ToolCallResult = { status: "completed"; text: string; result: ToolResult } | { status: "error"; text: string };
+
+let seq = 0;
+const nextId = (prefix: string) => `${prefix}_${(++seq).toString().padStart(4, "0")}${"x".repeat(22)}`;
+
+export class OpenCode2Double {
+  readonly sessions = new Map<string, Session>();
+  readonly instances = new Map<string, Instance>();
+  readonly interrupts: string[] = [];
+  readonly emitted: V2Event[] = [];
+  readonly synthetic: { sessionID: string; text: string }[] = [];
+  readonly config = { experimental: { subagent_depth: 1 } };
+  #subscribers = new Set<(e: V2Event) => void>();
+  /** Per subscriber: true while it waits in `next()` with nothing queued (it handled everything it got). */
+  #idle = new Map<(e: V2Event) => void, () => boolean>();
+
+  /** Loads the module for a location (one instance per location), as the host does at start. */
+  async load(mod: unknown, directory: string, version = "2.0.17"): Promise<void> {
+    const def = checkPluginModule(mod);
+    const inst: Instance = { directory, context: [], compaction: [], before: [], after: [], tools: new Map() };
+    this.instances.set(directory, inst);
+    const reg = { dispose: async () => undefined };
+    const subscribers = this.#subscribers;
+    const ctx: V2Context = {
+      app: { name: "opencode", version },
+      options: {},
+      location: { directory },
+      event: {
+        subscribe: () => {
+          const queue: V2Event[] = [];
+          let wake: (() => void) | undefined;
+          let closed = false;
+          const push = (e: V2Event) => {
+            queue.push(e);
+            wake?.();
+          };
+          subscribers.add(push);
+          let waiting = false;
+          this.#idle.set(push, () => waiting && queue.length === 0);
+          return {
+            [Symbol.asyncIterator]: () => ({
+              async next(): Promise<IteratorResult<V2Event>> {
+                waiting = true;
+                while (queue.length === 0 && !closed) await new Promise<void>((r) => (wake = r));
+                waiting = false;
+                if (closed) return { done: true, value: undefined };
+                return { done: false, value: queue.shift() as V2Event };
+              },
+              async return(): Promise<IteratorResult<V2Event>> {
+                closed = true;
+                subscribers.delete(push);
+                this.#idle.delete(push);
+                wake?.();
+                return { done: true, value: undefined };
+              },
+            }),
+          };
+        },
+      },
+      session: {
+        hook: (async (name: "context" | "compaction", cb: (e: SessionContextEvent) => Promise<void>) => {
+          inst[name].push(cb);
+          return reg;
+        }) as V2Context["session"]["hook"],
+        get: async ({ sessionID }) => {
+          const s = this.sessions.get(sessionID);
+          if (!s) throw Object.assign(new Error(`Session not found: ${sessionID}`), { _tag: "Session.NotFoundError" });
+          return { id: s.id, ...(s.parentID ? { parentID: s.parentID } : {}), agent: s.agent, location: { directory: s.directory } };
+        },
+        interrupt: async ({ sessionID }) => {
+          this.interrupts.push(sessionID);
+          this.interrupt(sessionID, "user");
+        },
+        synthetic: async ({ sessionID, text }) => {
+          this.synthetic.push({ sessionID, text });
+        },
+      },
+      tool: {
+        hook: (async (name: "execute.before" | "execute.after", cb: never) => {
+          (name === "execute.before" ? inst.before : inst.after).push(cb);
+          return reg;
+        }) as V2Context["tool"]["hook"],
+        transform: async (cb) => {
+          cb({ add: (t) => inst.tools.set(t.name, t) });
+          return reg;
+        },
+      },
+    };
+    inst.cleanup = (await def.setup(ctx)) as Cleanup | undefined;
+  }
+
+  async unload(): Promise<void> {
+    for (const inst of this.instances.values()) await inst.cleanup?.();
+  }
+
+  /** Every instance has taken every event emitted so far off its stream and handled it (the pump awaits each). */
+  async drain(): Promise<void> {
+    for (let i = 0; i < 1_000; i++) {
+      await new Promise<void>((r) => setTimeout(r, 2));
+      if ([...this.#idle.values()].every((idle) => idle())) return;
+    }
+    throw new Error("the plugin did not take its events off the stream within 2 s");
+  }
+
+  #emit(type: string, sessionID: string, data: Record<string, unknown>, location?: string): void {
+    const e: V2Event = {
+      id: nextId("evt"),
+      type,
+      data: { sessionID, ...data },
+      durable: { aggregateID: sessionID },
+      ...(location ? { location: { directory: location } } : {}),
+    };
+    this.emitted.push(e);
+    for (const s of this.#subscribers) s(e);
+  }
+
+  #instanceOf(sessionID: string): Instance {
+    const s = this.sessions.get(sessionID);
+    const inst = s && this.instances.get(s.directory);
+    if (!inst) throw new Error(`no plugin instance for ${sessionID}`);
+    return inst;
+  }
+
+  createSession(opts: { directory: string; agent: string; parentID?: string }): string {
+    const id = nextId("ses");
+    this.sessions.set(id, { id, agent: opts.agent, directory: opts.directory, running: false, ...(opts.parentID ? { parentID: opts.parentID } : {}) });
+    this.#emit("session.created", id, {
+      parentID: opts.parentID,
+      projectID: "prj_double",
+      location: { directory: opts.directory },
+      slug: id,
+      version: "2.0.17",
+    });
+    return id;
+  }
+
+  startExecution(sessionID: string): void {
+    const s = this.sessions.get(sessionID);
+    if (s) s.running = true;
+    this.#emit("session.execution.started", sessionID, {});
+  }
+
+  succeed(sessionID: string): void {
+    const s = this.sessions.get(sessionID);
+    if (s) s.running = false;
+    this.#emit("session.execution.succeeded", sessionID, {});
+  }
+
+  /** Escape (`user`), a shutdown or a superseding prompt: the running execution ends with that reason. */
+  interrupt(sessionID: string, reason: "user" | "shutdown" | "superseded"): void {
+    const s = this.sessions.get(sessionID);
+    if (!s?.running) return;
+    s.running = false;
+    this.#emit("session.execution.interrupted", sessionID, { reason });
+    this.children.get(sessionID)?.("cancelled");
+    // A foreground child is interrupted when its parent's tool call is (subagent.ts Effect.onInterrupt); a background
+    // child runs on.
+    for (const child of this.sessions.values()) if (child.parentID === sessionID && child.running && !child.background) this.interrupt(child.id, reason);
+  }
+
+  compactionEnded(sessionID: string, reason: "auto" | "manual"): void {
+    this.#emit("session.compaction.ended", sessionID, { reason, text: "summary", recent: "" });
+  }
+
+  /** One model request of a session: the `context` hooks, awaited in order; what the provider would receive. */
+  async request(sessionID: string, kind: SessionContextEvent["kind"] = "primary"): Promise<{ system: string[] }> {
+    const inst = this.#instanceOf(sessionID);
+    const s = this.sessions.get(sessionID) as Session;
+    const system: SystemPart[] = [{ type: "text", text: "You are OpenCode." }];
+    const event: SessionContextEvent = { sessionID, agent: s.agent, kind, system, messages: [], tools: {} };
+    for (const cb of kind === "compaction" ? inst.compaction : inst.context) await cb(event);
+    return { system: event.system.map((p) => p.text) };
+  }
+
+  /**
+   * One tool call: `execute.before` hooks (a throw rejects the call: the tool never runs, the thrown message is its
+   * error), the tool, then `execute.after` hooks with the result; what the model reads.
+   */
+  async callTool(sessionID: string, tool: string, input: Record<string, unknown>, run?: () => ToolResult | Promise<ToolResult>): Promise<ToolCallResult> {
+    const inst = this.#instanceOf(sessionID);
+    const s = this.sessions.get(sessionID) as Session;
+    const id = nextId("call");
+    const before: ToolBeforeEvent = { tool, sessionID, agent: s.agent, messageID: nextId("msg"), id, input };
+    try {
+      for (const cb of inst.before) await cb(before);
+    } catch (error) {
+      return { status: "error", text: error instanceof Error ? error.message : String(error) };
+    }
+    let outcome: { status: "completed"; result: ToolResult } | { status: "error"; error: { message: string } };
+    try {
+      const result =
+        tool === "subagent" ? await this.#subagent(sessionID, before.input as Record<string, unknown>) : run ? await run() : await this.#plugin(inst, before);
+      outcome = { status: "completed", result };
+    } catch (error) {
+      outcome = { status: "error", error: { message: error instanceof Error ? error.message : String(error) } };
+    }
+    const after = { tool, sessionID, agent: s.agent, messageID: before.messageID, id, input: before.input, ...outcome } as ToolAfterEvent;
+    for (const cb of inst.after) {
+      try {
+        await cb(after);
+      } catch {
+        // execute.after cannot fail: the host ignores it.
+      }
+    }
+    if (after.status === "completed") {
+      const c = after.result.content;
+      return { status: "completed", text: typeof c === "string" ? c : JSON.stringify(c), result: after.result };
+    }
+    return { status: "error", text: String(after.error.message) };
+  }
+
+  async #plugin(inst: Instance, e: ToolBeforeEvent): Promise<ToolResult> {
+    const t = inst.tools.get(e.tool);
+    if (!t) return { content: `ran ${e.tool}` };
+    return t.execute(e.input, { sessionID: e.sessionID, agent: e.agent });
+  }
+
+  /** The pending foreground children: the test decides how each ends. */
+  readonly children = new Map<string, (end: "completed" | "cancelled") => void>();
+  /** Created children, in order. */
+  readonly spawned: string[] = [];
+
+  async #subagent(parentID: string, input: Record<string, unknown>): Promise<ToolResult> {
+    let depth = 0;
+    for (let cur = this.sessions.get(parentID); cur?.parentID; cur = this.sessions.get(cur.parentID)) depth++;
+    const limit = this.config.experimental.subagent_depth;
+    if (depth >= limit) throw new Error(`Subagent depth limit reached (${limit}). Increase "experimental.subagent_depth" to allow nested subagents.`);
+    const parent = this.sessions.get(parentID) as Session;
+    const child = this.createSession({ directory: parent.directory, agent: String(input.agent), parentID });
+    this.spawned.push(child);
+    this.startExecution(child);
+    if (input.background === true) {
+      (this.sessions.get(child) as Session).background = true;
+      return {
+        output: { sessionID: child, status: "running" },
+        content: `The subagent is working in the background (sessionID: ${child}).`,
+        metadata: { sessionID: child, status: "running" },
+      };
+    }
+    const end = await new Promise<"completed" | "cancelled">((resolve) => this.children.set(child, resolve));
+    this.children.delete(child);
+    if (end === "cancelled") throw new Error(`Subagent cancelled (sessionID: ${child})`);
+    this.succeed(child);
+    return {
+      output: { sessionID: child, status: "completed" },
+      content: `<subagent sessionID="${child}" state="completed">\ndone\n</subagent>`,
+      metadata: { sessionID: child, status: "completed" },
+    };
+  }
+
+  /** Plugin tools the instance of `directory` registered. */
+  tools(directory: string): Map<string, ToolInfo> {
+    return this.instances.get(directory)?.tools ?? new Map();
+  }
+}
