@@ -77,6 +77,7 @@ export class OpenCode2Double {
     this.instances.set(directory, inst);
     const reg = { dispose: async () => undefined };
     const subscribers = this.#subscribers;
+    const idleOf = this.#idle;
     const ctx: V2Context = {
       app: { name: "opencode", version },
       options: {},
@@ -92,7 +93,7 @@ export class OpenCode2Double {
           };
           subscribers.add(push);
           let waiting = false;
-          this.#idle.set(push, () => waiting && queue.length === 0);
+          idleOf.set(push, () => waiting && queue.length === 0);
           return {
             [Symbol.asyncIterator]: () => ({
               async next(): Promise<IteratorResult<V2Event>> {
@@ -105,7 +106,7 @@ export class OpenCode2Double {
               async return(): Promise<IteratorResult<V2Event>> {
                 closed = true;
                 subscribers.delete(push);
-                this.#idle.delete(push);
+                idleOf.delete(push);
                 wake?.();
                 return { done: true, value: undefined };
               },

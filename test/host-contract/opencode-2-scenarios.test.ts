@@ -150,7 +150,10 @@ const RUN: Record<string, () => Promise<void>> = {
     expect(l3.text).toContain("❌ SESSION TERMINATED");
     // A rejecting execute.before: the call never runs.
     let ran = false;
-    const refused = await host.callTool(child, "shell", { command: "x" }, () => ((ran = true), { content: "loop-output" }));
+    const refused = await host.callTool(child, "shell", { command: "x" }, () => {
+      ran = true;
+      return { content: "loop-output" };
+    });
     expect(refused.status).toBe("error");
     expect(refused.text).toContain("SESSION TERMINATED");
     expect(ran).toBe(false);
