@@ -1,5 +1,5 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
-import { contain } from "./runtime/contain.ts";
+import { contain as containHook } from "./runtime/contain.ts";
 import { compacting, markAutoCompaction } from "./hooks/compacting.ts";
 import { configHook } from "./hooks/config.ts";
 import { onEvent } from "./hooks/event.ts";
@@ -26,6 +26,8 @@ async function server(input: PluginInput): Promise<Hooks> {
   }
   const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
   detectV1Host(rt);
+  // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
+  const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
     event: contain("event", ({ event }) => onEvent(rt, event), sink),

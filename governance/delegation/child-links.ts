@@ -34,12 +34,6 @@ export function closeChild(parent: SessionRecord | undefined, childId: string, e
   return { next: { ...parent, children }, effects: [audit("child_closed", { childId, outcome: end })] };
 }
 
-/** Child side of a task that returned: a still-active child is `completed` (no bookkeeping leaks). */
-export function completeChild(child: SessionRecord | undefined, end: ChildEnd): Step {
-  if (child?.control !== "active" || end !== "completed") return { next: child, effects: [] };
-  return { next: { ...child, control: "completed" }, effects: [] };
-}
-
 /** Parent side of an orphan (seed 000): the link is closed as `orphaned`. */
 export function orphanChild(parent: SessionRecord | undefined, childId: string, at: number): Step {
   if (!parent) return { next: parent, effects: [] };

@@ -69,6 +69,27 @@ export const StopProgress = z.object({
 });
 export type StopProgress = z.infer<typeof StopProgress>;
 
+/**
+ * How a session's work ended, when it did (governance/session/session-end.ts): its task completed or failed,
+ * OpenCode deleted it, or no process hosts it any more (orphaned, e.g. after a crash). `null` while it runs.
+ * Optional on disk: an older build reads past it (zod drops unknown keys) and never quarantines the record.
+ */
+export const SessionEnd = z.object({
+  at: z.number().int(),
+  how: z.enum(["completed", "failed", "deleted", "orphaned"]),
+  /** What the host said (an error's name), short. */
+  detail: z.string().max(200).nullable().default(null),
+});
+export type SessionEnd = z.infer<typeof SessionEnd>;
+
+/**
+ * The OpenCode process that runs the session (the last to take it: created, first seen, resumed). With it, any
+ * process — or the CLI — can tell a session whose process died (a crash) from one that runs, at once on the same host
+ * (storage/lock-owner.ts). Optional: records of older builds have none and fall back to the 10-minute orphan rule.
+ */
+export const SessionHost = z.object({ host: z.string().max(255), pid: z.number().int().positive(), start: z.string().max(40).nullable() });
+export type SessionHost = z.infer<typeof SessionHost>;
+
 export const SessionRecord = z.object({
   schemaVersion: z.literal(1),
   sessionId: SessionId,
@@ -122,6 +143,8 @@ export const SessionRecord = z.object({
   compactedPending: z.boolean().default(false),
   /** Use against the budgets and their escalation (docs/budgets.md). Added in v1 with a default: older records read as unused. */
   budget: BudgetState.default(EMPTY_BUDGET),
+  end: SessionEnd.nullable().optional(),
+  hostedBy: SessionHost.nullable().optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { AuditLog } from "../storage/audit-log.ts";
 import type { Clock } from "../time/clock.ts";
+import { ownerIsGone } from "../storage/lock-owner.ts";
 import { enqueue } from "./directive-queue.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
@@ -34,6 +35,8 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
     const record = await ctx.store.read(target);
     if (!record) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
     if (!isRunning(record)) return { ok: false, reason: `session ${target} is not running (state ${record.state}, ${record.control})` };
+    if (record.hostedBy && (await ownerIsGone(record.hostedBy)))
+      return { ok: false, reason: `session ${target} is not running: its OpenCode process ${record.hostedBy.pid} is gone (it will be recorded orphaned)` };
     return { ok: true, sessions: [record] };
   }
   if (!/^[\w.@-]{1,80}$/.test(target))

@@ -48,6 +48,9 @@ export const AuditEventType = z.enum([
   "host_detected",
   "host_unsupported",
   "host_notice",
+  "session_ended",
+  "session_rehosted",
+  "maintenance_swept",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

@@ -1,5 +1,6 @@
-import { lstat, lutimes, mkdir, rename, rmdir } from "node:fs/promises";
-import { resolve } from "node:path";
+import { lstat, lutimes, mkdir, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { join, resolve } from "node:path";
+import { type LockOwner, ownerIsGone, parseOwner, thisProcess } from "./lock-owner.ts";
 import { DIR_MODE } from "./safe-fs.ts";
 
 export interface FileLockOptions {
@@ -30,8 +31,11 @@ const localQueues = new Map<string, Promise<unknown>>();
  * Runs `fn` while holding a cross-process lock on `path` (which need not exist): the lock is a directory
  * `<path>.lock` created with an atomic mkdir, refreshed every `staleMs / 2` while held.
  *
- * Tradeoff: a process killed while holding the lock leaves the directory behind, and others wait up to `staleMs`
- * before taking it over. The reverse risk is a holder frozen longer than `staleMs` (debugger, suspended laptop)
+ * The lock directory holds one small file, `owner` (host, pid, process start time). A lock whose owner is a process
+ * of this host that no longer runs (its pid is gone, or now belongs to a process started later) is taken over at
+ * once: a killed `opencode run` costs the next process nothing. Tradeoff: a lock without a readable owner (a holder
+ * killed between `mkdir` and writing `owner`, or an older build's lock), or one held on another host, is only taken
+ * over once it is stale: others wait up to `staleMs`. The reverse risk is a holder frozen longer than `staleMs` (debugger, suspended laptop)
  * whose lock is taken over: both then run their read-modify-write, and the later rename wins. Files stay valid
  * because every write is atomic; at worst one update is lost and `onCompromised` reports it.
  *
@@ -85,27 +89,53 @@ async function acquire(dir: string, staleMs: number, maxWaitMs: number): Promise
   for (;;) {
     try {
       await mkdir(dir, { mode: DIR_MODE });
-      return hold(dir, await lstat(dir), staleMs);
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      if (await takeOverIfStale(dir, staleMs)) continue;
+      if (Date.now() >= deadline) throw Object.assign(new Error(`Lock file is already being held: ${dir}`), { code: "ELOCKED" });
+      await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
+      delay = Math.min(MAX_RETRY_DELAY_MS, Math.ceil(delay * 1.3));
+      continue;
     }
-    if (await takeOverIfStale(dir, staleMs)) continue;
-    if (Date.now() >= deadline) throw Object.assign(new Error(`Lock file is already being held: ${dir}`), { code: "ELOCKED" });
-    await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
-    delay = Math.min(MAX_RETRY_DELAY_MS, Math.ceil(delay * 1.3));
+    // The owner is written before the lock's identity (inode, mtime) is taken: writing it changes the folder's mtime.
+    await writeFile(join(dir, OWNER_FILE), thisProcess().text, { mode: 0o600 }).catch(() => undefined);
+    return hold(dir, await lstat(dir), staleMs);
   }
 }
 
-/** True when the lock at `dir` was stale and is gone now (or was released meanwhile): try to take it again at once. */
-async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
-  let mtimeMs: number;
+/** The file inside a lock directory that names its holder (see lock-owner.ts). */
+const OWNER_FILE = "owner";
+
+async function readOwner(dir: string): Promise<LockOwner | undefined> {
   try {
-    mtimeMs = (await lstat(dir)).mtimeMs;
+    return parseOwner(await readFile(join(dir, OWNER_FILE), "utf8"));
+  } catch {
+    return undefined;
+  }
+}
+
+/** Removes a lock directory that was moved aside (its owner file included). */
+async function removeAside(aside: string): Promise<void> {
+  await rm(aside, { recursive: true, force: true }).catch(() => undefined);
+}
+
+/**
+ * True when the lock at `dir` is gone now (released meanwhile, or taken over here because its holder is dead or it
+ * is stale): try to take it again at once.
+ */
+async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
+  let seen: { ino: number; mtimeMs: number };
+  try {
+    seen = await lstat(dir);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
     throw error;
   }
-  if (Math.abs(Date.now() - mtimeMs) <= staleMs) return false;
+  const stale = Math.abs(Date.now() - seen.mtimeMs) > staleMs;
+  if (!stale) {
+    const owner = await readOwner(dir);
+    if (!owner || !(await ownerIsGone(owner))) return false;
+  }
   const aside = `${dir}.stale-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   try {
     await rename(dir, aside);
@@ -114,7 +144,19 @@ async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
     throw error;
   }
-  await rmdir(aside).catch(() => undefined);
+  // Between the look and the rename another waiter may have taken the dead lock over and made a new one: that one is
+  // live, put it back (if the folder was re-made meanwhile, its holder's release reports the lock as taken over).
+  const moved = await lstat(aside).catch(() => undefined);
+  if (
+    moved &&
+    moved.ino !== seen.ino &&
+    !(await rename(aside, dir).then(
+      () => true,
+      () => false,
+    ))
+  )
+    await removeAside(aside);
+  else if (!moved || moved.ino === seen.ino) await removeAside(aside);
   return true;
 }
 
@@ -154,10 +196,41 @@ function hold(dir: string, made: { ino: number; mtimeMs: number }, staleMs: numb
       // Taken over while `fn` ran (this holder looked dead): the lock is someone else's now, leave it.
       if (!now || now.ino !== made.ino || Math.abs(now.mtimeMs - mtimeMs) >= 1)
         return Object.assign(new Error(`Lock was taken over while held: ${dir}`), { code: "ECOMPROMISED" });
+      await unlink(join(dir, OWNER_FILE)).catch(() => undefined);
       await rmdir(dir).catch((error: NodeJS.ErrnoException) => {
         if (error.code !== "ENOENT") throw error;
       });
       return undefined;
     },
   };
+}
+
+/**
+ * Removes the lock folders in `dir` that nobody holds any more: a dead owner's (at once) or a stale one (not
+ * refreshed for `staleMs`), and the aside copies a takeover left when its process died mid-way. A live holder's
+ * lock is never touched. Returns how many were removed. For the periodic sweep (plugin/sessions/maintenance.ts):
+ * a lock of a session nobody touches again would otherwise stay forever.
+ */
+export async function sweepDeadLocks(dir: string, staleMs = DEFAULT_STALE_MS): Promise<number> {
+  let names: string[];
+  try {
+    names = await readdir(dir);
+  } catch {
+    return 0;
+  }
+  let removed = 0;
+  for (const name of names) {
+    const path = join(dir, name);
+    if (/\.lock\.stale-/.test(name)) {
+      const st = await lstat(path).catch(() => undefined);
+      if (st?.isDirectory() && Date.now() - st.mtimeMs > staleMs) {
+        await removeAside(path);
+        removed++;
+      }
+    } else if (name.endsWith(".lock")) {
+      const st = await lstat(path).catch(() => undefined);
+      if (st?.isDirectory() && (await takeOverIfStale(path, staleMs).catch(() => false)) && !(await lstat(path).catch(() => undefined))) removed++;
+    }
+  }
+  return removed;
 }

@@ -66,6 +66,15 @@ export class SessionStore {
     return this.#cache.get(id);
   }
 
+  /** Drops the cached record (the process no longer needs it without I/O); the file is untouched. */
+  forget(id: string): void {
+    this.#cache.delete(id);
+  }
+
+  cacheSize(): number {
+    return this.#cache.size;
+  }
+
   /** The record on disk, migrated to the current schema; `undefined` if absent, quarantined, or `id` is not a session id. */
   async read(id: string): Promise<SessionRecord | undefined> {
     const file = sessionFilePath(this.paths, id);
@@ -128,13 +137,14 @@ export class SessionStore {
   /**
    * Moves (never deletes) records whose last update and last activity are both older than `maxAgeMs` to
    * `archive/`. Staleness is re-checked under the lock, so a session another process just touched stays.
-   * Returns the archived ids.
+   * Returns the archived ids. `until` ends the sweep early (the process is exiting); what is left waits for the next.
    */
-  async archiveStale(maxAgeMs: number): Promise<string[]> {
+  async archiveStale(maxAgeMs: number, opts: { until?: () => boolean } = {}): Promise<string[]> {
     const cutoff = this.#clock.now() - maxAgeMs;
     const isStale = (record: SessionRecord) => Math.max(record.updatedAt, record.lastActivityAt) < cutoff;
     const archived: string[] = [];
     for (const candidate of await this.list()) {
+      if (opts.until?.()) break;
       if (!isStale(candidate)) continue;
       const id = candidate.sessionId;
       const file = sessionFilePath(this.paths, id);

@@ -1,4 +1,5 @@
 import { linkChild } from "../../governance/delegation/child-links.ts";
+import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { type GovernanceEvent, parseEvent } from "../host/opencode-events.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -22,6 +23,11 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
     await tracker.created(id, () => createRecord(rt, id, event.parentId, event.agent));
     return;
   }
+  if (event.type === "deleted") {
+    await endSessionWork(rt, id, "deleted", null);
+    rt.forget(id);
+    return;
+  }
   if (event.type === "status") {
     tracker.setStatus(id, event.status);
     stops.onStatus(id, event.status);
@@ -33,11 +39,15 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
       await runner.dispatch(id, { type: "aborted", at });
       await stops.onAborted(id);
       return;
-    case "errored":
-      await runner.dispatch(id, { type: "errored", at, message: event.name });
+    case "errored": {
+      const record = await runner.dispatch(id, { type: "errored", at, message: event.name });
+      // A child's error ends its task: OpenCode returns the error to the parent and runs no `tool.execute.after`.
+      if (errorEndsSession(record)) await endSessionWork(rt, id, "failed", event.name);
       return;
+    }
     case "idle":
       await runner.dispatch(id, { type: "idle", at });
+      tracker.turnEnded(id);
       await stops.onIdle(id);
       return;
     case "compacted":
@@ -48,6 +58,19 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
       await runner.dispatch(id, { type: "todo_updated", at, total: event.total, open: event.open });
       return;
   }
+}
+
+/**
+ * A session's work ended outside a `task` result (seed 002): its record and its parent's link say how, its queued
+ * directives are done with, and this process forgets it. Only for sessions governance has a record of.
+ */
+async function endSessionWork(rt: Runtime, id: string, how: "failed" | "deleted", detail: string | null): Promise<void> {
+  const { ctx, runner } = rt;
+  const at = ctx.clock.now();
+  const { next } = await runner.step(id, (r) => endSession(r, how, at, detail));
+  if (!next) return;
+  if (next.parentId) await runner.step(next.parentId, (p) => endChildLink(p, id, how, at));
+  await rt.stops.onEnded(id);
 }
 
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */

@@ -1,5 +1,6 @@
 import * as z from "../../governance/zod.ts";
-import { closeChild, completeChild } from "../../governance/delegation/child-links.ts";
+import { closeChild } from "../../governance/delegation/child-links.ts";
+import { endSession } from "../../governance/session/session-end.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -39,7 +40,8 @@ export async function toolAfter(
       const end = taskOutcome(String(output.output ?? ""));
       const at = ctx.clock.now();
       await runner.step(sessionId, (p) => closeChild(p, childId, end, at));
-      await runner.step(childId, (c) => completeChild(c, end));
+      // An aborted child needs no end: its record is `interrupted` (resumable by its parent's `task_id`).
+      if (end !== "aborted") await runner.step(childId, (c) => endSession(c, end, at));
     }
   }
   const note = rt.calls.take(input.callID);

@@ -21,8 +21,8 @@ export const SessionError = z.object({
   }),
 });
 const SessionOnly = z.object({ sessionID: z.string().optional(), info: Info.optional() });
-/** `session.idle` and `session.compacted` carry only the session. */
-export const SessionOnlyEvent = z.object({ type: z.enum(["session.idle", "session.compacted"]), properties: SessionOnly });
+/** `session.idle`, `session.compacted` and `session.deleted` carry only the session (deleted: its `info`). */
+export const SessionOnlyEvent = z.object({ type: z.enum(["session.idle", "session.compacted", "session.deleted"]), properties: SessionOnly });
 export const SessionStatus = z.object({
   type: z.literal("session.status"),
   properties: z.object({ sessionID: z.string(), status: z.object({ type: z.string() }).passthrough() }),
@@ -38,6 +38,7 @@ export type GovernanceEvent =
   | { type: "errored"; sessionId: string; name: string }
   | { type: "idle"; sessionId: string }
   | { type: "compacted"; sessionId: string; trigger?: "auto" | "summarize" }
+  | { type: "deleted"; sessionId: string }
   | { type: "status"; sessionId: string; status: string }
   | { type: "todos"; sessionId: string; total: number; open: number };
 
@@ -59,11 +60,12 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
       return name === "MessageAbortedError" ? { type: "aborted", sessionId: id } : { type: "errored", sessionId: id, name };
     }
     case "session.idle":
-    case "session.compacted": {
+    case "session.compacted":
+    case "session.deleted": {
       const e = SessionOnlyEvent.safeParse(raw);
       const id = e.success ? sessionIdOf(e.data.properties) : undefined;
       if (!id) return undefined;
-      return { type: type === "session.idle" ? "idle" : "compacted", sessionId: id };
+      return { type: type === "session.idle" ? "idle" : type === "session.compacted" ? "compacted" : "deleted", sessionId: id };
     }
     case "session.status": {
       const e = SessionStatus.safeParse(raw);

@@ -15,11 +15,18 @@ import { createOpencodeApi, type OpencodeApi } from "../host/opencode-api.ts";
 import { SessionRuntime } from "../sessions/session-runtime.ts";
 import { SessionTracker } from "../sessions/session-tracker.ts";
 import { StopController } from "../stop/stop-controller.ts";
+import { Maintenance } from "../sessions/maintenance.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { onProcessExit } from "./exit-guard.ts";
+import { InFlight } from "./in-flight.ts";
 import { systemTimers, type Timers } from "./timers.ts";
 
 /** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
 export type RuntimeOptions = { clock?: Clock; timers?: Timers; api?: OpencodeApi; host?: HostInfo };
+
+/** How long an exit waits for hook calls under way before writing what it has (a hung hook cannot hold it longer). */
+export const EXIT_SETTLE_MS = 1_500;
 
 /**
  * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the
@@ -32,6 +39,11 @@ export class Runtime {
   readonly tracker: SessionTracker;
   readonly stops: StopController;
   readonly calls = new CallNotes();
+  /** The periodic sweep: archive, crash recovery, orphan checks, leftovers, forgetting (plugin/sessions/maintenance.ts). */
+  readonly maintenance: Maintenance;
+  /** Hook calls under way: an exit waits for them (plugin/index.ts wraps every hook). */
+  readonly inFlight = new InFlight();
+  #unregisterExit: (() => void) | undefined;
 
   readonly host: HostInfo;
 
@@ -53,6 +65,57 @@ export class Runtime {
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.tracker = new SessionTracker(this.runner);
     this.stops = new StopController(this.runner, this.tracker);
+    this.maintenance = new Maintenance(this.runner, this.tracker, {
+      forget: (records) => this.#forgetEnded(records),
+      forgetOne: (id) => this.forget(id),
+      onEnded: (id) => this.stops.onEnded(id),
+    });
+  }
+
+  /**
+   * Forgets what this process holds about sessions it no longer runs, so memory does not grow with the number of
+   * sessions a process has hosted: a session whose work ended (archived and deleted ones are forgotten at once), or one
+   * idle for longer than the resume window's lower bound (its next activity is then a first one again, which
+   * applies the 1 h / 48 h rules). Never a busy session, one being stopped, or one with writes pending.
+   */
+  #forgetEnded(records: ReadonlyMap<string, SessionRecord>): number {
+    const now = this.ctx.clock.now();
+    const idleFor = this.ctx.config.resume.minIdle;
+    let forgotten = 0;
+    for (const id of [...this.tracker.hosted()]) {
+      if (this.tracker.isBusy(id) || this.sessions.hasPending(id) || this.stops.isStopping(id)) continue;
+      const r = records.get(id);
+      // No record in the sweep's snapshot: archived (forgotten by the sweep), or created after the snapshot (kept).
+      if (!r) continue;
+      const ended = r.control === "completed" || r.control === "orphaned" || r.control === "stopped";
+      if (!ended && now - Math.max(r.lastActivityAt, r.updatedAt) < idleFor) continue;
+      this.forget(id);
+      forgotten++;
+    }
+    return forgotten;
+  }
+
+  /** Drops every in-memory trace of one session (the files stay the truth). */
+  forget(sessionId: string): void {
+    this.tracker.forget(sessionId);
+    this.stops.forget(sessionId);
+    this.runner.inbox.forget(sessionId);
+    this.runner.idle.forget(sessionId);
+    this.ctx.store.forget(sessionId);
+  }
+
+  /** What this instance holds in memory, per map: the soak test asserts none grows with ended sessions. */
+  stats(): Record<string, number> {
+    return {
+      ...this.tracker.sizes(),
+      ...this.sessions.sizes(),
+      ...this.stops.sizes(),
+      inbox: this.runner.inbox.size(),
+      idleWaiters: this.runner.idle.size(),
+      storeCache: this.ctx.store.cacheSize(),
+      callNotes: this.calls.size(),
+      inFlight: this.inFlight.size,
+    };
   }
 
   get sessions(): SessionRuntime {
@@ -69,26 +132,35 @@ export class Runtime {
     await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
     this.stops.start();
+    this.#unregisterExit = onProcessExit(() => this.#finish());
     // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
     // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
     // own record, and the sweep re-checks staleness under the record's lock before moving it. flush() waits for it.
-    this.#sweep = ctx.store.archiveStale(ctx.config.resume.maxIdle).then(
-      () => undefined,
-      (error: unknown) => ctx.reportHookError("start-sweep", error),
-    );
+    this.maintenance.start();
   }
 
-  #sweep: Promise<void> = Promise.resolve();
-
-  /** OpenCode's `dispose`: timers stop, pending soft events are written, audit lines in flight are awaited. */
+  /**
+   * OpenCode's `dispose` (the end of every `opencode run`, a TUI quit, an instance unloaded): timers stop, hook calls
+   * under way are awaited (bounded), pending soft events are written, audit lines in flight are awaited — so the final
+   * state is on disk and no lock is left. Idempotent.
+   */
   async dispose(): Promise<void> {
+    this.#unregisterExit?.();
+    this.#unregisterExit = undefined;
+    await this.#finish();
+  }
+
+  /** The end of this instance, by `dispose` or a signal: everything written, nothing left running. */
+  async #finish(): Promise<void> {
+    this.maintenance.stop();
     this.stops.dispose();
     this.ctx.configWatcher.stop();
+    await this.inFlight.settle(EXIT_SETTLE_MS);
     await this.flush();
   }
 
   async flush(): Promise<void> {
-    await this.#sweep;
+    await this.maintenance.settled();
     await this.sessions.flush();
     await this.ctx.sink.settle();
   }

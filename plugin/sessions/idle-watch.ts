@@ -23,6 +23,14 @@ export class IdleWatch {
     this.#waiters.delete(sessionId);
   }
 
+  forget(sessionId: string): void {
+    this.#waiters.delete(sessionId);
+  }
+
+  size(): number {
+    return this.#waiters.size;
+  }
+
   /** Resolves true once OpenCode reports the session idle, false after `timeoutMs`. */
   async confirmIdle(sessionId: string, timeoutMs: number): Promise<boolean> {
     const { clock, api, timers } = this.#ctx;
@@ -37,6 +45,8 @@ export class IdleWatch {
         void sleep(timers, IDLE_POLL_MS).then(resolve);
       });
     }
+    // Timed out: this wait's wake-ups are not needed any more.
+    this.#waiters.delete(sessionId);
     return false;
   }
 }

@@ -134,6 +134,15 @@ export class SessionRuntime {
     await this.settled();
   }
 
+  /** Soft events of this session wait to be written. */
+  hasPending(sessionId: string): boolean {
+    return this.#pending.has(sessionId) || this.#views.has(sessionId);
+  }
+
+  sizes(): { pending: number; views: number; writeTimers: number } {
+    return { pending: this.#pending.size, views: this.#views.size, writeTimers: this.#timers.size };
+  }
+
   /** Waits for the writes the write-behind timer started. */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.#writing]);

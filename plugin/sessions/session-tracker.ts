@@ -1,7 +1,15 @@
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/governance-prefix.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
+import { hostSession } from "../../governance/session/crash-recovery.ts";
+import { thisProcess } from "../../governance/storage/lock-owner.ts";
 import { checkOrphans } from "./orphan-check.ts";
+
+/** This process as a session host (the same identity as its locks). */
+function thisHost() {
+  const { host, pid, start } = thisProcess();
+  return { host, pid, start };
+}
 
 /**
  * Which sessions this process hosts, and what OpenCode said about them: the first activity of a session decides
@@ -45,7 +53,7 @@ export class SessionTracker {
    * session that races the event (chat.message, transforms) waits for this record instead of synthesizing a resume.
    */
   created(sessionId: string, create: () => Promise<SessionRecord | undefined>): Promise<SessionRecord | undefined> {
-    const p = create();
+    const p = create().then((r) => this.host(sessionId, r));
     this.#first.set(sessionId, p);
     return p;
   }
@@ -59,18 +67,30 @@ export class SessionTracker {
       parent = await ctx.api.parentOf(sessionId);
       if (parent?.parentId) parentRecord = await ctx.store.read(parent.parentId);
     }
-    const record = await this.#runner.dispatch(sessionId, {
+    const first = await this.#runner.dispatch(sessionId, {
       type: "first_seen",
       at: ctx.clock.now(),
       agent: agent ?? parent?.agent ?? null,
       ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
       ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
     });
+    const record = await this.host(sessionId, first);
     if (record && record.children.length > 0) {
       const notes = await checkOrphans(this.#runner, record, (id) => this.#busy.has(id));
       if (notes.length > 0) this.#orphans.set(sessionId, notes);
     }
     return record;
+  }
+
+  /**
+   * This process runs the session now: the record names it (`hostedBy`), so a crash of this process is recognised
+   * by others at once; an orphaned record that runs again is active again (governance/session/crash-recovery.ts).
+   */
+  async host(sessionId: string, record: SessionRecord | undefined): Promise<SessionRecord | undefined> {
+    if (!record) return record;
+    const { ctx } = this.#runner;
+    const at = ctx.clock.now();
+    return (await this.#runner.step(sessionId, (r) => hostSession(r, thisHost(), at))).next;
   }
 
   /** `session.status`: busy/retry until idle. */
@@ -79,8 +99,39 @@ export class SessionTracker {
     else this.#busy.set(sessionId, status);
   }
 
-  /** Orphaned children found when this session started or resumed, for its governance prefix. */
+  isBusy(sessionId: string): boolean {
+    return this.#busy.has(sessionId);
+  }
+
+  /** Orphaned children found when this session started or resumed (or by the periodic check), for its context. */
   orphanNotes(sessionId: string): readonly OrphanNote[] {
     return this.#orphans.get(sessionId) ?? [];
+  }
+
+  /** More orphans found by the periodic check (plugin/sessions/maintenance.ts). */
+  addOrphanNotes(sessionId: string, notes: readonly OrphanNote[]): void {
+    if (notes.length === 0) return;
+    const known = this.#orphans.get(sessionId) ?? [];
+    this.#orphans.set(sessionId, [...known, ...notes.filter((n) => !known.some((k) => k.sessionId === n.sessionId))]);
+  }
+
+  /**
+   * The session's turn ended: orphan warnings it carried were shown for a whole turn and are history now (the
+   * parent's links say `orphaned`); they leave its context.
+   */
+  turnEnded(sessionId: string): void {
+    this.#orphans.delete(sessionId);
+  }
+
+  /** Forgets a session (ended, or idle long enough that its next activity is a first one again). */
+  forget(sessionId: string): void {
+    this.#first.delete(sessionId);
+    this.#busy.delete(sessionId);
+    this.#orphans.delete(sessionId);
+  }
+
+  /** Sizes of what this tracker holds (the plugin's stats). */
+  sizes(): { hosted: number; busy: number; orphanNotes: number } {
+    return { hosted: this.#first.size, busy: this.#busy.size, orphanNotes: this.#orphans.size };
   }
 }

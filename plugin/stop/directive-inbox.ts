@@ -25,6 +25,15 @@ export class DirectiveInbox {
     this.#now = now;
   }
 
+  forget(sessionId: string): void {
+    this.#marked.delete(sessionId);
+    this.#claimedAt.delete(sessionId);
+  }
+
+  size(): number {
+    return this.#marked.size + this.#claimedAt.size;
+  }
+
   mark(sessionId: string): void {
     this.#marked.add(sessionId);
   }

@@ -76,6 +76,15 @@ export class QueueWatcher {
     this.#active.set(sessionId, EMPTY_POLLS_BEFORE_REST);
   }
 
+  forget(sessionId: string): void {
+    this.#active.delete(sessionId);
+    this.#foreign.delete(sessionId);
+  }
+
+  size(): number {
+    return this.#active.size + this.#foreign.size;
+  }
+
   /** Sessions polled now (none when nothing is queued and the watch works). */
   polled(): string[] {
     if (!this.#watcher) return [...this.#o.hosted()];

@@ -1,5 +1,6 @@
 import type { StopDirective } from "../../governance/stop/directive-queue.ts";
-import { peekAll } from "../../governance/stop/directive-queue.ts";
+import { claimAll, peekAll } from "../../governance/stop/directive-queue.ts";
+import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "../runtime/context.ts";
@@ -127,6 +128,31 @@ export class StopController {
   async onAborted(sessionId: string): Promise<void> {
     this.#idle.onStatus(sessionId, "idle");
     if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "abort");
+  }
+
+  /**
+   * The session's work ended (failed, deleted): no deadline runs for it any more and the directives still queued
+   * for it are claimed and audited, so nothing waits for a session nobody drives.
+   */
+  async onEnded(sessionId: string): Promise<void> {
+    this.#ctx.timers.clear(this.#deadlines.get(sessionId));
+    this.#deadlines.delete(sessionId);
+    const left = await claimAll(this.#ctx.paths, sessionId, { clock: this.#ctx.clock });
+    if (left.length > 0) await this.#ctx.record("stop_ignored", { sessionId, count: left.length, because: "session ended" });
+    await removeQueueFolder(this.#ctx.paths, sessionId);
+  }
+
+  /** A stop is under way here (its deadline is armed): the session must not be forgotten. */
+  isStopping(sessionId: string): boolean {
+    return this.#deadlines.has(sessionId) || this.#looking.has(sessionId);
+  }
+
+  forget(sessionId: string): void {
+    this.#watcher.forget(sessionId);
+  }
+
+  sizes(): { deadlines: number; looking: number; watched: number } {
+    return { deadlines: this.#deadlines.size, looking: this.#looking.size, watched: this.#watcher.size() };
   }
 
   /** Sessions whose queues the watcher polls now (none while nothing is queued). */

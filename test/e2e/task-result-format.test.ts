@@ -31,6 +31,7 @@ function respond(req: ModelRequest): Reply {
   if (toolResults > 0) return { text: "noted" };
   if (!isChild) return task("governance-high", firstUser);
   if (firstUser.includes("SLOW")) return { hang: true };
+  if (firstUser.includes("FAIL")) return { httpError: 400, message: "scripted failure" };
   return { text: "CHILD RESULT TEXT" };
 }
 
@@ -78,5 +79,15 @@ describe("OpenCode's task result formats (real opencode serve)", () => {
     if (process.env.PRINT_TASK_RESULTS) console.log(JSON.stringify({ aborted: text }));
     expect(text).toBe(TASK_RESULTS.aborted);
     expect(taskOutcome(text)).toBe("aborted");
+  });
+
+  test("a task whose child's model fails (issue 21 item 3)", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, "FAIL work", { agent: "governance-coordinator" });
+    await serve.http.waitIdle([root.id]);
+    const text = await waitFor(() => taskResultOf(root.id), "the parent's request after the task");
+    if (process.env.PRINT_TASK_RESULTS) console.log(JSON.stringify({ failed: text }));
+    expect(text).toBe(TASK_RESULTS.failed);
+    expect(taskOutcome(text)).toBe("failed");
   });
 });

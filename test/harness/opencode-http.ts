@@ -50,6 +50,10 @@ export class OpencodeHttp {
     return this.call("POST", `/session/${id}/summarize`, model);
   }
 
+  deleteSession(id: string): Promise<boolean> {
+    return this.call("DELETE", `/session/${id}`);
+  }
+
   children(id: string): Promise<SessionInfo[]> {
     return this.call("GET", `/session/${id}/children`);
   }

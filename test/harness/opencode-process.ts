@@ -51,7 +51,8 @@ export type ServeHandle = {
   url: string;
   http: OpencodeHttp;
   logs(): string;
-  stop(): Promise<void>;
+  /** SIGTERM to the process group (SIGKILL after 3 s); resolves with how `opencode serve` ended. */
+  stop(signal?: NodeJS.Signals): Promise<{ code: number | null; signal: NodeJS.Signals | null; ms: number }>;
   /** kill -9 the whole process group: a crash, no cleanup by OpenCode or the plugin. */
   crash(): Promise<void>;
 };
@@ -89,8 +90,9 @@ export async function serveOpencode(project: TestProject, opts: { env?: NodeJS.P
       await new Promise<void>((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.on("close", () => resolve())));
       live.delete(child);
     },
-    stop: async () => {
-      killGroup(child, "SIGTERM");
+    stop: async (signal = "SIGTERM") => {
+      const started = Date.now();
+      killGroup(child, signal);
       await new Promise<void>((resolve) => {
         if (child.exitCode !== null || child.signalCode !== null) return resolve();
         const t = setTimeout(() => {
@@ -103,6 +105,7 @@ export async function serveOpencode(project: TestProject, opts: { env?: NodeJS.P
         });
       });
       live.delete(child);
+      return { code: child.exitCode, signal: child.signalCode, ms: Date.now() - started };
     },
   };
 }

@@ -144,6 +144,7 @@ export const events = {
   idle: (id: string) => ({ type: "session.idle", properties: { sessionID: id } }),
   aborted: (id: string) => ({ type: "session.error", properties: { sessionID: id, error: { name: "MessageAbortedError" } } }),
   errored: (id: string, name = "APIError") => ({ type: "session.error", properties: { sessionID: id, error: { name } } }),
+  deleted: (id: string) => ({ type: "session.deleted", properties: { sessionID: id, info: { id } } }),
   compacted: (id: string) => ({ type: "session.compacted", properties: { sessionID: id } }),
   status: (id: string, type: string) => ({ type: "session.status", properties: { sessionID: id, status: { type } } }),
   todos: (id: string, statuses: string[]) => ({ type: "todo.updated", properties: { sessionID: id, todos: statuses.map((status) => ({ status })) } }),

@@ -1,7 +1,9 @@
-import { existsSync, mkdirSync, readdirSync, statSync, symlinkSync, utimesSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { withFileLock } from "../../../governance/storage/file-lock.ts";
+import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
 import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
 
@@ -77,6 +79,44 @@ describe("withFileLock", () => {
     expect(result).toBe("recovered");
     expect(waited).toBeLessThan(6_000);
     expect(existsSync(`${file.path}.lock`)).toBe(false);
+  });
+
+  it("takes a lock whose holder process is gone over at once, without waiting for it to go stale (issue 21 item 4)", async () => {
+    const paths = governancePaths(dir);
+    await ensureGovernanceDir(paths);
+    const id = sid("deadatonce");
+    const file = sessionFilePath(paths, id);
+    if (!file.ok) throw new Error(file.reason);
+    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    await holder.ready;
+    const owner = JSON.parse(readFileSync(join(`${file.path}.lock`, "owner"), "utf8"));
+    expect(owner).toMatchObject({ pid: holder.child.pid, host: hostname() });
+    holder.child.kill("SIGKILL");
+    await holder.exit;
+    const started = Date.now();
+    // The default staleMs (10 s) would make this wait ~10 s if only staleness counted.
+    expect(await withFileLock(file.path, async () => "taken", { maxWaitMs: 2_000 })).toBe("taken");
+    expect(Date.now() - started).toBeLessThan(1_000);
+    expect(readdirSync(paths.sessions).filter((f) => f.includes(".lock"))).toEqual([]);
+  });
+
+  it("a lock naming a reused pid (same pid, another start time) is the dead holder's: taken over at once", async () => {
+    const target = join(dir, "reused.json");
+    mkdirSync(`${target}.lock`);
+    const me = thisProcess();
+    writeFileSync(join(`${target}.lock`, "owner"), formatOwner({ host: me.host, pid: process.pid, start: "1" }));
+    expect(await withFileLock(target, async () => "taken", { maxWaitMs: 500 })).toBe("taken");
+  });
+
+  it("a fresh lock of a live process, of another host, or without an owner file is waited for, not taken", async () => {
+    const me = thisProcess();
+    const owners = [formatOwner({ host: me.host, pid: process.ppid, start: null }), formatOwner({ host: "other-host", pid: 999_999, start: null }), null];
+    for (const [i, text] of owners.entries()) {
+      const target = join(dir, `live-${i}.json`);
+      mkdirSync(`${target}.lock`);
+      if (text) writeFileSync(join(`${target}.lock`, "owner"), text);
+      await expect(withFileLock(target, async () => 1, { staleMs: 2_000, maxWaitMs: 300 })).rejects.toMatchObject({ code: "ELOCKED" });
+    }
   });
 
   it("keeps a live holder's lock fresh past staleMs: a waiter gives up instead of taking it over", async () => {

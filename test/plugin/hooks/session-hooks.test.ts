@@ -132,3 +132,43 @@ describe("transforms", () => {
     expect(record(ROOT)?.agent).toBe("governance-planner");
   });
 });
+
+describe("exit paths end the bookkeeping (issue 21 item 3, seed 002)", () => {
+  const link = async () => (await f.rt.ctx.store.read(ROOT))?.children[0];
+
+  test("a child's error ends its task: ended `failed` (not running), the parent's link `failed`, its queue done with", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await onEvent(f.rt, events.errored(CHILD, "APIError"));
+    expect(f.onDisk(CHILD)).toMatchObject({ control: "completed", end: { how: "failed", detail: "APIError", at: f.clock.now() } });
+    expect(await link()).toMatchObject({ outcome: "failed", closedAt: f.clock.now() });
+    expect((await f.audit("session_ended")).map((e) => [e.sessionId, e.how])).toEqual([[CHILD, "failed"]]);
+  });
+
+  test("a root session's error leaves it open (its user may prompt again)", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.errored(ROOT, "APIError"));
+    expect(f.onDisk(ROOT)).toMatchObject({ control: "active" });
+    expect(f.onDisk(ROOT).end ?? null).toBeNull();
+  });
+
+  test("session.deleted ends a running child (`deleted`, link `aborted`) and a root alike; a second deletion changes nothing", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await onEvent(f.rt, events.deleted(CHILD));
+    expect(f.onDisk(CHILD)).toMatchObject({ control: "completed", end: { how: "deleted" } });
+    expect(await link()).toMatchObject({ outcome: "aborted" });
+    await onEvent(f.rt, events.deleted(CHILD));
+    await onEvent(f.rt, events.deleted(ROOT));
+    expect(f.onDisk(ROOT)).toMatchObject({ control: "completed", end: { how: "deleted" } });
+    expect((await f.audit("session_ended")).map((e) => [e.sessionId, e.how])).toEqual([
+      [CHILD, "deleted"],
+      [ROOT, "deleted"],
+    ]);
+  });
+
+  test("a deletion of a session governance never saw writes nothing", async () => {
+    await onEvent(f.rt, events.deleted(CHILD));
+    expect(await f.rt.ctx.store.read(CHILD)).toBeUndefined();
+  });
+});

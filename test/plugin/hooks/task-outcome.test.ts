@@ -3,9 +3,10 @@ import { taskOutcome } from "../../../plugin/hooks/tool-after.ts";
 import { TASK_RESULTS } from "../fixtures/task-results.ts";
 
 // The formats come from the real binary (test/e2e/task-result-format.test.ts keeps them current).
-test("OpenCode's real task results: a completed task is completed, a cancelled one aborted", () => {
+test("OpenCode's real task results: a completed task is completed, a cancelled one aborted, a failed one failed", () => {
   expect(taskOutcome(TASK_RESULTS.completed)).toBe("completed");
   expect(taskOutcome(TASK_RESULTS.aborted)).toBe("aborted");
+  expect(taskOutcome(TASK_RESULTS.failed)).toBe("failed");
 });
 
 test("the states the parser also knows: error/failed are failed, aborted is aborted, only at the start", () => {

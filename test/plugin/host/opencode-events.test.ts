@@ -65,8 +65,10 @@ describe("parseEvent: idle, compacted", () => {
     expect(parseEvent({ type: "session.compacted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "compacted", sessionId: ID });
   });
 
-  it("events the plugin does not act on (session.deleted) are ignored", () => {
-    expect(parseEvent({ type: "session.deleted", properties: { sessionID: ID } })).toBeUndefined();
+  it("session.deleted names its session (issue 21 item 3); events the plugin does not act on (session.updated) are ignored", () => {
+    expect(parseEvent({ type: "session.deleted", properties: { sessionID: ID } })).toEqual({ type: "deleted", sessionId: ID });
+    expect(parseEvent({ type: "session.deleted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "deleted", sessionId: ID });
+    expect(parseEvent({ type: "session.updated", properties: { sessionID: ID } })).toBeUndefined();
   });
 
   it("the top-level sessionID wins over info.id when both are present", () => {

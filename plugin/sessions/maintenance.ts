@@ -1,0 +1,133 @@
+import { isRunningChild } from "../../governance/delegation/child-links.ts";
+import { mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { pruneArchive } from "../../governance/storage/archive-retention.ts";
+import { sweepDeadLocks } from "../../governance/storage/file-lock.ts";
+import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
+import { sweepQueues } from "../../governance/stop/queue-sweep.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { TimerHandle } from "../runtime/timers.ts";
+import { checkOrphans } from "./orphan-check.ts";
+import type { SessionTracker } from "./session-tracker.ts";
+
+/** How often the periodic sweep runs: well inside the 10-minute orphan window, so a crash is cleaned up within it. */
+export const MAINTENANCE_MS = 60_000;
+
+export type SweepReport = { archived: number; recovered: number; orphaned: number; locks: number; queues: number; pruned: number; forgotten: number };
+
+/**
+ * The periodic work of a process that may live for days (CONVENTIONS 14), one sweep at a time, at start and every
+ * `MAINTENANCE_MS`:
+ * 1. records idle > 48 h move to `archive/` (S5); archived records older than 30 days are deleted
+ *    (storage/archive-retention.ts);
+ * 2. records whose host process is gone (a crash) are ended `orphaned`, a stop in progress included, and their
+ *    parent's link closed (session/crash-recovery.ts) — at once on this host, whatever process hosted them;
+ * 3. running children of the sessions this process hosts get the 10-minute orphan check again (not only at start);
+ * 4. lock folders of dead holders, and queues of sessions that will never read them, are removed;
+ * 5. sessions this process no longer needs to remember are forgotten (the caller's `forget`).
+ * Cost: one read of each record under `sessions/` (archiving keeps that folder to the last 48 h) and a few
+ * directory listings, off the hot path; it stops early when the process exits.
+ */
+export class Maintenance {
+  readonly #runner: EffectRunner;
+  readonly #tracker: SessionTracker;
+  readonly #forget: (records: ReadonlyMap<string, SessionRecord>) => number;
+  readonly #onEnded: (sessionId: string) => Promise<void>;
+  readonly #forgetOne: (sessionId: string) => void;
+  #timer: TimerHandle | undefined;
+  #running: Promise<SweepReport | undefined> | undefined;
+  #stopped = false;
+
+  constructor(
+    runner: EffectRunner,
+    tracker: SessionTracker,
+    hooks: {
+      forget: (records: ReadonlyMap<string, SessionRecord>) => number;
+      forgetOne: (sessionId: string) => void;
+      onEnded: (sessionId: string) => Promise<void>;
+    },
+  ) {
+    this.#forgetOne = hooks.forgetOne;
+    this.#runner = runner;
+    this.#tracker = tracker;
+    this.#forget = hooks.forget;
+    this.#onEnded = hooks.onEnded;
+  }
+
+  /** The first sweep now (behind: OpenCode waits for start()), then one every `MAINTENANCE_MS`. */
+  start(): void {
+    void this.sweep();
+    this.#timer = this.#runner.ctx.timers.setInterval(() => this.sweep(), MAINTENANCE_MS);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    this.#runner.ctx.timers.clear(this.#timer);
+  }
+
+  /** The sweep under way, if any (exit waits for it; it stops early once stopped). */
+  settled(): Promise<unknown> {
+    return this.#running ?? Promise.resolve();
+  }
+
+  /** One sweep; a sweep still under way is not doubled. Never rejects (errors are reported). */
+  sweep(): Promise<SweepReport | undefined> {
+    if (this.#running) return this.#running;
+    const p = this.#sweep().catch((error: unknown) => {
+      this.#runner.ctx.reportHookError("maintenance", error);
+      return undefined;
+    });
+    this.#running = p;
+    void p.finally(() => {
+      if (this.#running === p) this.#running = undefined;
+    });
+    return p;
+  }
+
+  async #sweep(): Promise<SweepReport> {
+    const { ctx } = this.#runner;
+    const until = () => this.#stopped;
+    const report: SweepReport = { archived: 0, recovered: 0, orphaned: 0, locks: 0, queues: 0, pruned: 0, forgotten: 0 };
+    const archived = await ctx.store.archiveStale(ctx.config.resume.maxIdle, { until });
+    report.archived = archived.length;
+    for (const id of archived) this.#forgetOne(id);
+    report.pruned = await pruneArchive(ctx.paths, ctx.clock.now(), undefined, until);
+    const records = new Map<string, SessionRecord>();
+    for (const r of await ctx.store.list()) records.set(r.sessionId, r);
+    for (const r of records.values()) {
+      if (until()) break;
+      if (!mayRun(r) || !r.hostedBy || !(await ownerIsGone(r.hostedBy))) continue;
+      const at = ctx.clock.now();
+      const { next } = await this.#runner.step(r.sessionId, (c) => (c?.hostedBy && sameHost(c, r) ? recoverCrashed(c, at) : { next: c, effects: [] }));
+      if (!next || mayRun(next)) continue;
+      records.set(r.sessionId, next);
+      report.recovered++;
+      if (next.parentId) await this.#runner.step(next.parentId, (p) => orphanRunningLink(p, r.sessionId, at));
+      await this.#onEnded(r.sessionId);
+    }
+    for (const id of [...this.#tracker.hosted()]) {
+      if (until()) break;
+      const parent = records.get(id);
+      if (!parent?.children.some(isRunningChild)) continue;
+      const notes = await checkOrphans(this.#runner, parent, (c) => this.#tracker.isBusy(c));
+      report.orphaned += notes.length;
+      this.#tracker.addOrphanNotes(id, notes);
+    }
+    report.locks = (await sweepDeadLocks(ctx.paths.sessions)) + (await sweepDeadLocks(ctx.paths.root));
+    const runs = (id: string) => {
+      const r = records.get(id);
+      return r !== undefined && mayRun(r);
+    };
+    const dropped = await sweepQueues(ctx.paths, runs, { clock: ctx.clock, until });
+    report.queues = dropped.length;
+    for (const d of dropped) await ctx.record("stop_ignored", { sessionId: d.sessionId, count: d.dropped.length, because: "session no longer runs" });
+    report.forgotten = this.#forget(records);
+    if (report.archived + report.recovered + report.orphaned + report.locks + report.queues + report.pruned > 0) await ctx.record("maintenance_swept", report);
+    return report;
+  }
+}
+
+/** The record still names the host that was found dead (a new process may have taken it meanwhile). */
+function sameHost(current: SessionRecord, seen: SessionRecord): boolean {
+  return current.hostedBy?.pid === seen.hostedBy?.pid && current.hostedBy?.start === seen.hostedBy?.start && current.hostedBy?.host === seen.hostedBy?.host;
+}
