@@ -1,6 +1,7 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
 import { contain as containHook } from "./runtime/contain.ts";
 import { compacting, markAutoCompaction } from "./hooks/compacting.ts";
+import { chatMessage } from "./hooks/chat-message.ts";
 import { configHook } from "./hooks/config.ts";
 import { onEvent } from "./hooks/event.ts";
 import { messagesTransform } from "./hooks/messages-transform.ts";
@@ -31,9 +32,18 @@ async function server(input: PluginInput): Promise<Hooks> {
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
     event: contain("event", ({ event }) => onEvent(rt, event), sink),
+    "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
     "experimental.chat.system.transform": contain("system.transform", (i, o) => systemTransform(rt, i, o), sink),
     "experimental.chat.messages.transform": contain("messages.transform", (_i, o) => messagesTransform(rt, o), sink),
-    "experimental.session.compacting": contain("session.compacting", (i, o) => compacting(rt, i, o), sink),
+    "experimental.session.compacting": contain(
+      "session.compacting",
+      (i, o) => {
+        // OpenCode 1 runs the messages transform on the history it is about to summarize right after this hook.
+        rt.summarizing.add(i.sessionID);
+        return compacting(rt, i, o);
+      },
+      sink,
+    ),
     "tool.execute.before": contain("tool.execute.before", (i, o) => toolBefore(rt, i, o), sink),
     "tool.execute.after": contain("tool.execute.after", (i, o) => toolAfter(rt, i, o), sink),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),

@@ -4,13 +4,16 @@
  * records a full run and what each figure means.
  *
  * (1) Real host, interleaved: `opencode serve` (the version in package.json) with no plugin, with an empty-hooks
- *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: 100 sequential `read` calls;
+ *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: 100 sequential tool calls (`read`,
+ *     a `todowrite` every 10th);
  *     scenario B: a `task` subagent (`general`) making 20 reads. Every round runs the six combinations in a rotated
  *     order, each in a fresh project and a fresh process; ratios are per round against the no-plugin run of the same
  *     round (median and range). Per run: wall of the prompt, CPU of the opencode process tree (/proc utime + stime,
  *     children included), peak RSS (VmHWM) and steady RSS (VmRSS 0.5 s after the turn), start-up (spawn → first
  *     session created: the plugin loads on the project's first request), and the governance bytes in each model
- *     request (prefix + governance tool schemas + task context blocks, from the scripted model's recorded requests).
+ *     request (prefix + governance tool schemas + task context blocks, from the scripted model's recorded requests),
+ *     and the prompt cache figures: per session, requests whose system prompt or tool list changed against the
+ *     previous one, and the bytes after the first changed byte (what a provider bills again).
  * (2) In-process: both transforms at 10, 200 and 2,000 messages; tool hooks with 20 sessions at once; the shipped
  *     plugin's start with 10,000 records on disk. p99 of wall time on a shared 2-core machine is mostly the
  *     scheduler: a constant loop is timed alongside as the noise floor.
@@ -27,6 +30,7 @@ import { benchRespond, governanceBytes, hostRun, primeTranspilerCache, setBaseli
 import { pluginStart, toolHooks, transforms } from "./bench/in-process.ts";
 import { acquireLock } from "./bench/lock.ts";
 import { fmt, ratioText, stats } from "./bench/stats.ts";
+import { cacheFigures } from "./bench/prompt-cache.ts";
 import { stopLatency } from "./bench/stop-latency.ts";
 import { runLoadScenario } from "../test/load/load-scenario.ts";
 
@@ -58,7 +62,7 @@ async function realHost(): Promise<void> {
   const combos = (["A", "B"] as Scenario[]).flatMap((s) => VARIANTS.map((v) => [v, s] as const));
   let release: () => void = () => undefined;
   log(
-    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential reads; B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
+    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential tool calls (reads, a todowrite every 10th); B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
   );
   try {
     for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
@@ -98,9 +102,9 @@ async function realHost(): Promise<void> {
       };
       const bytes = mine.flatMap((r) => r.requests.map(governanceBytes));
       const root = bytes.length ? Math.max(...bytes.map((b) => b.total)) : 0;
-      const b = bytes.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, tools: 0, block: 0, total: 0 });
+      const b = bytes.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, note: 0, tools: 0, block: 0, total: 0 });
       log(
-        `  ${variant.padEnd(11)} ${col((r) => r.runMs, "ms")} ${col((r) => r.cpuMs, "ms")} ${col((r) => r.peakRssMiB, "MiB", 1)} ${col((r) => r.steadyRssMiB, "MiB", 1)} ${col((r) => r.startupMs, "ms")} ${root} B (prefix ${b.prefix} + tools ${b.tools} + block ${b.block})  [${mine.length} clean runs]`,
+        `  ${variant.padEnd(11)} ${col((r) => r.runMs, "ms")} ${col((r) => r.cpuMs, "ms")} ${col((r) => r.peakRssMiB, "MiB", 1)} ${col((r) => r.steadyRssMiB, "MiB", 1)} ${col((r) => r.startupMs, "ms")} ${root} B (prefix ${b.prefix} + note ${b.note} + tools ${b.tools} + block ${b.block})  [${mine.length} clean runs]`,
       );
     }
     log(`  where the wall time went outside the model (medians, ms): prompt → first request | gaps between steps (sum) | last answer → prompt done`);
@@ -109,13 +113,25 @@ async function realHost(): Promise<void> {
       const m = (f: (r: HostRun) => number) => fmt(stats(mine.map(f)).median).padStart(6);
       log(`  ${variant.padEnd(11)} ${m((r) => r.gaps.firstMs)} | ${m((r) => r.gaps.betweenMs)} | ${m((r) => r.gaps.lastMs)}`);
     }
+    log(
+      `  prompt cache (vs the previous request of the same session): requests whose system prompt or tool list changed | bytes a provider bills again (after the first changed byte) per request | request size per request — medians over runs`,
+    );
+    for (const variant of VARIANTS) {
+      const mine = runs.filter((r) => r.variant === variant && r.scenario === scenario && r.clean).map((r) => cacheFigures(r.requests));
+      const m = (f: (c: ReturnType<typeof cacheFigures>) => number) => stats(mine.map(f)).median;
+      log(
+        `  ${variant.padEnd(11)} ${fmt(m((c) => c.prefixChanges)).padStart(3)} of ${fmt(m((c) => c.compared))} | ${fmt(m((c) => c.rebilledBytes / Math.max(1, c.compared))).padStart(7)} B | ${fmt(m((c) => c.requestBytes / Math.max(1, c.compared))).padStart(7)} B`,
+      );
+    }
     if (scenario === "B") {
       const gov = runs.filter((r) => r.variant === "governance" && r.scenario === "B" && r.clean);
       const child = gov.flatMap((r) =>
         r.requests.filter((q) => q.messages.some((m) => m.role === "user" && JSON.stringify(m.content).includes("BENCH-B-CHILD"))).map(governanceBytes),
       );
-      const worst = child.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, tools: 0, block: 0, total: 0 });
-      log(`  subagent requests: max ${worst.total} B of governance text (prefix ${worst.prefix} + tools ${worst.tools} + block ${worst.block})`);
+      const worst = child.reduce((m, x) => (x.total > m.total ? x : m), { prefix: 0, note: 0, tools: 0, block: 0, total: 0 });
+      log(
+        `  subagent requests: max ${worst.total} B of governance text (prefix ${worst.prefix} + note ${worst.note} + tools ${worst.tools} + block ${worst.block})`,
+      );
     }
   }
 }

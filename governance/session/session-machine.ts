@@ -13,7 +13,7 @@ export type { Effect } from "./effects.ts";
  * - Turn-scoped context (`compactedPending`, `resume`) is cleared only by an `idle` ending a turn in which a model
  *   step ran; `compacted`/`resumed` mean "no step yet", so the state itself answers "did a step run since?".
  * - `idle` is never an interruption; only `aborted` makes `interrupted`, once (repeats return the same record).
- * - Resume window: exactly minIdle is a resume, exactly maxIdle is expired (elapsed ms, not calendar days).
+ * - Resume window (at `first_seen` and every `prompt`): exactly minIdle is a resume, exactly maxIdle is expired.
  * - Control status is never changed; S5-R08 is `resumeContextDue` (level 1 only).
  */
 
@@ -31,11 +31,8 @@ export const SessionEvent = z.discriminatedUnion("type", [
     agent: z.string().nullable(),
     parentRecord: ParentInfo.optional(),
   }),
-  /**
-   * First activity of a session this process has not seen (the adapter passes the record on disk or undefined).
-   * `parentId`/`parentRecord` are optional extras for when the adapter learned the parent (e.g. `session.get`):
-   * without them a session with no record is taken as a root.
-   */
+  /** First activity of a session this process has not seen; `parentId`/`parentRecord` when the adapter learned the
+   * parent (e.g. `session.get`): without them a session with no record is taken as a root. */
   z.object({
     type: z.literal("first_seen"),
     at: At,
@@ -43,6 +40,7 @@ export const SessionEvent = z.discriminatedUnion("type", [
     parentId: SessionId.nullable().optional(),
     parentRecord: ParentInfo.optional(),
   }),
+  z.object({ type: z.literal("prompt"), at: At }), // a new user message (typed, or a parent's `task`): the resume window
   /** One LLM request of the session. Feed it before building that step's injection. */
   z.object({ type: z.literal("model_step"), at: At }),
   z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string() }),
@@ -92,6 +90,7 @@ export const TRANSITIONS = {
   absent: {
     created: create,
     first_seen: create,
+    prompt: noRecord,
     model_step: noRecord,
     tool_before: noRecord,
     idle: noRecord,
@@ -105,6 +104,7 @@ export const TRANSITIONS = {
   beginning: {
     created: link,
     first_seen: windowed,
+    prompt: windowed,
     model_step: stay,
     tool_before: stay,
     idle: go("between_turn"),
@@ -118,6 +118,7 @@ export const TRANSITIONS = {
   between_turn: {
     created: link,
     first_seen: windowed,
+    prompt: windowed,
     model_step: stay,
     tool_before: stay,
     idle: stay,
@@ -131,6 +132,7 @@ export const TRANSITIONS = {
   compacted: {
     created: link,
     first_seen: windowed,
+    prompt: windowed,
     model_step: go("between_turn"),
     tool_before: go("between_turn"),
     idle: stay,
@@ -144,6 +146,7 @@ export const TRANSITIONS = {
   resumed: {
     created: link,
     first_seen: windowed,
+    prompt: windowed,
     model_step: go("between_turn"),
     tool_before: go("between_turn"),
     idle: stay,
@@ -159,6 +162,7 @@ export const TRANSITIONS = {
     // A tool call is a straggler of the aborted step: bookkeeping only. Repeated aborts are idempotent.
     created: link,
     first_seen: windowed,
+    prompt: windowed,
     model_step: windowed,
     tool_before: stay,
     idle: stay,
@@ -266,6 +270,7 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
       return { ...r, recentActions: [...r.recentActions, ev.action.slice(0, 200)].slice(-3) };
     case "errored":
     case "created":
+    case "prompt":
     case "first_seen":
       return r;
   }
@@ -371,7 +376,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
   } else {
     next = { ...record, agent, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
   }
-  if (ev.type === "first_seen") return { next, effects };
+  if (ev.type === "first_seen" || ev.type === "prompt") return { next, effects }; // only the gap is classified
   const rest = transition(next, ev, ctx);
   return { next: rest.next, effects: [...effects, ...rest.effects], ...(rest.illegal ? { illegal: rest.illegal } : {}) };
 }

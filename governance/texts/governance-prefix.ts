@@ -1,26 +1,21 @@
 import type { AgentRole } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
-import { formatIdle } from "../time/time-format.ts";
-import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL, sessionToken } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
 
 /** Stable first line; adapters and tests find the prefix by it (and strip a stale copy by it). */
 export const GOVERNANCE_PREFIX_HEADING = "## Governance Context (opencode-governance)";
 
-export interface OrphanNote {
-  sessionId: string;
-  agent: string | null;
-  /** Time since the orphan's last activity. */
-  idleMs: number;
-}
-
+/**
+ * Everything the prefix says. Every input is stable for the session's life (or until the config is edited): the
+ * prefix goes into the system prompt, which must not change between steps, nor across turns for a counter
+ * (docs/decisions/0007-stable-system-prompt.md). What moves (todo counts, orphan warnings, resume context,
+ * post-compaction reminder) is in the status note at the end of the request (status-note.ts).
+ */
 export interface GovernancePrefixInput {
   /** Who the agent is: the one view every text states ({@link agentView}). */
   who: AgentView;
   language: { communication: string; documents: string };
   phase: string;
-  todo: { total: number; open: number } | null;
-  /** Subagents found orphaned (seed 000: no activity for `orphans.staleAfter`). At most 5 are shown. */
-  orphans?: readonly OrphanNote[];
 }
 
 /** A root session has no parent to report to: only a child is told to stay in its parent's scope (no rule for a root). */
@@ -49,11 +44,11 @@ export function defaultFirstActions(role: AgentRole): string[] {
 }
 
 /**
- * S1 governance prefix (seed 003), sent on every model step of a governed session and so paid for on every request:
- * kept near 450 bytes in the typical case (docs/performance.md) — language first (ABSOLUTE PRIORITY), who the agent
- * is and the phase on one line, the three role rules on one line, the first action, the todo count, and warnings
- * only when there are some. Every value is one clipped line, so data cannot start a rule of its own. Lists are
- * capped so a noisy state cannot grow it without bound.
+ * S1 governance prefix (seed 003), sent on every model step of a governed session: kept near 450 bytes in the
+ * typical case (docs/performance.md) — language first (ABSOLUTE PRIORITY), who the agent is and the phase on one
+ * line, the three role rules on one line, the first action. Byte-stable for the session (it is part of the cached
+ * system prompt); the todo count and orphan warnings it once carried are in the status note (status-note.ts).
+ * Every value is one clipped line, so data cannot start a rule of its own.
  */
 export function buildGovernancePrefix(input: GovernancePrefixInput): string {
   const who = input.who;
@@ -74,14 +69,5 @@ export function buildGovernancePrefix(input: GovernancePrefixInput): string {
       .map((a) => oneLine(a, 160))
       .join(" Then: ")}`,
   );
-  if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
-  const orphans = input.orphans ?? [];
-  if (orphans.length > 0) {
-    lines.push("**Orphaned subagents** (no recent activity; their work may be incomplete, check it before re-delegating):");
-    for (const o of orphans.slice(0, 5)) {
-      lines.push(`- ${agentToken(o.agent)} (${sessionToken(o.sessionId)}), idle ${formatIdle(o.idleMs)}`);
-    }
-    if (orphans.length > 5) lines.push(`- …and ${orphans.length - 5} more`);
-  }
   return lines.join("\n");
 }

@@ -1,4 +1,5 @@
 export * from "./governance-prefix.ts";
+export * from "./status-note.ts";
 export * from "./post-compact-reminder.ts";
 export * from "./compaction-context.ts";
 export * from "./resume-context.ts";

@@ -51,6 +51,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
       await stops.onIdle(id);
       return;
     case "compacted":
+      rt.summarizing.delete(id); // the summary is written: no summarizer transform is still to come
       // An automatic compaction was already counted by the autocontinue hook: the machine keeps it once.
       await runner.dispatch(id, { type: "compacted", at, trigger: event.trigger ?? "summarize" });
       return;

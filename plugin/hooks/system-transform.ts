@@ -1,7 +1,4 @@
-import { resumeContextDue } from "../../governance/session/session-machine.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
-import { buildResumeContext } from "../../governance/texts/resume-context.ts";
-import { interruptedWork } from "../sessions/descendants.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
@@ -12,8 +9,10 @@ function isHousekeeping(system: string[]): boolean {
 
 /**
  * `experimental.chat.system.transform`: the governance prefix on EVERY model step of a governed session (the output
- * is rebuilt by OpenCode each step, so nothing is injected "once"). A resumed primary gets the resume context placed
- * before the prefix (S5-R01); a resumed subagent never does (S5-R08).
+ * is rebuilt by OpenCode each step, so nothing is injected "once"). The prefix is built only from what is stable for
+ * the session (who the agent is, config), so the system prompt is byte-identical from step to step and a provider's
+ * prompt cache survives; what changes (resume context, reminder, todos, orphans) is in the status note at the end of
+ * the request (messages-transform.ts, docs/decisions/0007-stable-system-prompt.md).
  */
 export async function systemTransform(rt: Runtime, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
   const sessionId = input.sessionID;
@@ -23,25 +22,5 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
   if (!record) return;
   const config = ctx.config;
-  const prefix = buildGovernancePrefix({
-    who: ctx.viewOf(record.agent, record.depth),
-    language: config.language,
-    phase: config.phase,
-    todo: record.todo,
-    orphans: [...tracker.orphanNotes(sessionId)],
-  });
-  let text = prefix;
-  if (resumeContextDue(record) && record.resume) {
-    const resume = buildResumeContext({
-      idleMs: record.resume.idleMs,
-      previousActivityAt: record.resume.previousActivityAt,
-      previousState: record.resume.previousState,
-      interrupted: record.resume.interrupted,
-      interruptedWork: await interruptedWork(ctx, record),
-      anchors: config.anchors,
-      todo: record.todo,
-    });
-    text = `${resume}\n\n${prefix}`;
-  }
-  output.system.push(text);
+  output.system.push(buildGovernancePrefix({ who: ctx.viewOf(record.agent, record.depth), language: config.language, phase: config.phase }));
 }

@@ -12,6 +12,7 @@ import { DirectiveInbox } from "../stop/directive-inbox.ts";
 import { EffectRunner } from "./effect-runner.ts";
 import { IdleWatch } from "../sessions/idle-watch.ts";
 import { createOpencodeApi, type OpencodeApi } from "../host/opencode-api.ts";
+import { ResumeNotes } from "../sessions/resume-notes.ts";
 import { SessionRuntime } from "../sessions/session-runtime.ts";
 import { SessionTracker } from "../sessions/session-tracker.ts";
 import { StopController } from "../stop/stop-controller.ts";
@@ -44,6 +45,9 @@ export class Runtime {
   /** Hook calls under way: an exit waits for them (plugin/index.ts wraps every hook). */
   readonly inFlight = new InFlight();
   #unregisterExit: (() => void) | undefined;
+  readonly resumeNotes = new ResumeNotes();
+  /** Sessions whose compaction is being prepared: the next messages transform is the summarizer's input. */
+  readonly summarizing = new Set<string>();
 
   readonly host: HostInfo;
 
@@ -98,6 +102,8 @@ export class Runtime {
   /** Drops every in-memory trace of one session (the files stay the truth). */
   forget(sessionId: string): void {
     this.tracker.forget(sessionId);
+    this.resumeNotes.forget(sessionId);
+    this.summarizing.delete(sessionId);
     this.stops.forget(sessionId);
     this.runner.inbox.forget(sessionId);
     this.runner.idle.forget(sessionId);

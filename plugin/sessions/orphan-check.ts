@@ -1,13 +1,13 @@
 import { isRunningChild, markOrphaned, orphanChild } from "../../governance/delegation/child-links.ts";
 import { findOrphans } from "../../governance/session/orphans.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import type { OrphanNote } from "../../governance/texts/governance-prefix.ts";
+import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 
 /**
  * Seed 000's orphan detection, run when a delegating session starts or resumes in this process: children still
  * marked running with no tool call for `orphans.staleAfter` (10 min) and not busy in OpenCode are closed as
- * `orphaned`. Returns them for the parent's governance context.
+ * `orphaned`. Returns them for the parent's status note.
  */
 export async function checkOrphans(runner: EffectRunner, parent: SessionRecord, isBusy: (id: string) => boolean): Promise<OrphanNote[]> {
   const { ctx } = runner;

@@ -1,5 +1,5 @@
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import type { OrphanNote } from "../../governance/texts/governance-prefix.ts";
+import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { hostSession } from "../../governance/session/crash-recovery.ts";
 import { thisProcess } from "../../governance/storage/lock-owner.ts";
@@ -14,7 +14,7 @@ function thisHost() {
 /**
  * Which sessions this process hosts, and what OpenCode said about them: the first activity of a session decides
  * (through the machine's `first_seen`) between new, continued, resumed and expired; `session.status` says which
- * are busy; orphans found at a delegating session's start are kept for its governance context.
+ * are busy; orphans found at a delegating session's start are kept for its status note.
  */
 export class SessionTracker {
   readonly #runner: EffectRunner;
@@ -103,7 +103,7 @@ export class SessionTracker {
     return this.#busy.has(sessionId);
   }
 
-  /** Orphaned children found when this session started or resumed (or by the periodic check), for its context. */
+  /** Orphaned children found when this session started or resumed (or by the periodic check), for its status note. */
   orphanNotes(sessionId: string): readonly OrphanNote[] {
     return this.#orphans.get(sessionId) ?? [];
   }

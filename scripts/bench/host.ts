@@ -8,6 +8,7 @@ import {
   auditEvents,
   createTestProject,
   serveOpencode,
+  statusNote,
   textOf,
   type ModelRequest,
   type Reply,
@@ -101,14 +102,28 @@ ${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", `server: async () => ({ t
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 
+/** A todo list of 10 items with one more completed every 10 calls. */
+const benchTodos = (done: number) =>
+  Array.from({ length: 10 }, (_, i) => ({
+    id: String(i + 1),
+    content: `part ${i + 1}`,
+    status: i < Math.floor(done / 10) ? "completed" : "pending",
+    priority: "medium",
+  }));
+
 /**
- * The scripted model for both scenarios, driven only by the request (stateless): scenario A reads README.md `n`
- * times; scenario B's root hands one task to `general`, whose session reads `n` times.
+ * The scripted model for both scenarios, driven only by the request (stateless): scenario A makes `n` tool calls,
+ * reads of README.md with a `todowrite` every 10th; scenario B's root hands one task to `general`, whose session reads `n` times.
  */
 export function benchRespond(req: ModelRequest): Reply {
   const first = firstUser(req);
   const a = /BENCH-A (\d+)/.exec(first);
-  if (a) return toolResults(req) < Number(a[1]) ? { toolCalls: [{ name: "read", args: { filePath: "README.md" } }] } : { text: "done" };
+  if (a) {
+    const done = toolResults(req);
+    if (done >= Number(a[1])) return { text: "done" };
+    // Every 10th call updates the todo list, as a working agent does (what moves a todo count: issue 16).
+    return { toolCalls: [done % 10 === 9 ? { name: "todowrite", args: { todos: benchTodos(done) } } : { name: "read", args: { filePath: "README.md" } }] };
+  }
   const child = /BENCH-B-CHILD (\d+)/.exec(first);
   if (child) return toolResults(req) < Number(child[1]) ? { toolCalls: [{ name: "read", args: { filePath: "README.md" } }] } : { text: "child done" };
   const root = /BENCH-B-ROOT (\d+)/.exec(first);
@@ -118,8 +133,8 @@ export function benchRespond(req: ModelRequest): Reply {
   return { text: "ok" };
 }
 
-/** Bytes of governance text in one request: the prefix, the governance tool schemas, and task context blocks. */
-export function governanceBytes(req: ModelRequest): { prefix: number; tools: number; block: number; total: number } {
+/** Bytes of governance text in one request: the prefix, the status note, the governance tool schemas, task context blocks. */
+export function governanceBytes(req: ModelRequest): { prefix: number; note: number; tools: number; block: number; total: number } {
   const at = req.system.indexOf(GOVERNANCE_PREFIX_HEADING);
   const prefix = at < 0 ? 0 : Buffer.byteLength(req.system.slice(at).split("\n\n")[0]!);
   const tools = ((req.body.tools as { function: { name: string } }[] | undefined) ?? [])
@@ -128,7 +143,8 @@ export function governanceBytes(req: ModelRequest): { prefix: number; tools: num
   let block = 0;
   for (const m of req.messages)
     for (const b of textOf(m.content).match(/<governance-context>[\s\S]*?<\/governance-context>/g) ?? []) block += Buffer.byteLength(b);
-  return { prefix, tools, block, total: prefix + tools + block };
+  const note = Buffer.byteLength(statusNote(req) ?? "");
+  return { prefix, note, tools, block, total: prefix + note + tools + block };
 }
 
 export type HostRun = {

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, textOf, waitFor } from "../../test/harness/index.ts";
+import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, statusNote, textOf, waitFor } from "../../test/harness/index.ts";
 import { MARK, toolResults } from "./model-script.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
 import { dim, expect, short, yellow } from "./timeline.ts";
@@ -334,10 +334,10 @@ export async function resume(s: Stage, shared: Shared): Promise<void> {
   expect(run.code === 0, `opencode run exited ${run.code}: ${run.stderr.slice(-400)}`);
   const step = s.stepsOf(id, from)[0];
   expect(step, "the resumed session made no model request");
-  expect(step.system.includes(RESUME), "the resumed session's first model step had no resume context");
-  const end = step.system.indexOf(PREFIX);
-  t.line("the first model step of the resumed session received, just before the governance prefix:");
-  t.quote(step.system.slice(step.system.indexOf(RESUME), end > 0 ? end : undefined), 12);
+  const note = statusNote(step) ?? "";
+  expect(note.includes(RESUME), "the resumed session's first model step had no resume context");
+  t.line("the first model step of the resumed session received, in the governance status note at the end of the request:");
+  t.quote(note.slice(note.indexOf(RESUME)), 12);
   const r = s.record(id);
   t.line(`record ${short(id)}: resumes ${r?.counters?.resumes}, state ${r?.state}`);
 }

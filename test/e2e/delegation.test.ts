@@ -2,17 +2,18 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   allSessionRecords,
   auditEvents,
+  conversation,
   createTestProject,
   lastOf,
-  serveOpencode,
-  startScriptedModel,
-  textOf,
-  waitFor,
   type ModelRequest,
   type Reply,
   type ScriptedModel,
   type ServeHandle,
+  serveOpencode,
+  startScriptedModel,
   type TestProject,
+  textOf,
+  waitFor,
 } from "../harness/index.ts";
 
 /** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
@@ -165,7 +166,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     await waitFor(() => allSessionRecords(project.governanceDir).find((r) => r.sessionId === root.id)?.children[0]?.closedAt, "child link closed");
 
     // First step of the new turn (the last message is the user's): spawn the same agent again.
-    model.setRespond((req) => (req.sessionId === root.id && req.messages.at(-1)?.role === "user" ? task("governance-high", "again") : respond(req)));
+    model.setRespond((req) => (req.sessionId === root.id && conversation(req).at(-1)?.role === "user" ? task("governance-high", "again") : respond(req)));
     await serve.http.prompt(root.id, "spawn again", { agent: "governance-coordinator" });
     await serve.http.waitIdle([root.id]);
     model.setRespond(respond);

@@ -4,19 +4,21 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   allText,
   auditEvents,
+  conversation,
   createTestProject,
   lastOf,
+  type ModelRequest,
   patchSessionRecord,
   runOpencode,
+  type ScriptedModel,
+  type ServeHandle,
   serveOpencode,
   sessionRecord,
   startScriptedModel,
+  statusNote,
+  type TestProject,
   waitFor,
   waitForRecord,
-  type ModelRequest,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
 } from "../harness/index.ts";
 
 const PREFIX = "## Governance Context (opencode-governance)";
@@ -45,7 +47,7 @@ function respond(req: ModelRequest) {
     return { toolCalls: [{ name: "task", args: { description: "inspect", prompt: "CHILD inspect the readme", subagent_type: "general" } }] };
   }
   if (user.includes("TOOL") && toolResults === 0) return { toolCalls: [{ name: "bash", args: { command: "echo step", description: "one step" } }] };
-  if (user.includes("TODOS") && req.messages.at(-1)?.role === "user") {
+  if (user.includes("TODOS") && conversation(req).at(-1)?.role === "user") {
     const todos = [
       { id: "1", content: "write the tests", status: "completed", priority: "high" },
       { id: "2", content: "ship it", status: "pending", priority: "medium" },
@@ -94,13 +96,14 @@ describe("session lifecycle in a real opencode serve", () => {
     expect(auditEvents(project.governanceDir).map((e) => e.type)).toContain("plugin_started");
   });
 
-  test("the prefix counts the session's todos from OpenCode's todo events", async () => {
+  test("the status note counts the session's todos from OpenCode's todo events; the system prompt never moves", async () => {
     const from = model.requests.length;
     await serve.http.prompt(sessionId, "TODOS plan the work");
     const steps = agentRequestsOf(sessionId, from);
     expect(steps.length).toBe(2);
-    expect(steps[0]!.system).not.toContain("**Todos:**");
-    expect(steps[1]!.system).toContain("**Todos:** 1 open of 2.");
+    expect(statusNote(steps[0]!) ?? "").not.toContain("**Todos:**");
+    expect(statusNote(steps[1]!)).toContain("**Todos:** 1 open of 2.");
+    expect(steps[1]!.system).toBe(steps[0]!.system);
     await waitFor(() => sessionRecord(project.governanceDir, sessionId)?.todo?.total === 2, "todo count recorded");
   });
 
@@ -120,9 +123,8 @@ describe("session lifecycle in a real opencode serve", () => {
     const next = model.requests.length;
     await serve.http.prompt(sessionId, "what next?");
     const step = agentRequestsOf(sessionId, next)[0]!;
-    const last = step.messages.at(-1)!;
-    expect(JSON.stringify(last.content)).toContain(REMINDER);
-    expect(JSON.stringify(last.content)).toContain("ANCHOR-ESM");
+    expect(statusNote(step)).toContain(REMINDER);
+    expect(statusNote(step)).toContain("ANCHOR-ESM");
     expect(step.system).toContain(PREFIX);
   });
 
@@ -136,7 +138,7 @@ describe("session lifecycle in a real opencode serve", () => {
     await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_aborted" && e.sessionId === sessionId), "audit session_aborted");
   });
 
-  test("S5: continued 2 hours later with opencode run -s, the resume context comes before the prefix; at 49 hours it starts fresh", async () => {
+  test("S5: continued 2 hours later with opencode run -s, the resume context comes in the status note; at 49 hours it starts fresh", async () => {
     await serve.stop();
     patchSessionRecord(project.governanceDir, sessionId, (r) => {
       r.lastActivityAt -= 2 * HOUR;
@@ -148,9 +150,10 @@ describe("session lifecycle in a real opencode serve", () => {
     const run = await runOpencode(project, ["-s", sessionId, "carry on"]);
     expect(run.code, run.stderr.slice(-1500)).toBe(0);
     const step = agentRequestsOf(sessionId, from)[0]!;
-    expect(step.system).toContain(RESUME);
-    expect(step.system.indexOf(RESUME)).toBeLessThan(step.system.indexOf(PREFIX));
-    expect(step.system).toMatch(/2 hours/);
+    expect(statusNote(step)).toContain(RESUME);
+    expect(step.system).not.toContain(RESUME);
+    expect(step.system).toContain(PREFIX);
+    expect(statusNote(step)).toMatch(/2 hours/);
     expect(sessionRecord(project.governanceDir, sessionId)!.counters.resumes).toBe(1);
 
     patchSessionRecord(project.governanceDir, sessionId, (r) => {
@@ -163,7 +166,7 @@ describe("session lifecycle in a real opencode serve", () => {
     expect(run2.code, run2.stderr.slice(-1500)).toBe(0);
     const fresh = agentRequestsOf(sessionId, again)[0]!;
     expect(fresh.system).toContain(PREFIX);
-    expect(fresh.system).not.toContain(RESUME);
+    expect(allText(fresh)).not.toContain(RESUME);
     const record = sessionRecord(project.governanceDir, sessionId)!;
     expect(record.counters.resumes).toBe(0);
     // The start-up sweep archived the stale record (kept, not deleted), so the session began again as S1.

@@ -4,21 +4,23 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   allSessionRecords,
   auditEvents,
+  conversation,
   createTestProject,
   killAllTuis,
   lastOf,
+  type ModelRequest,
   patchSessionRecord,
+  type Reply,
   REPO_ROOT,
+  type ScriptedModel,
   sessionRecord,
   startScriptedModel,
   startTui,
-  textOf,
-  waitFor,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
+  statusNote,
   type TestProject,
+  textOf,
   type Tui,
+  waitFor,
 } from "../harness/index.ts";
 
 /**
@@ -37,7 +39,7 @@ const AGENT = ["--agent", "governance-coordinator"];
 function respond(req: ModelRequest): Reply {
   const first = textOf(req.messages.find((m) => m.role === "user")?.content);
   const lastUser = lastOf(req, "user") ?? "";
-  const turnStart = req.messages.at(-1)?.role === "user";
+  const turnStart = conversation(req).at(-1)?.role === "user";
   // Children, told apart by the prompt their parent gave them.
   if (first.includes("SLOW-WORKER")) return { toolCalls: [{ name: "bash", args: { command: "sleep 0.3", description: "a slow step" } }] };
   if (first.includes("HALT-CHILD")) {
@@ -171,11 +173,12 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     const from = model.requests.length;
     await tui.submit("where were we?");
     const step = await firstStep(root, from);
-    expect(step.system).toContain(RESUME);
-    expect(step.system).toMatch(/interrupted/i);
-    expect(step.system).toContain("governance-executor");
-    expect(step.system).toContain(child);
-    expect(step.system).toMatch(/last tool call `bash` .*sleep 0\.3/);
+    const note = statusNote(step) ?? "";
+    expect(note).toContain(RESUME);
+    expect(note).toMatch(/interrupted/i);
+    expect(note).toContain("governance-executor");
+    expect(note).toContain(child);
+    expect(note).toMatch(/last tool call `bash` .*sleep 0\.3/);
     await tui.waitForScreen("continuing", "the model's answer");
 
     // §5: /governance inside the TUI. Typed and submitted as a person does (the list closes on the space).
@@ -196,9 +199,10 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     const from = model.requests.length;
     await tui.submit("status?");
     const step = await firstStep(root, from);
-    expect(step.system).toContain(RESUME);
-    expect(step.system).toContain(child);
-    expect(step.system).toMatch(/last tool call `bash` .*sleep 0\.3/);
+    const note = statusNote(step) ?? "";
+    expect(note).toContain(RESUME);
+    expect(note).toContain(child);
+    expect(note).toMatch(/last tool call `bash` .*sleep 0\.3/);
     await tui.waitForScreen(/status\?[\s\S]*continuing/, "the answer to status?");
 
     // A subagent at the depth limit tries to delegate: the plugin halts the spawn and tells the user in a toast.

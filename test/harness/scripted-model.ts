@@ -76,11 +76,32 @@ export function textOf(content: unknown): string {
   return "";
 }
 
-/** The text of the last message of a given role (tool results have role `tool`). */
+/** First line of the governance status note (governance/texts/status-note.ts), kept here so the harness stands alone. */
+export const STATUS_NOTE_HEADING = "## Governance Status (opencode-governance)";
+
+/** The governance status note, when the request ends with one (the plugin's last synthetic user message). */
+export function statusNote(req: Pick<ModelRequest, "messages">): string | undefined {
+  const last = req.messages.at(-1);
+  const text = last?.role === "user" ? textOf(last.content) : "";
+  return text.startsWith(STATUS_NOTE_HEADING) ? text : undefined;
+}
+
+/** The request's messages without the trailing governance status note: what the conversation itself holds. */
+export function conversation(req: Pick<ModelRequest, "messages">): ChatMessage[] {
+  return statusNote(req) === undefined ? req.messages : req.messages.slice(0, -1);
+}
+
+/**
+ * The text of the last message of a given role (tool results have role `tool`). For `user`, the governance status
+ * note the plugin appends after the last message is not the user speaking: it is skipped (read it with statusNote).
+ */
 export function lastOf(req: ModelRequest, role: string): string | undefined {
   for (let i = req.messages.length - 1; i >= 0; i--) {
     const m = req.messages[i]!;
-    if (m.role === role) return textOf(m.content);
+    if (m.role !== role) continue;
+    const text = textOf(m.content);
+    if (role === "user" && i === req.messages.length - 1 && text.startsWith(STATUS_NOTE_HEADING)) continue;
+    return text;
   }
   return undefined;
 }

@@ -62,10 +62,12 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
           // the request (post-compaction reminder, notifications) are read back from the view.
           const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
           await messagesTransform(runtime, { messages: view });
-          const added = view[0]?.parts.map((p) => obj(p).text).filter((t): t is string => typeof t === "string") ?? [];
+          // The status note comes back as a message of its own after the view (messages-transform.ts).
+          const added = view.flatMap((m) => m.parts.map((p) => obj(p).text)).filter((t): t is string => typeof t === "string");
           const out = { system: [] as string[] };
           await systemTransform(runtime, { sessionID: e.sessionID }, out);
-          for (const text of [...out.system, ...added]) e.system.push({ type: "text", text });
+          // OpenCode 2 gets the status note in `system`, before the prefix (as the resume context was placed before it).
+          for (const text of [...added, ...out.system]) e.system.push({ type: "text", text });
         },
         sink,
       ),

@@ -13,6 +13,7 @@ export const created = { type: "created", at: AT, parentId: null, agent: "coordi
 export const sample: Record<SessionEventType, SessionEvent> = {
   created,
   first_seen: { type: "first_seen", at: AT, agent: "coordinator" },
+  prompt: { type: "prompt", at: AT },
   model_step: { type: "model_step", at: AT },
   tool_before: { type: "tool_before", at: AT, tool: "read", callId: "call_1", summary: "README.md" },
   idle: { type: "idle", at: AT },

@@ -9,6 +9,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   absent: {
     created: "beginning",
     first_seen: "beginning",
+    prompt: "illegal",
     model_step: "illegal",
     tool_before: "illegal",
     idle: "illegal",
@@ -22,6 +23,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   beginning: {
     created: "illegal",
     first_seen: "beginning",
+    prompt: "beginning",
     model_step: "beginning",
     tool_before: "beginning",
     idle: "between_turn",
@@ -35,6 +37,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   between_turn: {
     created: "illegal",
     first_seen: "between_turn",
+    prompt: "between_turn",
     model_step: "between_turn",
     tool_before: "between_turn",
     idle: "between_turn",
@@ -48,6 +51,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   compacted: {
     created: "illegal",
     first_seen: "compacted",
+    prompt: "compacted",
     model_step: "between_turn",
     tool_before: "between_turn",
     idle: "compacted",
@@ -61,6 +65,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   resumed: {
     created: "illegal",
     first_seen: "resumed",
+    prompt: "resumed",
     model_step: "between_turn",
     tool_before: "between_turn",
     idle: "resumed",
@@ -74,6 +79,7 @@ const expected: Record<StateKey, Record<SessionEventType, SessionState | "illega
   interrupted: {
     created: "illegal",
     first_seen: "resumed",
+    prompt: "resumed",
     model_step: "between_turn",
     tool_before: "interrupted",
     idle: "interrupted",

@@ -20,7 +20,6 @@ const coordinator: Flat = {
   depth: 0,
   language: { communication: "English", documents: "English" },
   phase: "implementation",
-  todo: { total: 5, open: 2 },
   maxDepth: 3,
   mayDelegateTo: DEFAULT_CONFIG.agents["governance-coordinator"]?.mayDelegateTo ?? [],
 };
@@ -45,12 +44,11 @@ describe("buildGovernancePrefix", () => {
     expect(text).toContain("Allowed targets: governance-planner, governance-executor, governance-verifier, governance-high, general, explore.");
     expect(text).toContain("**First action required:** Read the todo list (`todoread`)");
     expect(text).toContain("**Phase:** implementation");
-    expect(text).toContain("**Todos:** 2 open of 5.");
   });
 
   it("stays small for the typical case (it is re-sent on every model step; docs/performance.md budgets it)", () => {
     expect(Buffer.byteLength(buildPrefix(coordinator))).toBeLessThanOrEqual(800);
-    const child = { ...coordinator, agent: "general", role: "leaf" as const, level: 2, depth: 1, todo: null, mayDelegateTo: [] };
+    const child = { ...coordinator, agent: "general", role: "leaf" as const, level: 2, depth: 1, mayDelegateTo: [] };
     expect(Buffer.byteLength(buildPrefix(child))).toBeLessThanOrEqual(600);
   });
 
@@ -88,22 +86,8 @@ describe("buildGovernancePrefix", () => {
     expect(text).toContain(defaultFirstActions("leaf")[0]);
   });
 
-  it("shows orphaned subagents only when there are some", () => {
-    expect(buildPrefix(coordinator)).not.toMatch(/Warnings|Orphaned/);
-    const text = buildPrefix({
-      ...coordinator,
-      todo: null,
-      orphans: [{ sessionId: "ses_abc123456789", agent: "governance-builder", idleMs: 25 * 60_000 }],
-    });
-    expect(text).toContain("- governance-builder (ses_abc123456789), idle 25 minutes");
-    expect(text).not.toContain("Todos");
-  });
-
-  it("caps long lists so a noisy state cannot grow the prefix without bound", () => {
-    const orphans = Array.from({ length: 8 }, (_, i) => ({ sessionId: `ses_orphan00000${i}`, agent: null, idleMs: 600_000 }));
-    const text = buildPrefix({ ...coordinator, orphans });
-    expect(text).toContain("…and 3 more");
-    expect(text.length).toBeLessThan(2_000);
+  it("carries no counter or warning that moves (todos and orphans are in the status note, status-note.ts)", () => {
+    expect(buildPrefix(coordinator)).not.toMatch(/Todos|Orphaned|Warnings/);
   });
 
   it("keeps every value on its own line: a newline in data cannot start a new rule", () => {

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
+import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
 import { configHook } from "../../../plugin/hooks/config.ts";
 import { onEvent } from "../../../plugin/hooks/event.ts";
@@ -76,24 +77,72 @@ describe("compaction hooks", () => {
 });
 
 describe("transforms", () => {
-  test("every step gets the prefix; the post-compaction reminder rides along until a turn with a step ends", async () => {
-    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
-    const step = async () => {
-      const out = { system: ["You are an agent."] };
-      await systemTransform(f.rt, { sessionID: ROOT }, out);
-      const messages = [
-        { info: { sessionID: ROOT, role: "user", agent: "governance-coordinator", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] as object[] },
-      ];
-      await messagesTransform(f.rt, { messages });
-      return { system: out.system.slice(1).join("\n"), parts: messages[0]!.parts };
+  type Msg = { info: { sessionID: string; role: string; agent?: string; id: string }; parts: object[] };
+  const step = async () => {
+    const out = { system: ["You are an agent."] };
+    const messages: Msg[] = [{ info: { sessionID: ROOT, role: "user", agent: "governance-coordinator", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] }];
+    await messagesTransform(f.rt, { messages });
+    await systemTransform(f.rt, { sessionID: ROOT }, out);
+    const tail = messages.length > 1 ? messages.at(-1)! : undefined;
+    return {
+      system: out.system.slice(1).join("\n"),
+      first: messages[0]!.parts,
+      tail: tail && (tail.parts[0] as { text: string }).text,
+      tailRole: tail?.info.role,
     };
-    expect((await step()).system).toContain("governance-coordinator");
+  };
+
+  test("every step gets the same prefix; the post-compaction reminder rides in the status note until a turn with a step ends", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    const first = await step();
+    expect(first.system).toContain("governance-coordinator");
+    expect(first.tail).toBeUndefined();
     await onEvent(f.rt, events.compacted(ROOT));
     const after = await step();
-    expect(after.parts.length).toBe(2);
+    expect(after.first).toHaveLength(1);
+    expect(after.tailRole).toBe("user");
+    expect(after.tail).toContain("## Governance Status (opencode-governance)");
+    expect(after.tail).toContain(POST_COMPACT_HEADING);
+    expect(after.system).toBe(first.system);
     await onEvent(f.rt, events.idle(ROOT));
-    expect((await step()).parts.length).toBe(1);
+    expect((await step()).tail).toBeUndefined();
     expect(record(ROOT)?.counters.modelSteps).toBe(3);
+  });
+
+  test("a todo update changes the status note, never the system prompt (issue 16)", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    const before = await step();
+    await onEvent(f.rt, events.todos(ROOT, ["pending", "completed"]));
+    const after = await step();
+    expect(after.system).toBe(before.system);
+    expect(after.system).not.toContain("Todos");
+    expect(after.tail).toContain("**Todos:** 1 open of 2.");
+  });
+
+  test("a prompt after 2 h in the same process brings the resume context; the turn's end retires it (issue 21)", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await step();
+    await onEvent(f.rt, events.idle(ROOT));
+    f.clock.set(f.clock.now() + 2 * 60 * 60_000);
+    await chatMessage(f.rt, { sessionID: ROOT, agent: "governance-coordinator" });
+    const resumed = await step();
+    expect(resumed.tail).toContain("## Resumed Session (opencode-governance)");
+    expect(resumed.tail).toMatch(/2 hours/);
+    expect((await step()).tail).toBe(resumed.tail);
+    await onEvent(f.rt, events.idle(ROOT));
+    await chatMessage(f.rt, { sessionID: ROOT });
+    expect((await step()).tail).toBeUndefined();
+  });
+
+  test("the summarizer's copy of the history gets no status note", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await onEvent(f.rt, events.todos(ROOT, ["pending"]));
+    f.rt.summarizing.add(ROOT); // what the OpenCode 1 entry does before the compacting hook (plugin/index.ts)
+    await compacting(f.rt, { sessionID: ROOT }, { context: [] });
+    const messages: Msg[] = [{ info: { sessionID: ROOT, role: "user", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] }];
+    await messagesTransform(f.rt, { messages });
+    expect(messages).toHaveLength(1);
+    expect((await step()).tail).toContain("**Todos:** 1 open of 1.");
   });
 
   test("after a compaction, the prefix, the reminder and the compaction context state the same role (issue 15 item 1)", async () => {
@@ -108,7 +157,8 @@ describe("transforms", () => {
     await systemTransform(f.rt, { sessionID: CHILD }, out);
     const messages = [{ info: { sessionID: CHILD, role: "user", agent: "general", id: "msg_1" }, parts: [{ type: "text", text: "go" }] as object[] }];
     await messagesTransform(f.rt, { messages });
-    const reminder = messages[0]!.parts.map((p) => (p as { text?: string }).text ?? "").find((t) => t.startsWith(POST_COMPACT_HEADING));
+    const note = (messages.at(-1)!.parts[0] as { text: string }).text;
+    const reminder = note.slice(note.indexOf(POST_COMPACT_HEADING));
     const you = "general, LEAF (level 2";
     expect(out.system.join("\n")).toContain(you);
     expect(reminder).toContain(you);
