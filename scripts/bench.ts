@@ -21,6 +21,7 @@
  *     (child calling a tool every 100 ms), and → the confirmed stop of a child stuck in an endless stream.
  * (4) Under load: the load scenario of test/load (20 subagents at once, three CLI processes stopping and injecting)
  *     with its delivery latencies.
+ * (5) Long-lived (`--only long`): one serve hosting 1,000 sessions over time, RSS and the plugin's heap and map sizes.
  */
 import os from "node:os";
 import { performance } from "node:perf_hooks";
@@ -32,6 +33,7 @@ import { acquireLock } from "./bench/lock.ts";
 import { fmt, ratioText, stats } from "./bench/stats.ts";
 import { cacheFigures } from "./bench/prompt-cache.ts";
 import { stopLatency } from "./bench/stop-latency.ts";
+import { longLived } from "./bench/long-lived.ts";
 import { runLoadScenario } from "../test/load/load-scenario.ts";
 
 const args = process.argv.slice(2);
@@ -195,6 +197,29 @@ async function underLoad(): Promise<void> {
   }
 }
 
+/** (5) `--only long [--long-sessions 1000]`: not in the default run (two serves × 1,000 prompts, ~10 min unloaded). */
+async function longLivedBench(): Promise<void> {
+  const count = opt("--long-sessions", QUICK ? 200 : 1000);
+  const every = Math.max(1, Math.round(count / 10));
+  const model = await startScriptedModel(benchRespond);
+  log(`\n(5) long-lived — one opencode serve hosting ${count} sessions one after another (one short turn each); RSS every ${every}`);
+  try {
+    for (const plugin of ["none", "local"] as const) {
+      const release = await acquireLock(LOCK);
+      try {
+        for (const s of await longLived(model, plugin, count, every)) {
+          const p = s.plugin ? `  plugin heap ${s.plugin.heapUsedMiB} MiB  maps ${JSON.stringify(s.plugin.stats)}` : "";
+          log(`  ${plugin === "none" ? "no plugin " : "governance"} after ${String(s.sessions).padStart(5)} sessions: RSS ${fmt(s.rssMiB)} MiB${p}`);
+        }
+      } finally {
+        release();
+      }
+    }
+  } finally {
+    await model.close();
+  }
+}
+
 async function main(): Promise<void> {
   const started = performance.now();
   const cpus = os.cpus();
@@ -211,6 +236,7 @@ async function main(): Promise<void> {
   if (only.includes("host")) await realHost();
   if (only.includes("stop")) await stops();
   if (only.includes("load")) await underLoad();
+  if (only.includes("long")) await longLivedBench();
   log(`\nload average at end (1/5/15 min): ${load()}; total bench time ${((performance.now() - started) / 1000).toFixed(0)} s`);
 }
 

@@ -125,7 +125,11 @@ export class SessionStore {
       const file = sessionFilePath(this.paths, id);
       if (!file.ok) continue;
       try {
+        // Listing refreshes what is cached but caches nothing new: the cache holds the sessions this process works
+        // with, not every record on disk (a long-lived process lists all of them periodically).
+        const cached = this.#cache.has(id);
         const record = await this.#loadOrQuarantine(id, file.path, false);
+        if (record && !cached) this.#cache.delete(id);
         if (record) records.push(record);
       } catch (error) {
         this.#report(file.path, error);

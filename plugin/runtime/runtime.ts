@@ -72,6 +72,7 @@ export class Runtime {
     this.maintenance = new Maintenance(this.runner, this.tracker, {
       forget: (records) => this.#forgetEnded(records),
       forgetOne: (id) => this.forget(id),
+      stats: () => this.stats(),
       onEnded: (id) => this.stops.onEnded(id),
     });
   }

@@ -34,6 +34,7 @@ export class Maintenance {
   readonly #forget: (records: ReadonlyMap<string, SessionRecord>) => number;
   readonly #onEnded: (sessionId: string) => Promise<void>;
   readonly #forgetOne: (sessionId: string) => void;
+  readonly #stats: () => Record<string, number>;
   #timer: TimerHandle | undefined;
   #running: Promise<SweepReport | undefined> | undefined;
   #stopped = false;
@@ -45,8 +46,11 @@ export class Maintenance {
       forget: (records: ReadonlyMap<string, SessionRecord>) => number;
       forgetOne: (sessionId: string) => void;
       onEnded: (sessionId: string) => Promise<void>;
+      /** The instance's map sizes; written with each sweep when OPENCODE_GOVERNANCE_STATS=1 (the bench's long-lived run). */
+      stats: () => Record<string, number>;
     },
   ) {
+    this.#stats = hooks.stats;
     this.#forgetOne = hooks.forgetOne;
     this.#runner = runner;
     this.#tracker = tracker;
@@ -122,7 +126,10 @@ export class Maintenance {
     report.queues = dropped.length;
     for (const d of dropped) await ctx.record("stop_ignored", { sessionId: d.sessionId, count: d.dropped.length, because: "session no longer runs" });
     report.forgotten = this.#forget(records);
-    if (report.archived + report.recovered + report.orphaned + report.locks + report.queues + report.pruned > 0) await ctx.record("maintenance_swept", report);
+    const stats =
+      process.env.OPENCODE_GOVERNANCE_STATS === "1" ? { stats: this.#stats(), heapUsedMiB: Math.round(process.memoryUsage().heapUsed / 2 ** 20) } : {};
+    if (report.archived + report.recovered + report.orphaned + report.locks + report.queues + report.pruned > 0 || "stats" in stats)
+      await ctx.record("maintenance_swept", { ...report, ...stats });
     return report;
   }
 }
