@@ -1,7 +1,9 @@
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
 import path from "node:path";
-import { AuditLog } from "../governance/storage/audit-log.ts";
+import { type AuditEvent, AuditLog } from "../governance/storage/audit-log.ts";
+import { compareVersions, HOST_LINES, OLDEST_SUPPORTED_V1 } from "../governance/host/host-lines.ts";
+import { detectHost } from "./opencode-host.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import { MAX_CONFIG_BYTES } from "../governance/config/config.ts";
 import { readConfig } from "./read-config.ts";
@@ -42,9 +44,57 @@ function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
     }
   }
   return [
-    { ok: false, text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to the "plugin" list of opencode.json)` },
+    {
+      ok: false,
+      text: `plugin not installed: run \`opencode-governance init\` (or add "${PLUGIN_NAME}" to the "plugin" list of opencode.json; OpenCode 2: "plugins")`,
+    },
     ...checks,
   ];
+}
+
+/**
+ * Which OpenCode runs here (line and version) and whether the plugin started on it: OpenCode 2 refuses an old-shaped
+ * plugin silently, so a start recorded only on OpenCode 1 while OpenCode 2 is installed is the failure to report; a
+ * host older than the oldest verified release is reported as the plugin said it at start (`host_unsupported`).
+ */
+function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], lastStart: number): Check[] {
+  const host = detectHost(dir, env);
+  const checks: Check[] = [{ ok: true, text: `OpenCode ${host.line}${host.version ? ` ${host.version}` : ""} (${host.how})` }];
+  const since = log.filter((e) => e.at >= lastStart);
+  const detected = since.filter((e) => e.type === "host_detected").at(-1) as (AuditEvent & { line?: number; version?: string }) | undefined;
+  const startedOn = log.filter((e) => e.type === "plugin_started" && (e as { host?: number }).host === host.line).at(-1);
+  if (detected?.version) checks.push({ ok: true, text: `plugin last started on OpenCode ${detected.line ?? "?"} ${detected.version}` });
+  if (host.line === 2 && lastStart > 0 && !startedOn) {
+    checks.push({
+      ok: false,
+      text: "OpenCode 2 is installed but the plugin never started on it: update opencode-governance (OpenCode 2 needs its `setup` entry)",
+    });
+  }
+  const unsupported = since.find((e) => e.type === "host_unsupported") as (AuditEvent & { version?: string; oldestSupported?: string }) | undefined;
+  if (unsupported)
+    checks.push({
+      ok: false,
+      text: `OpenCode ${unsupported.version} is older than ${unsupported.oldestSupported}, the oldest release verified: update OpenCode`,
+    });
+  else if (host.line === 1 && host.version && compareVersions(host.version, OLDEST_SUPPORTED_V1) < 0) {
+    checks.push({ ok: false, text: `OpenCode ${host.version} is older than ${OLDEST_SUPPORTED_V1}, the oldest release verified: update OpenCode` });
+  }
+  if (host.line === 2) {
+    const at = HOST_LINES[2].depthKey;
+    for (const file of configCandidates("project", dir, env).filter((f) => fs.existsSync(f))) {
+      const read = readOpencodeConfig(file);
+      if (!read.ok) continue;
+      let v: unknown = read.value;
+      for (const k of at) v = v && typeof v === "object" ? (v as Record<string, unknown>)[k] : undefined;
+      if (typeof v === "number") return [...checks, { ok: true, text: `${at.join(".")} = ${v} in ${path.basename(file)}` }];
+    }
+    checks.push({
+      ok: true,
+      warn: true,
+      text: `${at.join(".")} not set: OpenCode 2 allows 1 level of subagents; run \`opencode-governance init\` to raise it`,
+    });
+  }
+  return checks;
 }
 
 /** The editor schema the YAML's first line names, when it is a relative file that is not there. */
@@ -79,12 +129,14 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
 
   for (const p of stateFolderProblems(paths)) checks.push({ ok: false, text: `state folder: ${p}` });
 
-  const started = (await new AuditLog({ paths, clock: systemClock }).read()).filter((e) => e.type === "plugin_started").at(-1);
+  const log = await new AuditLog({ paths, clock: systemClock }).read();
+  const started = log.filter((e) => e.type === "plugin_started").at(-1);
   checks.push(
     started
       ? { ok: true, text: `plugin loaded in OpenCode (last start ${new Date(started.at).toISOString()})` }
       : { ok: false, warn: true, text: "no record of the plugin ever starting: start OpenCode here once; if this stays, the plugin failed to load" },
   );
+  checks.push(...hostChecks(dir, env, log, started?.at ?? 0));
 
   const ignoreFile = path.join(paths.root, ".gitignore");
   if (fs.existsSync(ignoreFile)) {

@@ -9,9 +9,13 @@ import {
   globalConfigDir,
   listsPlugin,
   newConfigText,
+  raiseNumberInConfig,
   readOpencodeConfig,
   type Scope,
 } from "./opencode-config.ts";
+import { HOST_LINES, hostDepthNeeded } from "../governance/host/host-lines.ts";
+import { readConfig } from "./read-config.ts";
+import { type DetectedHost, detectHost, pluginKeyOf } from "./opencode-host.ts";
 import { PLUGIN_NAME, SCHEMA_FILE_NAME, packageRoot } from "./package-files.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
@@ -23,6 +27,8 @@ export type InitOptions = {
   dryRun?: boolean;
   /** Where `XDG_CONFIG_HOME` / `HOME` are read from (tests). */
   env?: NodeJS.ProcessEnv;
+  /** The OpenCode line to write for, instead of detecting it (`--host 1|2`). */
+  host?: DetectedHost;
 };
 
 /** One planned change: what a user reads, and the write that does it. */
@@ -48,12 +54,15 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
   const changes: Change[] = [];
   const notes: string[] = [];
 
-  const planned = planConfig(scope, dir, env, show);
+  const host = options.host ?? detectHost(dir, env);
+  notes.push(`OpenCode ${host.line}${host.version ? ` (${host.version})` : ""}: ${host.how}; plugins go under "${pluginKeyOf(host.line)}".`);
+  const maxDepth = (await readConfig(governancePaths(dir).configFile)).config.delegation.maxDepth;
+  const planned = planConfig(scope, dir, env, show, host, maxDepth);
   if (!planned.ok) {
     io.err(`${planned.reason}\nNothing was changed.`);
     return 1;
   }
-  if (planned.change) changes.push(planned.change);
+  changes.push(...planned.changes);
   if (planned.note) notes.push(planned.note);
 
   for (const kind of ["agent", "command"] as const) {
@@ -106,25 +115,50 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
 
 const PAST: Record<string, string> = { add: "added", write: "wrote", install: "installed", update: "updated", create: "created" };
 
-type ConfigPlan = { ok: true; change?: Change; note?: string } | { ok: false; reason: string };
+type ConfigPlan = { ok: true; changes: Change[]; note?: string } | { ok: false; reason: string };
 
-function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f: string) => string): ConfigPlan {
+/**
+ * The plugin entry under the host's key (`plugin` for OpenCode 1, `plugins` for OpenCode 2), and for OpenCode 2 its
+ * own subagent depth limit (`experimental.subagent_depth`, default 1) raised to governance's max depth + 1: OpenCode 2
+ * has no `config` hook through which the plugin could raise it itself, as it does on OpenCode 1.
+ */
+function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f: string) => string, host: DetectedHost, maxDepth: number): ConfigPlan {
+  const key = pluginKeyOf(host.line);
+  const changes: Change[] = [];
+  const depth = (file: string, text: string): Change | undefined => {
+    if (host.line !== 2) return undefined;
+    const at = HOST_LINES[2].depthKey;
+    const raised = raiseNumberInConfig(text, at, hostDepthNeeded(maxDepth));
+    if (raised === undefined) return undefined;
+    return {
+      say: `set ${at.join(".")} to ${hostDepthNeeded(maxDepth)} in ${show(file)} (OpenCode 2's own subagent limit; governance decides within it)`,
+      apply: () => writeFile(file, raised),
+    };
+  };
   for (const file of configCandidates(scope, dir, env)) {
     if (!fs.existsSync(file)) continue;
     const read = readOpencodeConfig(file);
-    if (read.ok && listsPlugin(read.value)) return { ok: true, note: `plugin already listed in ${show(file)}` };
+    if (read.ok && listsPlugin(read.value)) {
+      const d = depth(file, read.text);
+      return { ok: true, changes: d ? [d] : [], note: `plugin already listed in ${show(file)}` };
+    }
   }
   const target = configFileToEdit(scope, dir, env);
   if (!target.exists) {
-    return {
-      ok: true,
-      change: { say: `write ${show(target.file)} listing "${PLUGIN_NAME}" as a plugin`, apply: () => writeFile(target.file, newConfigText()) },
-    };
+    const text = newConfigText(key);
+    const full = host.line === 2 ? (raiseNumberInConfig(text, HOST_LINES[2].depthKey, hostDepthNeeded(maxDepth)) ?? text) : text;
+    changes.push({ say: `write ${show(target.file)} listing "${PLUGIN_NAME}" under "${key}"`, apply: () => writeFile(target.file, full) });
+    return { ok: true, changes };
   }
   const text = fs.readFileSync(target.file, "utf8");
-  const edit = addPluginToConfig(text, show(target.file));
+  const edit = addPluginToConfig(text, show(target.file), key);
   if (!edit.ok) return { ok: false, reason: `cannot add "${PLUGIN_NAME}" to ${show(target.file)}: ${edit.reason}` };
-  return { ok: true, change: { say: `add "${PLUGIN_NAME}" to the plugin list in ${show(target.file)}`, apply: () => writeFile(target.file, edit.text) } };
+  const after = host.line === 2 ? (raiseNumberInConfig(edit.text, HOST_LINES[2].depthKey, hostDepthNeeded(maxDepth)) ?? edit.text) : edit.text;
+  changes.push({
+    say: `add "${PLUGIN_NAME}" to the ${key} list in ${show(target.file)}${after !== edit.text ? ` and set ${HOST_LINES[2].depthKey.join(".")} to ${hostDepthNeeded(maxDepth)}` : ""}`,
+    apply: () => writeFile(target.file, after),
+  });
+  return { ok: true, changes };
 }
 
 /**

@@ -32,8 +32,9 @@ Commands:
                                            the audit log (--json: one event per line); --follow waits for new events
   status [--json]                          config, counts, and the last audit events
   doctor [--json]                          check the installation: plugin loaded, config valid, state git-ignored
-  init [--global] [--dry-run]              install the plugin, agents and commands into this project (--global: for
-                                           every project, in ~/.config/opencode); --dry-run lists changes, writes nothing
+  init [--global] [--dry-run] [--host 1|2] install the plugin, agents and commands into this project (--global: for
+                                           every project, in ~/.config/opencode); --dry-run lists changes, writes nothing;
+                                           the OpenCode line (plugin/plugins key) is detected, --host overrides it
   dashboard [--port N]                     a live local web page: session tree with Stop / Inject, resumable sessions, audit log
 
 Options:
@@ -79,6 +80,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
         dir: { type: "string" },
         global: { type: "boolean" },
         "dry-run": { type: "boolean" },
+        host: { type: "string" },
         level: { type: "string" },
         reason: { type: "string" },
         all: { type: "boolean" },
@@ -107,7 +109,18 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
     return 2;
   }
   if (command === "doctor") return runDoctor(dir, io, process.env, { json: options.json });
-  if (command === "init") return runInit(dir, io, { global: parsed.values.global ?? false, dryRun: parsed.values["dry-run"] ?? false });
+  if (command === "init") {
+    const host = parsed.values.host;
+    if (host !== undefined && host !== "1" && host !== "2") {
+      io.err(`--host must be 1 or 2 (the OpenCode line), not ${JSON.stringify(host)}`);
+      return 2;
+    }
+    return runInit(dir, io, {
+      global: parsed.values.global ?? false,
+      dryRun: parsed.values["dry-run"] ?? false,
+      ...(host ? { host: { line: host === "2" ? 2 : 1, version: null, how: `--host ${host}` } as const } : {}),
+    });
+  }
   const run = COMMANDS[command];
   if (!run) return usage(io, `unknown command: ${command}`);
 

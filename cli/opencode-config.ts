@@ -80,13 +80,21 @@ export function parseOpencodeConfig(text: string, file: string): ReadConfig {
   return { ok: true, text, value: value as Record<string, unknown> };
 }
 
-/** True when a `plugin` list names this package (`"opencode-governance"`, `"opencode-governance@1.2.3"`, or `[name, options]`). */
+/** The config key OpenCode lists plugins under: `plugin` (OpenCode 1), `plugins` (OpenCode 2; plugin/host/host-lines.ts). */
+export type PluginKey = "plugin" | "plugins";
+
+/**
+ * True when a plugin list names this package: OpenCode 1's `plugin` (`"opencode-governance"`, `"…@1.2.3"`,
+ * `[name, options]`) or OpenCode 2's `plugins` (`string | { package, options }`).
+ */
 export function listsPlugin(config: Record<string, unknown>): boolean {
-  const plugins = config.plugin;
-  if (!Array.isArray(plugins)) return false;
-  return plugins.some((p) => {
-    const spec = Array.isArray(p) ? p[0] : p;
-    return typeof spec === "string" && (spec === PLUGIN_NAME || spec.startsWith(`${PLUGIN_NAME}@`));
+  return (["plugin", "plugins"] as const).some((key) => {
+    const plugins = config[key];
+    if (!Array.isArray(plugins)) return false;
+    return plugins.some((p) => {
+      const spec = Array.isArray(p) ? p[0] : p && typeof p === "object" ? (p as { package?: unknown }).package : p;
+      return typeof spec === "string" && (spec === PLUGIN_NAME || spec.startsWith(`${PLUGIN_NAME}@`));
+    });
   });
 }
 
@@ -104,19 +112,19 @@ export type PluginEdit = { ok: true; text: string; changed: boolean } | { ok: fa
  * The config text with this plugin appended to `plugin` (creating the list if needed), everything else untouched.
  * `changed: false` when it is already listed. A `plugin` that is not a list is the user's to fix, not ours to replace.
  */
-export function addPluginToConfig(text: string, file = "opencode.json"): PluginEdit {
+export function addPluginToConfig(text: string, file = "opencode.json", key: PluginKey = "plugin"): PluginEdit {
   const read = parseOpencodeConfig(text, file);
   if (!read.ok) return read;
   const config = read.value;
   if (listsPlugin(config)) return { ok: true, text, changed: false };
-  if (config.plugin !== undefined && !Array.isArray(config.plugin)) {
-    return { ok: false, reason: `${file}: "plugin" is not a list; make it one and add "${PLUGIN_NAME}" to it` };
+  if (config[key] !== undefined && !Array.isArray(config[key])) {
+    return { ok: false, reason: `${file}: "${key}" is not a list; make it one and add "${PLUGIN_NAME}" to it` };
   }
   const formattingOptions = detectFormatting(text);
   const tree = parseTree(text, [], { allowTrailingComma: true });
-  const list = tree && findNodeAtLocation(tree, ["plugin"]);
+  const list = tree && findNodeAtLocation(tree, [key]);
   const last = list ? list.children?.at(-1) : tree?.children?.at(-1);
-  const item = list ? JSON.stringify(PLUGIN_NAME) : `${JSON.stringify("plugin")}: [${JSON.stringify(PLUGIN_NAME)}]`;
+  const item = list ? JSON.stringify(PLUGIN_NAME) : `${JSON.stringify(key)}: [${JSON.stringify(PLUGIN_NAME)}]`;
   let next = last
     ? appendAfter(text, last, item, formattingOptions.eol ?? "\n")
     : list
@@ -126,8 +134,8 @@ export function addPluginToConfig(text: string, file = "opencode.json"): PluginE
   const check = next === undefined ? undefined : parseOpencodeConfig(next, file);
   if (!check?.ok || !listsPlugin(check.value)) {
     const edits = list
-      ? modify(text, ["plugin", (config.plugin as unknown[]).length], PLUGIN_NAME, { formattingOptions, isArrayInsertion: true })
-      : modify(text, ["plugin"], [PLUGIN_NAME], { formattingOptions });
+      ? modify(text, [key, (config[key] as unknown[]).length], PLUGIN_NAME, { formattingOptions, isArrayInsertion: true })
+      : modify(text, [key], [PLUGIN_NAME], { formattingOptions });
     next = applyEdits(text, edits);
   }
   return { ok: true, text: next!, changed: true };
@@ -171,6 +179,19 @@ function appendAfter(text: string, last: Node, item: string, eol: string): strin
 }
 
 /** A new config file for a folder that has none. */
-export function newConfigText(): string {
-  return `${JSON.stringify({ $schema: "https://opencode.ai/config.json", plugin: [PLUGIN_NAME] }, null, 2)}\n`;
+export function newConfigText(key: PluginKey = "plugin"): string {
+  return `${JSON.stringify({ $schema: "https://opencode.ai/config.json", [key]: [PLUGIN_NAME] }, null, 2)}\n`;
+}
+
+/**
+ * The config text with a number set at `at` (e.g. OpenCode 2's `experimental.subagent_depth`) when it is absent or
+ * lower than `min`, comments and layout kept; undefined when nothing needs to change.
+ */
+export function raiseNumberInConfig(text: string, at: readonly string[], min: number): string | undefined {
+  const read = parseOpencodeConfig(text, "config");
+  if (!read.ok) return undefined;
+  let cur: unknown = read.value;
+  for (const k of at) cur = cur && typeof cur === "object" ? (cur as Record<string, unknown>)[k] : undefined;
+  if (typeof cur === "number" && cur >= min) return undefined;
+  return applyEdits(text, modify(text, [...at], min, { formattingOptions: detectFormatting(text) }));
 }

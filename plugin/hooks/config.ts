@@ -1,5 +1,5 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
-import { HOST_LINES, hostDepthNeeded } from "../host/host-lines.ts";
+import { HOST_LINES, hostDepthNeeded } from "../../governance/host/host-lines.ts";
 import type { PluginContext } from "../runtime/context.ts";
 
 /** The tool plugin/host/tools.ts registers; its schema rides on every model request of every agent offered it. */

@@ -1,3 +1,4 @@
+import { configForHost, hostUnderTest } from "./host-under-test.ts";
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
 import os from "node:os";
@@ -68,7 +69,7 @@ export function createTestProject(opts: ProjectOptions): TestProject {
     },
     ...opts.opencodeConfig,
   };
-  fs.writeJsonSync(path.join(dir, "opencode.json"), config, { spaces: 2 });
+  fs.writeJsonSync(path.join(dir, "opencode.json"), configForHost(config, hostUnderTest().line), { spaces: 2 });
   linkWarmDeps(path.join(dir, ".opencode"));
 
   if ((opts.plugin ?? "local") === "local") {

@@ -1,7 +1,8 @@
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
 import path from "node:path";
-import { OPENCODE_BIN, REPO_ROOT, WARM_DEPS } from "./paths.ts";
+import { hostUnderTest } from "./host-under-test.ts";
+import { DEFAULT_OPENCODE_BIN, OPENCODE_BIN, REPO_ROOT, WARM_DEPS_ROOT } from "./paths.ts";
 
 /**
  * OpenCode writes a package.json into `<project>/.opencode/` and `$XDG_CONFIG_HOME/opencode/` at start and runs a
@@ -10,8 +11,14 @@ import { OPENCODE_BIN, REPO_ROOT, WARM_DEPS } from "./paths.ts";
  * network but 127.0.0.1.
  */
 export function opencodeVersion(): string {
+  if (OPENCODE_BIN !== DEFAULT_OPENCODE_BIN) return hostUnderTest().version;
   const pkg = fs.readJsonSync(path.join(REPO_ROOT, "node_modules", "opencode-ai", "package.json")) as { version: string };
   return pkg.version;
+}
+
+/** The warm dependency folder of the OpenCode under test (the pinned one keeps the historical path). */
+function warmDeps(): string {
+  return OPENCODE_BIN === DEFAULT_OPENCODE_BIN ? WARM_DEPS_ROOT : `${WARM_DEPS_ROOT}-v${opencodeVersion()}`;
 }
 
 export function depsManifest(): Record<string, unknown> {
@@ -19,6 +26,10 @@ export function depsManifest(): Record<string, unknown> {
 }
 
 export function ensureOpencodeBinary(): void {
+  if (OPENCODE_BIN !== DEFAULT_OPENCODE_BIN) {
+    execFileSync(OPENCODE_BIN, ["--version"], { stdio: "pipe", timeout: 30_000 });
+    return;
+  }
   try {
     execFileSync(OPENCODE_BIN, ["--version"], { stdio: "pipe", timeout: 30_000 });
   } catch {
@@ -29,6 +40,9 @@ export function ensureOpencodeBinary(): void {
 }
 
 export function ensureWarmDeps(): void {
+  // OpenCode 2 installs other packages (`@opencode/*`, not on this registry): nothing to pre-install for it.
+  if (hostUnderTest().line === 2) return;
+  const WARM_DEPS = warmDeps();
   const manifest = path.join(WARM_DEPS, "package.json");
   const marker = path.join(WARM_DEPS, "node_modules", "@opencode-ai", "plugin", "package.json");
   const want = JSON.stringify(depsManifest());
@@ -46,6 +60,8 @@ export function ensureWarmDeps(): void {
 /** Gives an OpenCode config folder (project `.opencode/` or the global one) the warm dependencies. */
 export function linkWarmDeps(dir: string): void {
   fs.mkdirpSync(dir);
+  if (hostUnderTest().line === 2) return;
+  const WARM_DEPS = warmDeps();
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(depsManifest()));
   const lock = path.join(WARM_DEPS, "package-lock.json");
   if (fs.existsSync(lock)) fs.copyFileSync(lock, path.join(dir, "package-lock.json"));

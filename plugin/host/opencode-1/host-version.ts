@@ -1,16 +1,24 @@
-import { execFile } from "node:child_process";
+import fs from "node:fs/promises";
 import path from "node:path";
+import { compareVersions, hostLineOf, OLDEST_SUPPORTED_V1 } from "../../../governance/host/host-lines.ts";
 import type { Runtime } from "../../runtime/runtime.ts";
-import { compareVersions, hostLineOf, OLDEST_SUPPORTED_V1 } from "../host-lines.ts";
 
-/** `opencode --version` of the binary running this plugin (OpenCode 1 hands plugins no version), or null. */
-function hostVersion(execPath: string): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile(execPath, ["--version"], { timeout: 5_000, env: { ...process.env, OPENCODE_DISABLE_AUTOUPDATE: "1" } }, (error, stdout) => {
-      const v = /\d+\.\d+\.\d+[\w.-]*/.exec(String(stdout ?? ""))?.[0];
-      resolve(error || !v ? null : v);
-    });
-  });
+/**
+ * The OpenCode release running the plugin, read from the package the binary ships in (npm installs it as
+ * `…/opencode-<platform>/bin/opencode` next to that package's `package.json`). OpenCode 1 hands plugins no version,
+ * and `opencode --version` costs a second OpenCode start (~2 s of CPU, measured), so it is never spawned. An install
+ * without a package (the curl installer) gives null: nothing is claimed then.
+ */
+async function hostVersion(execPath: string): Promise<string | null> {
+  for (const up of ["..", "../.."]) {
+    try {
+      const pkg = JSON.parse(await fs.readFile(path.join(path.dirname(execPath), up, "package.json"), "utf8")) as { name?: unknown; version?: unknown };
+      if (typeof pkg.name === "string" && pkg.name.startsWith("opencode") && typeof pkg.version === "string") return pkg.version;
+    } catch {
+      // not there: try the next folder up
+    }
+  }
+  return null;
 }
 
 /**
@@ -22,10 +30,9 @@ export function detectV1Host(rt: Runtime, execPath = process.execPath): void {
   if (!/^opencode/i.test(path.basename(execPath))) return;
   void hostVersion(execPath)
     .then(async (version) => {
-      if (!version) return;
-      const line = hostLineOf(version);
-      await rt.ctx.record("host_detected", { line: line ?? null, version });
-      if (line === 1 && compareVersions(version, OLDEST_SUPPORTED_V1) < 0) {
+      const line = version ? (hostLineOf(version) ?? null) : 1;
+      await rt.ctx.record("host_detected", { line, version });
+      if (version && line === 1 && compareVersions(version, OLDEST_SUPPORTED_V1) < 0) {
         const message = `OpenCode ${version} is older than ${OLDEST_SUPPORTED_V1}, the oldest release opencode-governance is verified on: update OpenCode.`;
         await rt.ctx.record("host_unsupported", { version, oldestSupported: OLDEST_SUPPORTED_V1 });
         await rt.ctx.api.toast(message, "warning");

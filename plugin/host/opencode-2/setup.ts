@@ -7,7 +7,7 @@ import { toolAfter } from "../../hooks/tool-after.ts";
 import { toolBefore } from "../../hooks/tool-before.ts";
 import { contain } from "../../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../../runtime/runtime.ts";
-import { coreToolName, HOST_LINES } from "../host-lines.ts";
+import { coreToolName, HOST_LINES } from "../../../governance/host/host-lines.ts";
 import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../tools.ts";
 import { LocationFilter } from "./location-filter.ts";
 import { createV2Api, ExecutionStates } from "./v2-api.ts";

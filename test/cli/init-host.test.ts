@@ -1,0 +1,124 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { parse } from "jsonc-parser";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { main } from "../../cli/main.ts";
+
+/**
+ * `init` and `doctor` know which OpenCode runs: `opencode --version` (here a stand-in binary through OPENCODE_BIN),
+ * else the config files present. OpenCode 2 gets `plugins` and its own subagent depth raised; comments are kept.
+ */
+let root: string;
+let dir: string;
+const saved = { xdg: process.env.XDG_CONFIG_HOME, bin: process.env.OPENCODE_BIN };
+
+function fakeOpencode(version: string): string {
+  const bin = path.join(root, `opencode-${version}`);
+  fs.writeFileSync(bin, `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
+  return bin;
+}
+
+async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
+  let out = "";
+  let err = "";
+  const code = await main([...args, "--dir", dir], { out: (s) => (out += `${s}\n`), err: (s) => (err += `${s}\n`) });
+  return { code, out, err };
+}
+
+beforeEach(() => {
+  root = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-init-host-"));
+  dir = path.join(root, "project");
+  fs.mkdirSync(dir);
+  process.env.XDG_CONFIG_HOME = path.join(root, "xdg");
+  process.env.OPENCODE_BIN = path.join(root, "no-opencode-here");
+});
+afterEach(() => {
+  for (const [k, v] of [
+    ["XDG_CONFIG_HOME", saved.xdg],
+    ["OPENCODE_BIN", saved.bin],
+  ] as const) {
+    if (v === undefined) delete process.env[k];
+    else process.env[k] = v;
+  }
+  fs.rmSync(root, { recursive: true, force: true });
+});
+
+describe("init writes for the OpenCode the user runs", () => {
+  test("OpenCode 2 (opencode --version 2.0.17): `plugins`, and experimental.subagent_depth raised, comments kept", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("2.0.17");
+    fs.writeFileSync(path.join(dir, "opencode.jsonc"), '{\n  // my model\n  "model": "x/y",\n}\n');
+    const res = await cli("init");
+    expect(res.code, res.err).toBe(0);
+    expect(res.out).toContain("OpenCode 2 (2.0.17)");
+    const text = fs.readFileSync(path.join(dir, "opencode.jsonc"), "utf8");
+    expect(text).toContain("// my model");
+    const config = parse(text) as Record<string, unknown>;
+    expect(config.plugins).toEqual(["opencode-governance"]);
+    expect(config.plugin).toBeUndefined();
+    expect(config.experimental).toEqual({ subagent_depth: 4 });
+    // Twice: nothing more to change.
+    expect((await cli("init")).out).toContain("nothing to change");
+  });
+
+  test("OpenCode 1 (opencode --version 1.18.33): `plugin`, no OpenCode 2 keys", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    expect((await cli("init")).code).toBe(0);
+    const config = JSON.parse(fs.readFileSync(path.join(dir, "opencode.json"), "utf8")) as Record<string, unknown>;
+    expect(config.plugin).toEqual(["opencode-governance"]);
+    expect(config.plugins).toBeUndefined();
+    expect(config.experimental).toBeUndefined();
+  });
+
+  test("no binary: a config with a `plugins` list says OpenCode 2", async () => {
+    fs.writeFileSync(path.join(dir, "opencode.json"), '{ "plugins": ["other"] }\n');
+    const res = await cli("init");
+    expect(res.out).toContain('has a "plugins" list (OpenCode 2)');
+    expect((parse(fs.readFileSync(path.join(dir, "opencode.json"), "utf8")) as { plugins: string[] }).plugins).toEqual(["other", "opencode-governance"]);
+  });
+
+  test("--host overrides detection; a bad value is refused", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    expect((await cli("init", "--host", "2", "--dry-run")).out).toContain('under "plugins"');
+    expect((await cli("init", "--host", "3")).code).toBe(2);
+  });
+});
+
+describe("doctor reports the host", () => {
+  const audit = (lines: object[]) => {
+    const folder = path.join(dir, ".opencode", "governance");
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, "audit.log"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n", { mode: 0o600 });
+  };
+
+  test("line and version, and where the plugin last started", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    await cli("init");
+    audit([
+      { at: 1, type: "plugin_started", host: 1, hostVersion: null },
+      { at: 2, type: "host_detected", line: 1, version: "1.18.33" },
+    ]);
+    const out = (await cli("doctor")).out;
+    expect(out).toContain("✓ OpenCode 1 1.18.33 (opencode --version says 1.18.33)");
+    expect(out).toContain("✓ plugin last started on OpenCode 1 1.18.33");
+  });
+
+  test("OpenCode 2 installed but the plugin only ever started on OpenCode 1: a failure", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("2.0.17");
+    await cli("init");
+    audit([{ at: 1, type: "plugin_started", host: 1 }]);
+    const res = await cli("doctor");
+    expect(res.out).toContain("✗ OpenCode 2 is installed but the plugin never started on it");
+    expect(res.code).toBe(1);
+  });
+
+  test("an older OpenCode 1 than the oldest verified is reported", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.14.41");
+    await cli("init");
+    audit([
+      { at: 1, type: "plugin_started", host: 1 },
+      { at: 2, type: "host_unsupported", version: "1.14.41", oldestSupported: "1.15.13" },
+    ]);
+    expect((await cli("doctor")).out).toContain("✗ OpenCode 1.14.41 is older than 1.15.13");
+  });
+});

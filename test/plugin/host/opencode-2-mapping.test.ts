@@ -1,0 +1,75 @@
+import { Ajv } from "ajv";
+import { describe, expect, test } from "vitest";
+import * as z from "../../../governance/zod.ts";
+import { compareVersions, coreToolName, hostLineOf } from "../../../governance/host/host-lines.ts";
+import { taskOutcome } from "../../../plugin/hooks/tool-after.ts";
+import { parseV2Event } from "../../../plugin/host/opencode-2/v2-events.ts";
+import { GOVERNANCE_TOOL_INPUT, governanceTools } from "../../../plugin/host/tools.ts";
+
+const S = "ses_aaaaaaaaaaaaaaaaaaaaaaaaaa";
+const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: "evt_1", type, data: { sessionID: S, ...data }, durable: { aggregateID: S } });
+
+describe("OpenCode 2 events → the governance events OpenCode 1's adapter produces", () => {
+  test("turn boundary, Escape, compaction", () => {
+    expect(parseV2Event(ev("session.created", { parentID: "ses_p", location: { directory: "/x" } }))).toEqual([
+      { type: "created", sessionId: S, parentId: "ses_p", agent: null },
+    ]);
+    expect(parseV2Event(ev("session.execution.started"))).toEqual([{ type: "status", sessionId: S, status: "busy" }]);
+    expect(parseV2Event(ev("session.execution.succeeded")).map((e) => e.type)).toEqual(["status", "idle"]);
+    expect(parseV2Event(ev("session.execution.failed", { error: { _tag: "ProviderError" } }))[0]).toEqual({
+      type: "errored",
+      sessionId: S,
+      name: "ProviderError",
+    });
+    expect(parseV2Event(ev("session.execution.interrupted", { reason: "user" })).map((e) => e.type)).toEqual(["status", "aborted"]);
+    expect(parseV2Event(ev("session.execution.interrupted", { reason: "superseded" })).map((e) => e.type)).toEqual(["status"]);
+    expect(parseV2Event(ev("session.compaction.ended", { reason: "auto" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "auto" }]);
+    expect(parseV2Event(ev("session.compaction.ended", { reason: "manual" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "summarize" }]);
+  });
+  test("the deprecated V1-named events and hostile input give nothing", () => {
+    for (const raw of [ev("session.idle"), ev("session.status"), null, 42, { type: 1 }, { type: "session.created" }]) expect(parseV2Event(raw)).toEqual([]);
+  });
+});
+
+describe("names and versions in one place", () => {
+  test("OpenCode 2's tool names map to the core's", () => {
+    expect(coreToolName(2, "subagent")).toBe("task");
+    expect(coreToolName(2, "shell")).toBe("bash");
+    expect(coreToolName(2, "read")).toBe("read");
+    expect(coreToolName(1, "subagent")).toBe("subagent");
+  });
+  test("host lines from `opencode --version`", () => {
+    expect(hostLineOf("1.18.33")).toBe(1);
+    expect(hostLineOf("2.0.17")).toBe(2);
+    expect(hostLineOf("0.0.0-beta-17728")).toBe(2);
+    expect(hostLineOf("0.5.29")).toBeUndefined();
+    expect(compareVersions("1.14.41", "1.15.13")).toBe(-1);
+    expect(compareVersions("1.18.3", "1.18.33")).toBe(-1);
+  });
+  test("OpenCode 2's subagent results (subagent.ts @ 03cce408) close the child with the right outcome", () => {
+    expect(taskOutcome('<subagent sessionID="ses_x" state="completed">\nok\n</subagent>')).toBe("completed");
+    expect(taskOutcome("Subagent cancelled (sessionID: ses_x)")).toBe("aborted");
+    expect(taskOutcome("Subagent failed (sessionID: ses_x): boom")).toBe("failed");
+  });
+});
+
+describe("the governance tool's JSON Schema (OpenCode 2) agrees with its zod args (OpenCode 1)", () => {
+  const validate = new Ajv({ strict: false }).compile(GOVERNANCE_TOOL_INPUT);
+  const def = governanceTools({} as never, async () => undefined).governance!;
+  const zod = z.object(def.args as unknown as Record<string, z.ZodType>).strict();
+  const cases: unknown[] = [
+    { action: "sessions" },
+    { action: "sessions", all: true },
+    { action: "stop", target: "ses_x", level: 2, reason: "r" },
+    { action: "inject", target: "x", text: "t" },
+    { action: "stop", level: 4 },
+    { action: "stop", level: 1.5 },
+    { action: "nope" },
+    {},
+    { action: "stop", reason: "x".repeat(501) },
+    { action: "sessions", extra: 1 },
+  ];
+  test.each(cases.map((c) => [JSON.stringify(c).slice(0, 60), c] as const))("%s", (_name, input) => {
+    expect(validate(input)).toBe(zod.safeParse(input).success);
+  });
+});
