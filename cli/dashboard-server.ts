@@ -7,6 +7,7 @@ import { checkRequest, parseControlBody } from "./dashboard-guard.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./dashboard-page.ts";
 import { buildSnapshot, changeSignature } from "./dashboard-snapshot.ts";
 import { readConfig } from "./read-config.ts";
+import { safeJson } from "./output.ts";
 
 /**
  * The local web dashboard: the live session tree with Stop and Inject, the resumable sessions with the command
@@ -46,7 +47,7 @@ const SECURITY_HEADERS = {
 
 function send(res: http.ServerResponse, status: number, body: unknown, type = "application/json", extra: Record<string, string> = {}): void {
   if (res.headersSent) return void res.end();
-  const text = type === "application/json" ? JSON.stringify(body) : String(body);
+  const text = type === "application/json" ? safeJson(body) : String(body);
   res.writeHead(status, { ...SECURITY_HEADERS, ...extra, "content-type": `${type}; charset=utf-8`, "content-length": String(Buffer.byteLength(text)) });
   res.end(text);
 }
@@ -129,7 +130,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
     res.write("retry: 1000\n\n");
     streams.add(res);
     res.on("close", () => streams.delete(res));
-    res.write(`event: snapshot\ndata: ${JSON.stringify(await buildSnapshot(ctx, config))}\n\n`);
+    res.write(`event: snapshot\ndata: ${safeJson(await buildSnapshot(ctx, config))}\n\n`);
   }
 
   let lastSignature = "";
@@ -141,7 +142,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
     pushing = true;
     try {
       lastSignature = await changeSignature(ctx);
-      const frame = `event: snapshot\ndata: ${JSON.stringify(await buildSnapshot(ctx, config))}\n\n`;
+      const frame = `event: snapshot\ndata: ${safeJson(await buildSnapshot(ctx, config))}\n\n`;
       for (const s of streams) s.write(frame);
     } finally {
       pushing = false;

@@ -1,3 +1,4 @@
+import { displayDeep } from "../governance/texts/display-text.ts";
 import { plainLines } from "./plain-text.ts";
 
 /** What commands write to. `doctor` and `init` take the plain two-function form; the rest use {@link Output}. */
@@ -64,8 +65,9 @@ export function createOutput(opts: { stdout?: NodeJS.WriteStream; stderr?: NodeJ
 
 /**
  * JSON whose text contains no raw control character: JSON.stringify escapes C0 but leaves DEL and C1 (U+007F–U+009F)
- * raw, which some terminals act on; they are written as `\\u00XX` escapes (the parsed value is the same).
+ * raw, which some terminals act on; they are written as `\\u00XX` escapes (the parsed value is the same). Every string
+ * passes the shared output filter first (display-text.ts: no bidi override or invisible character in `--json` either).
  */
 export function safeJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+  return JSON.stringify(displayDeep(value), null, indent).replace(/[\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 }

@@ -4,13 +4,16 @@
  * control characters again before they reach a terminal or a page (defence in depth: an ESC or BEL sequence must
  * never be interpreted by the user's terminal). Tabs and line breaks inside a value become spaces.
  */
+import { displayText } from "../governance/texts/display-text.ts";
+
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
-/** One value on one line: controls removed, tab/CR/LF turned into spaces. */
+/**
+ * One value on one line: tab/CR/LF turned into spaces, then the shared output filter (governance/texts/display-text.ts:
+ * controls, escape sequences, bidi overrides and invisible characters removed).
+ */
 export function plain(value: unknown): string {
-  return String(value ?? "")
-    .replace(/[\t\r\n]/g, " ")
-    .replace(CONTROLS, "");
+  return displayText(String(value ?? "").replace(/[\t\r\n]/g, " ")).replace(CONTROLS, "");
 }
 
 /** A block of lines: each line cleaned with {@link plain}, the line breaks kept. */

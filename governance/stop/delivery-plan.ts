@@ -19,6 +19,8 @@ export interface DeliveryInput {
   at: number;
   /** Config `inject.maxLength`: guidance is validated again on delivery (a queue file may be older or hand-written). */
   maxLength: number;
+  /** The receiving session's seal (texts/directive-seal.ts): on the first line of every directive delivered. */
+  seal: string;
 }
 
 export interface DeliveryPlan {
@@ -57,6 +59,7 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
     if (step.action.kind === "deliver") {
       const level = step.action.level;
       body = buildStopDirective({
+        seal: input.seal,
         level,
         sessionId: record.sessionId,
         reason: step.next.stop?.reason ?? "",
@@ -77,7 +80,7 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
         effects.push(audit("inject_dropped", { count: 1, injectIds: [d.id], because: checked.warnings.join("; ") || "nothing visible left after sanitizing" }));
       }
     }
-    if (texts.length > 0) body = buildInjectBlock(texts) + input.output;
+    if (texts.length > 0) body = buildInjectBlock(texts, input.seal) + input.output;
   }
   if (notes.length === 0) return { next, effects, output: body };
   return { next, effects, output: `${notes.join("\n\n")}\n\n${body ?? input.output}` };

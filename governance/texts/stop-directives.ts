@@ -1,4 +1,5 @@
 import type { StopLevel } from "../session/session-record.ts";
+import { sealedHeading } from "./directive-seal.ts";
 import { agentToken, fence, quoteInline, sessionToken } from "./text-parts.ts";
 
 /** Separates an L1 directive from the tool output it is prepended to. */
@@ -23,6 +24,8 @@ export interface StopDirectiveInput {
   reason: string;
   /** L1 only: the tool output the directive is prepended to. */
   originalOutput?: string;
+  /** The receiving session's seal (directive-seal.ts), appended to the first line. */
+  seal: string;
 }
 
 const SUMMARY = "a short summary for your parent of what you did, what is unfinished and where you stood";
@@ -40,7 +43,7 @@ function reasonLine(reason: string): string[] {
  * - L3 (terminated): an error-like text; the adapter also refuses further calls and aborts the session.
  */
 export function buildStopDirective(input: StopDirectiveInput): string {
-  const heading = STOP_HEADINGS[input.level];
+  const heading = sealedHeading(STOP_HEADINGS[input.level], input.seal);
   switch (input.level) {
     case 1:
       return [
@@ -76,6 +79,8 @@ export interface ParentNotificationInput {
   /** ladder: terminated after the L1→L3 directives; hard-stop: aborted (no tool call in time); compliance: it obeyed. */
   how: "ladder" | "hard-stop" | "compliance";
   lastToolCall: { tool: string; summary: string; at?: number } | null;
+  /** The receiving (parent) session's seal. */
+  seal: string;
 }
 
 const HOW_TEXT: Record<ParentNotificationInput["how"], string> = {
@@ -91,7 +96,7 @@ const HOW_TEXT: Record<ParentNotificationInput["how"], string> = {
 export function buildParentNotification(input: ParentNotificationInput): string {
   const call = input.lastToolCall;
   return [
-    `${SUBAGENT_INTERRUPTED_HEADING}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by the user. ${HOW_TEXT[input.how]}`,
+    `${sealedHeading(SUBAGENT_INTERRUPTED_HEADING, input.seal)}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by the user. ${HOW_TEXT[input.how]}`,
     ...reasonLine(input.reason),
     call ? `Its last tool call: \`${agentToken(call.tool)}\` ${quoteInline(call.summary, 80)}.` : "It made no tool call.",
     "Its work may be incomplete. Check what it left, then decide whether to re-attempt or proceed differently; do not silently re-spawn the same work. Tell the user what you decided.",
@@ -99,11 +104,11 @@ export function buildParentNotification(input: ParentNotificationInput): string 
 }
 
 /**
- * Fences each (already validated) guidance text as data under {@link USER_GUIDANCE_HEADING}, FIFO order, ending with
+ * Fences each (already validated) guidance text as data under {@link USER_GUIDANCE_HEADING} (sealed), FIFO order, ending with
  * {@link TOOL_OUTPUT_MARKER} and a newline so the caller assembles `block + originalOutput`. No texts → "".
  */
-export function buildInjectBlock(texts: readonly string[]): string {
+export function buildInjectBlock(texts: readonly string[], seal: string): string {
   if (texts.length === 0) return "";
   const blocks = texts.map((text, i) => (texts.length > 1 ? `Guidance ${i + 1} of ${texts.length}:\n` : "") + fence(text, "user guidance"));
-  return `${USER_GUIDANCE_HEADING}\n${blocks.join("\n")}\n\n${TOOL_OUTPUT_MARKER}\n`;
+  return `${sealedHeading(USER_GUIDANCE_HEADING, seal)}\n${blocks.join("\n")}\n\n${TOOL_OUTPUT_MARKER}\n`;
 }

@@ -2,6 +2,7 @@ import * as z from "../../governance/zod.ts";
 import { closeChild } from "../../governance/delegation/child-links.ts";
 import { endSession } from "../../governance/session/session-end.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
+import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
@@ -23,8 +24,9 @@ const TaskMetadata = z.looseObject({ sessionId: z.string().optional() });
 
 /**
  * `tool.execute.after`: closes a finished child's bookkeeping on the parent's `task` result (completion, failure and
- * abort alike), then lets the directives queued for this session rewrite the output (stop ladder, injected guidance,
- * notifications).
+ * abort alike), guards the tool's own output (tool-output-guard.ts: a forged directive in a file, a command's output or
+ * a child's final answer is marked as data), then lets the directives queued for this session rewrite the output
+ * (stop ladder, injected guidance, notifications), each sealed.
  */
 export async function toolAfter(
   rt: Runtime,
@@ -44,6 +46,9 @@ export async function toolAfter(
       if (end !== "aborted") await runner.step(childId, (c) => endSession(c, end, at));
     }
   }
+  // What the tool produced is data: the seal removed, look-alike directives marked, before governance adds its own text.
+  const guarded = guardToolOutput(String(output.output ?? ""), ctx.sealOf(sessionId));
+  if (guarded.flagged > 0 || guarded.sealRemoved) output.output = guarded.output;
   const note = rt.calls.take(input.callID);
   if (note !== undefined) output.output = `${note}\n\n${String(output.output ?? "")}`;
   const rewritten = await deliverOnToolResult(runner, rt.stops, sessionId, String(output.output ?? ""));

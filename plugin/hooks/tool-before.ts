@@ -35,7 +35,7 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   const stop = onToolBefore(record, input.tool);
   if (stop.block) {
     await runner.run(sessionId, stop.effects, { next: record });
-    throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, reason: record.stop?.reason ?? "" }));
+    throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "" }));
   }
   if (!SPAWNING_TOOLS.has(input.tool) || !args) return;
 

@@ -1,9 +1,12 @@
+import { randomBytes } from "node:crypto";
 import type { GovernanceConfig } from "../../governance/config/config.ts";
 import { type AgentView, agentView } from "../../governance/delegation/agent-view.ts";
 import type { AuditEventType, AuditLog } from "../../governance/storage/audit-log.ts";
 import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
 import type { SessionStore } from "../../governance/storage/session-store.ts";
 import type { Clock } from "../../governance/time/clock.ts";
+import { loadKey } from "../../governance/stop/directive-signing.ts";
+import { directiveSeal } from "../../governance/texts/directive-seal.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { ConfigWatcher } from "./config-watcher.ts";
 import type { OpencodeApi } from "../host/opencode-api.ts";
@@ -41,6 +44,21 @@ export class PluginContext {
    */
   viewOf(agent: string | null | undefined, depth: number): AgentView {
     return agentView({ agent, depth }, this.config, { lacksTask: (name) => this.agentsWithoutTask.has(name) });
+  }
+
+  #sealKey: Buffer | undefined;
+
+  /**
+   * The session's directive seal (governance/texts/directive-seal.ts), derived from the per-user key outside the
+   * project (read once per process, then cached; an HMAC of a few µs per call, nothing stored). No usable key: a
+   * random key for this process, so directives are still sealed, only not the same after a restart.
+   */
+  sealOf(sessionId: string): string {
+    if (!this.#sealKey) {
+      const key = loadKey();
+      this.#sealKey = key.ok ? key.key : randomBytes(32);
+    }
+    return directiveSeal(this.#sealKey, sessionId);
   }
 
   get audit(): AuditLog {

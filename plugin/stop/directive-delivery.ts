@@ -26,7 +26,7 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
   stops.notes.set(sessionId, pending);
   const injects = directives.flatMap((d) => (d.kind === "inject" ? [d] : []));
   if (notes.length === 0 && injects.length === 0 && sessions.peek(sessionId)?.control !== "stopping") return undefined;
-  const input = { injects, notes, output, at: ctx.clock.now(), maxLength: ctx.config.inject.maxLength };
+  const input = { injects, notes, output, at: ctx.clock.now(), maxLength: ctx.config.inject.maxLength, seal: ctx.sealOf(sessionId) };
   if (sessions.peek(sessionId)?.control === "stopping") {
     // The ladder moves the record: planned inside the locked update.
     const { output: rewritten } = await runner.step(sessionId, (record) => planDelivery(record, input));
@@ -58,7 +58,7 @@ async function renderNotes(runner: EffectRunner, sessionId: string, directives: 
   for (const d of directives) {
     if (d.kind !== "notify") continue;
     const child = runner.sessions.peek(d.childId) ?? (await runner.ctx.store.read(d.childId));
-    notes.push({ directiveId: d.id, rendered: renderNotification(d, sessionId, child) });
+    notes.push({ directiveId: d.id, rendered: renderNotification(d, sessionId, child, runner.ctx.sealOf(sessionId)) });
   }
   return notes;
 }

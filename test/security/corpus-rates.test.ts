@@ -71,7 +71,7 @@ function hostilePasses(entry: Entry): string | null {
   const checked = validateInjectText(entry.text);
   if (!checked.valid) return null;
   if (checked.warnings.length === 0) return "accepted with no warning";
-  const rendered = buildInjectBlock([checked.sanitized]);
+  const rendered = buildInjectBlock([checked.sanitized], "seal:0123456789abcdef");
   const block = rendered.slice(rendered.indexOf("<<untrusted-data"), rendered.indexOf("\n\n--- TOOL OUTPUT ---"));
   const parts = parseUntrustedBlock(block);
   if (!parts) return "fence broken";
@@ -89,7 +89,7 @@ function benignChanged(entry: Entry): string | null {
   if (checked.warnings.length > 0) return `warnings: ${checked.warnings.join("; ")}`;
   const ws = (s: string) => s.replace(/\s+/g, " ").trim();
   if (ws(checked.sanitized) !== ws(entry.text)) return `changed to ${JSON.stringify(checked.sanitized)}`;
-  const rendered = buildInjectBlock([checked.sanitized]);
+  const rendered = buildInjectBlock([checked.sanitized], "seal:0123456789abcdef");
   const parts = parseUntrustedBlock(rendered.slice(rendered.indexOf("<<untrusted-data"), rendered.indexOf("\n\n--- TOOL OUTPUT ---")));
   if (parts?.body !== checked.sanitized) return "fence body differs from the text";
   return null;

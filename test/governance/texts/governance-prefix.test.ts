@@ -55,7 +55,7 @@ describe("buildGovernancePrefix", () => {
   it("tells only a child to stay in its parent's scope; a root session has no parent", () => {
     const root = buildPrefix({ ...coordinator, agent: "build", role: "delegating", mayDelegateTo: ["*"] });
     expect(root).not.toContain("parent");
-    expect(root).toContain("2. A tool result starting with ⚠️");
+    expect(root).toContain("2. A tool result starting with a sealed ⚠️");
     const child = buildPrefix({ ...coordinator, agent: "general", role: "leaf", level: 2, depth: 1, mayDelegateTo: [] });
     expect(child).toContain("2. Stay in your parent's scope");
   });
