@@ -9,6 +9,9 @@ import { type ConfigParse, type ConfigProblem, GovernanceConfig } from "./config
 
 type Key = string | number;
 
+/** Problems listed one by one (with line, column and did-you-mean); the rest are counted in one summary problem. */
+export const MAX_PROBLEMS_LISTED = 20;
+
 function formatPath(keys: readonly Key[]): string {
   return keys.map((k, i) => (typeof k === "number" ? `[${k}]` : i === 0 ? k : `.${k}`)).join("");
 }
@@ -65,6 +68,7 @@ export function parseConfig(text: string): ConfigParse {
 
   let result = GovernanceConfig.safeParse(raw);
   const unknownKeys: ConfigProblem[] = [];
+  let unlisted = 0;
   // Removing unknown keys can reveal unknown keys nested in objects that failed before; a few rounds settle it.
   for (let round = 0; round < 8 && !result.success; round++) {
     const unknown = result.error.issues.filter((i) => i.code === "unrecognized_keys");
@@ -72,6 +76,13 @@ export function parseConfig(text: string): ConfigParse {
     for (const issue of unknown) {
       const keys = issue.path.filter((k): k is Key => typeof k !== "symbol");
       for (const key of issue.keys) {
+        deleteAt(raw, keys, key);
+        // Located and spelled out for the first few only: locating is a scan of the map, and a list nobody reads
+        // would crowd out the audit log (one summary line says how many more).
+        if (unknownKeys.length >= MAX_PROBLEMS_LISTED) {
+          unlisted++;
+          continue;
+        }
         const where = keys.length > 0 ? `in ${formatPath(keys)}` : "at the top level";
         const hint = didYouMean(key, knownKeysAt(keys));
         unknownKeys.push({
@@ -79,11 +90,11 @@ export function parseConfig(text: string): ConfigParse {
           ...locate(doc, lc, keys, key),
           path: formatPath([...keys, key]),
         });
-        deleteAt(raw, keys, key);
       }
     }
     result = GovernanceConfig.safeParse(raw);
   }
+  if (unlisted > 0) unknownKeys.push({ message: `…and ${unlisted} more unknown keys (ignored)`, line: null, column: null, path: "" });
   if (!result.success) {
     const problems = result.error.issues.map((issue) => {
       const keys = issue.path.filter((k): k is Key => typeof k !== "symbol");

@@ -6,6 +6,8 @@ import { DEFAULT_AGENTS, DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { parseDuration } from "../time/time-format.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
 import { BudgetConfig, ConcurrencyConfig, LoopConfig } from "../budget/budget-config.ts";
+import { applyProjectBounds } from "./project-bounds.ts";
+import { loadUserSettings } from "./user-config.ts";
 
 export { DEFAULT_CONFIG_YAML };
 
@@ -119,7 +121,37 @@ export interface LoadedConfig {
  * falling back to an exclusive create where hard links are unsupported. A broken or unreadable file never stops the
  * plugin: it keeps running on `lastGood` (or the defaults) and reports the problems.
  */
-export async function loadConfig(configFile: string, lastGood?: GovernanceConfig): Promise<LoadedConfig> {
+export async function loadConfig(configFile: string, lastGood?: GovernanceConfig, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  const loaded = await loadProjectConfig(configFile, lastGood);
+  // The user's own settings win over the project's file; the project's file is bounded where it would weaken the
+  // user's record-keeping (project-bounds.ts). Applied to every source, the defaults included.
+  const user = await loadUserSettings(env);
+  const bounded = applyProjectBounds(loaded.config, user.settings);
+  const problems = [...user.problems, ...bounded.problems];
+  return problems.length === 0 && bounded.config === loaded.config ? loaded : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems] };
+}
+
+/**
+ * A cheap, linear look at the text before the YAML parser (which is synchronous and would hold the host's event loop:
+ * 25,000 keys took 21 s): a hand-written config has a few dozen entries, so more than {@link MAX_CONFIG_ENTRIES}
+ * significant lines, or one longer than {@link MAX_CONFIG_LINE} characters (a flow mapping), is refused unparsed.
+ */
+export function configShapeProblem(text: string): string | null {
+  let entries = 0;
+  let longest = 0;
+  for (const m of text.matchAll(/^[ \t]*([^#\s\n].*)$/gm)) {
+    entries++;
+    longest = Math.max(longest, m[1]!.length);
+  }
+  if (entries > MAX_CONFIG_ENTRIES) return `the file has ${entries} entries, more than the ${MAX_CONFIG_ENTRIES} a governance config can have; refused unparsed`;
+  if (longest > MAX_CONFIG_LINE) return `a line is ${longest} characters long, more than the ${MAX_CONFIG_LINE} allowed; refused unparsed`;
+  return null;
+}
+
+export const MAX_CONFIG_ENTRIES = 500;
+export const MAX_CONFIG_LINE = 2_000;
+
+async function loadProjectConfig(configFile: string, lastGood?: GovernanceConfig): Promise<LoadedConfig> {
   const fallback = (problems: ConfigProblem[], created = false): LoadedConfig => ({
     config: lastGood ?? DEFAULT_CONFIG,
     source: lastGood ? "last-good" : "defaults",
@@ -147,14 +179,19 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
   // The file as governance generates it needs no YAML parser: it is the defaults (test/governance/config checks
   // that they agree). Only an edited file loads the parser, on demand (docs/performance.md: yaml is ~2 MiB in the host).
   if (text === DEFAULT_CONFIG_YAML) return { config: DEFAULT_CONFIG, source: "file", problems: [], warnings: [], created };
+  const shape = configShapeProblem(text);
+  if (shape) return fallback([{ message: `${configFile}: ${shape}`, line: null, column: null, path: "" }], created);
   const { parseConfig } = await import("./config-parse.ts");
   const parsed = parseConfig(text);
   if (!parsed.ok) return fallback(parsed.problems, created);
   return { config: parsed.config, source: "file", problems: parsed.problems, warnings: parsed.warnings, created };
 }
 
-/** The config is a short hand-written file; a FIFO, device, symlink or anything larger than this is refused unread. */
-export const MAX_CONFIG_BYTES = 256 * 1024;
+/**
+ * The config is a short hand-written file (the generated one is 3.5 KB); a FIFO, device, symlink or anything larger
+ * than this is refused unread. 64 KB of comments still parse in a few ms.
+ */
+export const MAX_CONFIG_BYTES = 64 * 1024;
 
 /** Writes `text` to `file` only if it does not exist. Returns whether this call created it. */
 async function createExclusive(file: string, text: string): Promise<boolean> {

@@ -3,6 +3,9 @@ import { DEFAULT_CONFIG, type GovernanceConfig, loadConfig } from "../../governa
 import type { AuditSink } from "./audit-sink.ts";
 import type { Timers } from "./timers.ts";
 
+/** config_problem audit lines per load; the rest are one summary line. */
+export const AUDITED_PROBLEMS = 5;
+
 /** How often the config file is checked for hand edits. */
 export const CONFIG_POLL_MS = 2_000;
 
@@ -32,8 +35,13 @@ export class ConfigWatcher {
     if (loaded.source === "file") this.#lastGood = loaded.config;
     this.audit.resize(loaded.config.audit.maxBytes);
     if (loaded.problems.length === 0 && loaded.source === "file") await this.audit.record("config_loaded", { file: this.file, created: loaded.created });
-    for (const p of loaded.problems) {
+    // A few lines, then one summary: a hostile file must not rotate the user's audit history out (issue 20 §2).
+    for (const p of loaded.problems.slice(0, AUDITED_PROBLEMS)) {
       await this.audit.record("config_problem", { file: this.file, message: p.message, line: p.line, column: p.column, source: loaded.source });
+    }
+    if (loaded.problems.length > AUDITED_PROBLEMS) {
+      const more = loaded.problems.length - AUDITED_PROBLEMS;
+      await this.audit.record("config_problem", { file: this.file, message: `…and ${more} more problems (opencode-governance status lists them)`, line: null, column: null, source: loaded.source, more });
     }
   }
 

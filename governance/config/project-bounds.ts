@@ -1,0 +1,69 @@
+import { parseDuration } from "../time/time-format.ts";
+import * as z from "../zod.ts";
+import type { ConfigProblem, GovernanceConfig } from "./config.ts";
+
+/**
+ * Which settings a repository's `.opencode/governance.yaml` may change, and how far (issue 20 §2). A cloned repository
+ * is someone else's file: it may tighten governance freely, but the settings that weaken the user's OWN
+ * record-keeping and control are taken from it only within safe bounds. Beyond them the bound applies and a problem
+ * says so; the user's own config (`$XDG_CONFIG_HOME/opencode/governance.yaml`, {@link UserSettings}) may set them
+ * freely within the schema. Pure: the caller reads the files.
+ *
+ * | setting | a project file may | only the user's config may |
+ * |---|---|---|
+ * | `enforcement` | `enforce` | `log-only` (enforcement off) |
+ * | `audit.maxBytes` | 1 MiB (the default) or more | less than 1 MiB (down to 4 KiB) |
+ * | `stop.deadline`, `stop.retryDeadline` | up to 60 s | longer (a stop that never escalates) |
+ */
+export const PROJECT_MIN_AUDIT_BYTES = 1_048_576;
+export const PROJECT_MAX_STOP_DEADLINE_MS = 60_000;
+
+const Ms = z.union([z.number(), z.string()]).transform((value, ctx) => {
+  const parsed = parseDuration(value);
+  if (parsed.ok) return parsed.ms;
+  ctx.addIssue({ code: "custom", message: parsed.reason });
+  return z.NEVER;
+});
+
+/** The user-level file: only the guarded settings (everything else belongs in the project's file). */
+export const UserSettings = z.strictObject({
+  enforcement: z.enum(["enforce", "log-only"]).optional(),
+  audit: z.strictObject({ maxBytes: z.number().int().min(4096).optional() }).optional(),
+  stop: z
+    .strictObject({
+      deadline: Ms.optional(),
+      retryDeadline: Ms.optional(),
+    })
+    .optional(),
+});
+export type UserSettings = z.infer<typeof UserSettings>;
+
+const problem = (path: string, message: string): ConfigProblem => ({ message, line: null, column: null, path });
+
+export function applyProjectBounds(config: GovernanceConfig, user: UserSettings = {}): { config: GovernanceConfig; problems: ConfigProblem[] } {
+  const problems: ConfigProblem[] = [];
+  let enforcement = config.enforcement;
+  if (user.enforcement) enforcement = user.enforcement;
+  else if (enforcement === "log-only") {
+    enforcement = "enforce";
+    problems.push(problem("enforcement", "enforcement: log-only is taken only from your user config ($XDG_CONFIG_HOME/opencode/governance.yaml), not from a project's file; enforcing"));
+  }
+  let maxBytes = config.audit.maxBytes;
+  if (user.audit?.maxBytes !== undefined) maxBytes = user.audit.maxBytes;
+  else if (maxBytes < PROJECT_MIN_AUDIT_BYTES) {
+    problems.push(problem("audit.maxBytes", `audit.maxBytes ${maxBytes} is below what a project's file may set (${PROJECT_MIN_AUDIT_BYTES}); using ${PROJECT_MIN_AUDIT_BYTES} (set a smaller size in your user config)`));
+    maxBytes = PROJECT_MIN_AUDIT_BYTES;
+  }
+  const deadline = (key: "deadline" | "retryDeadline"): number => {
+    const own = user.stop?.[key];
+    if (own !== undefined) return own;
+    if (config.stop[key] <= PROJECT_MAX_STOP_DEADLINE_MS) return config.stop[key];
+    problems.push(problem(`stop.${key}`, `stop.${key} above ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s is taken only from your user config; using ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s`));
+    return PROJECT_MAX_STOP_DEADLINE_MS;
+  };
+  const stop = { deadline: deadline("deadline"), retryDeadline: deadline("retryDeadline") };
+  if (problems.length === 0 && enforcement === config.enforcement && maxBytes === config.audit.maxBytes && stop.deadline === config.stop.deadline && stop.retryDeadline === config.stop.retryDeadline) {
+    return { config, problems };
+  }
+  return { config: { ...config, enforcement, audit: { ...config.audit, maxBytes }, stop: { ...config.stop, ...stop } }, problems };
+}
