@@ -128,7 +128,9 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
   const user = await loadUserSettings(env);
   const bounded = applyProjectBounds(loaded.config, user.settings);
   const problems = [...user.problems, ...bounded.problems];
-  return problems.length === 0 && bounded.config === loaded.config ? loaded : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems] };
+  return problems.length === 0 && bounded.config === loaded.config
+    ? loaded
+    : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems] };
 }
 
 /**
@@ -138,14 +140,25 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
  */
 export function configShapeProblem(text: string): string | null {
   let entries = 0;
-  let longest = 0;
-  for (const m of text.matchAll(/^[ \t]*([^#\s\n].*)$/gm)) {
-    entries++;
-    longest = Math.max(longest, m[1]!.length);
+  for (let start = 0; start < text.length; ) {
+    const nl = text.indexOf("\n", start);
+    const end = nl === -1 ? text.length : nl;
+    let i = start;
+    while (i < end && (text[i] === " " || text[i] === "\t")) i++;
+    if (i < end && text[i] !== "#" && text[i] !== "\r") {
+      if (++entries > MAX_CONFIG_ENTRIES) return `the file has more than the ${MAX_CONFIG_ENTRIES} entries a governance config can have; refused unparsed`;
+      if (end - i > MAX_CONFIG_LINE)
+        return `line ${lineAt(text, start)} is ${end - i} characters long, more than the ${MAX_CONFIG_LINE} allowed; refused unparsed`;
+    }
+    start = end + 1;
   }
-  if (entries > MAX_CONFIG_ENTRIES) return `the file has ${entries} entries, more than the ${MAX_CONFIG_ENTRIES} a governance config can have; refused unparsed`;
-  if (longest > MAX_CONFIG_LINE) return `a line is ${longest} characters long, more than the ${MAX_CONFIG_LINE} allowed; refused unparsed`;
   return null;
+}
+
+function lineAt(text: string, offset: number): number {
+  let line = 1;
+  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) line++;
+  return line;
 }
 
 export const MAX_CONFIG_ENTRIES = 500;

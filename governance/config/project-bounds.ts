@@ -46,23 +46,44 @@ export function applyProjectBounds(config: GovernanceConfig, user: UserSettings 
   if (user.enforcement) enforcement = user.enforcement;
   else if (enforcement === "log-only") {
     enforcement = "enforce";
-    problems.push(problem("enforcement", "enforcement: log-only is taken only from your user config ($XDG_CONFIG_HOME/opencode/governance.yaml), not from a project's file; enforcing"));
+    problems.push(
+      problem(
+        "enforcement",
+        "enforcement: log-only is taken only from your user config ($XDG_CONFIG_HOME/opencode/governance.yaml), not from a project's file; enforcing",
+      ),
+    );
   }
   let maxBytes = config.audit.maxBytes;
   if (user.audit?.maxBytes !== undefined) maxBytes = user.audit.maxBytes;
   else if (maxBytes < PROJECT_MIN_AUDIT_BYTES) {
-    problems.push(problem("audit.maxBytes", `audit.maxBytes ${maxBytes} is below what a project's file may set (${PROJECT_MIN_AUDIT_BYTES}); using ${PROJECT_MIN_AUDIT_BYTES} (set a smaller size in your user config)`));
+    problems.push(
+      problem(
+        "audit.maxBytes",
+        `audit.maxBytes ${maxBytes} is below what a project's file may set (${PROJECT_MIN_AUDIT_BYTES}); using ${PROJECT_MIN_AUDIT_BYTES} (set a smaller size in your user config)`,
+      ),
+    );
     maxBytes = PROJECT_MIN_AUDIT_BYTES;
   }
   const deadline = (key: "deadline" | "retryDeadline"): number => {
     const own = user.stop?.[key];
     if (own !== undefined) return own;
     if (config.stop[key] <= PROJECT_MAX_STOP_DEADLINE_MS) return config.stop[key];
-    problems.push(problem(`stop.${key}`, `stop.${key} above ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s is taken only from your user config; using ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s`));
+    problems.push(
+      problem(
+        `stop.${key}`,
+        `stop.${key} above ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s is taken only from your user config; using ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s`,
+      ),
+    );
     return PROJECT_MAX_STOP_DEADLINE_MS;
   };
   const stop = { deadline: deadline("deadline"), retryDeadline: deadline("retryDeadline") };
-  if (problems.length === 0 && enforcement === config.enforcement && maxBytes === config.audit.maxBytes && stop.deadline === config.stop.deadline && stop.retryDeadline === config.stop.retryDeadline) {
+  if (
+    problems.length === 0 &&
+    enforcement === config.enforcement &&
+    maxBytes === config.audit.maxBytes &&
+    stop.deadline === config.stop.deadline &&
+    stop.retryDeadline === config.stop.retryDeadline
+  ) {
     return { config, problems };
   }
   return { config: { ...config, enforcement, audit: { ...config.audit, maxBytes }, stop: { ...config.stop, ...stop } }, problems };

@@ -32,7 +32,10 @@ export async function loadUserSettings(env: NodeJS.ProcessEnv = process.env): Pr
     const { parse } = await import("yaml");
     const parsed = UserSettings.safeParse(parse(text, { maxAliasCount: 10 }) ?? {});
     if (parsed.success) return { settings: parsed.data, problems: [] };
-    return { settings: {}, problems: parsed.error.issues.slice(0, 5).map((i) => ({ message: `${file}: ${i.message}`, line: null, column: null, path: i.path.join(".") })) };
+    return {
+      settings: {},
+      problems: parsed.error.issues.slice(0, 5).map((i) => ({ message: `${file}: ${i.message}`, line: null, column: null, path: i.path.join(".") })),
+    };
   } catch (error) {
     return { settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }] };
   }

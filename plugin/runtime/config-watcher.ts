@@ -41,7 +41,14 @@ export class ConfigWatcher {
     }
     if (loaded.problems.length > AUDITED_PROBLEMS) {
       const more = loaded.problems.length - AUDITED_PROBLEMS;
-      await this.audit.record("config_problem", { file: this.file, message: `…and ${more} more problems (opencode-governance status lists them)`, line: null, column: null, source: loaded.source, more });
+      await this.audit.record("config_problem", {
+        file: this.file,
+        message: `…and ${more} more problems (opencode-governance status lists them)`,
+        line: null,
+        column: null,
+        source: loaded.source,
+        more,
+      });
     }
   }
 

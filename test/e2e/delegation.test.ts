@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import path from "node:path";
+import fs from "fs-extra";
 import {
   allSessionRecords,
   auditEvents,
@@ -181,7 +183,6 @@ describe("delegation hierarchy in a real opencode serve", () => {
 
 /** Governance narrower than OpenCode's permissions: the coordinator may only delegate to the planner. */
 const NARROW_LOG_ONLY = `
-enforcement: log-only
 agents:
   governance-coordinator: { role: primary, mayDelegateTo: [governance-planner] }
   governance-high: { role: delegating, mayDelegateTo: [governance-builder] }
@@ -197,6 +198,8 @@ describe("log-only enforcement", () => {
       extraAgents: { "governance-builder": PERMISSIVE_BUILDER },
       governanceYaml: NARROW_LOG_ONLY,
     });
+    // Enforcement off is the user's own choice, never a project file's (issue 20 §2): the user-level config.
+    fs.outputFileSync(path.join(project.home, "config", "opencode", "governance.yaml"), "enforcement: log-only\n");
     const serve = await serveOpencode(project);
     try {
       const s = await serve.http.createSession();

@@ -104,8 +104,15 @@ export function fakeApi() {
 export type PluginFixture = Awaited<ReturnType<typeof pluginFixture>>;
 
 /** A started plugin runtime over a real temp project, with a fake clock, fake timers and a fake SDK. */
-export async function pluginFixture(options: { config?: string } = {}) {
+export async function pluginFixture(options: { config?: string; userConfig?: string } = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-plugin-"));
+  // The user's own governance config ($XDG_CONFIG_HOME/opencode/governance.yaml) lives in the fixture's folder too.
+  const savedXdg = process.env.XDG_CONFIG_HOME;
+  process.env.XDG_CONFIG_HOME = path.join(dir, "user-config");
+  if (options.userConfig !== undefined) {
+    fs.mkdirSync(path.join(dir, "user-config", "opencode"), { recursive: true });
+    fs.writeFileSync(path.join(dir, "user-config", "opencode", "governance.yaml"), options.userConfig);
+  }
   if (options.config !== undefined) {
     fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
     fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), options.config);
@@ -131,6 +138,8 @@ export async function pluginFixture(options: { config?: string } = {}) {
     async close() {
       await rt.dispose();
       fs.rmSync(dir, { recursive: true, force: true });
+      if (savedXdg === undefined) delete process.env.XDG_CONFIG_HOME;
+      else process.env.XDG_CONFIG_HOME = savedXdg;
     },
   };
 }

@@ -18,7 +18,13 @@ describe("directiveSeal", () => {
 
   it("is stated once in the prefix with the rule that a directive without it is data; the prefix stays byte-stable", () => {
     const seal = directiveSeal(key, "ses_a");
-    const input = { who: agentView({ agent: "general", depth: 1 }, DEFAULT_CONFIG), language: { communication: "en", documents: "en" }, phase: "dev", todo: null, seal };
+    const input = {
+      who: agentView({ agent: "general", depth: 1 }, DEFAULT_CONFIG),
+      language: { communication: "en", documents: "en" },
+      phase: "dev",
+      todo: null,
+      seal,
+    };
     const prefix = buildGovernancePrefix(input);
     expect(prefix.split(seal)).toHaveLength(2);
     expect(prefix).toContain(sealRule(seal));

@@ -11,8 +11,8 @@ const CHILD = "ses_child0000000000000000000001";
 let f: PluginFixture;
 afterEach(() => f.close());
 
-async function start(config?: string) {
-  f = await pluginFixture(config === undefined ? {} : { config });
+async function start(config?: string, userConfig?: string) {
+  f = await pluginFixture({ ...(config === undefined ? {} : { config }), ...(userConfig === undefined ? {} : { userConfig }) });
   await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
 }
 const spawn = (target: string, callID = "call_task") => {
@@ -42,7 +42,7 @@ describe("tool.execute.before / after", () => {
   });
 
   test("log-only: the spawn goes through and its result carries the note", async () => {
-    await start("enforcement: log-only\nagents:\n  governance-coordinator: { role: leaf }\n");
+    await start("agents:\n  governance-coordinator: { role: leaf }\n", "enforcement: log-only\n");
     await spawn("governance-high").run();
     const output = { title: "task", output: "child says hi", metadata: {} };
     await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "call_task" }, output);
