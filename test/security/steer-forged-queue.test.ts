@@ -136,7 +136,9 @@ describe("notifications are rendered from the receiver's own records", () => {
   });
 
   it("a notification about a session that is not the receiver's child, or unknown, is refused", () => {
-    expect(renderNotification({ kind: "notify", id: "n", at: 1, childId: CHILD, how: "ladder" }, "ses_someoneelse000000000", child, "seal:0123456789abcdef").ok).toBe(false);
+    expect(
+      renderNotification({ kind: "notify", id: "n", at: 1, childId: CHILD, how: "ladder" }, "ses_someoneelse000000000", child, "seal:0123456789abcdef").ok,
+    ).toBe(false);
     expect(renderNotification({ kind: "notify", id: "n", at: 1, childId: CHILD, how: "ladder" }, PARENT, undefined, "seal:0123456789abcdef").ok).toBe(false);
   });
 });
