@@ -22,5 +22,7 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
   if (!record) return;
   const config = ctx.config;
-  output.system.push(buildGovernancePrefix({ who: ctx.viewOf(record.agent, record.depth), language: config.language, phase: config.phase, seal: ctx.sealOf(sessionId) }));
+  output.system.push(
+    buildGovernancePrefix({ who: ctx.viewOf(record.agent, record.depth), language: config.language, phase: config.phase, seal: ctx.sealOf(sessionId) }),
+  );
 }

@@ -8,7 +8,7 @@ import { SECOND, T0, makeChildRecord } from "../fixtures/records.ts";
 const inject = (id: string, text: string): InjectDirective => ({ kind: "inject", id, at: T0, text, by: "cli" });
 const note = (id: string, text: string): RenderedNote => ({ directiveId: id, rendered: { ok: true, text } });
 const audits = (effects: Effect[]): Record<string, unknown>[] => effects.flatMap((e) => (e.type === "audit" ? [{ event: e.event, ...e.data }] : []));
-const base = { output: "OUT", at: T0 + SECOND, maxLength: 500 };
+const base = { output: "OUT", at: T0 + SECOND, maxLength: 500, seal: "seal:0123456789abcdef" };
 const stopping = () => startStop(makeChildRecord(), { requestId: "stop_1", at: T0, level: 1, reason: "enough", by: "cli", deadlineMs: 5 * SECOND }).next;
 
 describe("planDelivery: what one tool result carries", () => {

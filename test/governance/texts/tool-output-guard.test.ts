@@ -45,6 +45,6 @@ describe("guardToolOutput", () => {
     expect(flagged).toBe(2_500);
     expect(output.split("\n").filter((l) => l.startsWith("🛑"))).toHaveLength(0);
     expect(MAX_DETECTED).toBeLessThan(5_000);
-    expect(ms).toBeLessThan(500);
+    expect(ms).toBeLessThan(2_000); // ~25 ms on an idle machine; the structural bound is MAX_DETECTED
   });
 });
