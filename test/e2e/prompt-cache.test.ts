@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { cacheFigures } from "../../scripts/bench/prompt-cache.ts";
 import {
   auditEvents,
   conversation,
@@ -138,6 +139,18 @@ describe("prompt cache: the system prompt and tool list never change within a tu
       expect(run.requests.some((r) => r.kind === "compaction" && r.sessionId === run.root)).toBe(true);
     }
     expect(auditEvents(governed.project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+  });
+
+  test("prints what a provider would bill again (docs/performance.md quotes it)", () => {
+    for (const [name, run] of [
+      ["no plugin", control],
+      ["governed", governed],
+    ] as const) {
+      const c = cacheFigures(run.requests);
+      console.log(
+        `prompt cache, ${name}: ${c.prefixChanges} of ${c.compared} requests changed system/tools; re-billed ${c.rebilledBytes} B of ${c.requestBytes} B sent (${Math.round(c.rebilledBytes / Math.max(1, c.compared))} B per request)`,
+      );
+    }
   });
 
   test("control (no plugin): OpenCode itself keeps the system prompt and tool list stable", () => {

@@ -1,0 +1,159 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  allText,
+  auditEvents,
+  conversation,
+  createTestProject,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle,
+  serveOpencode,
+  sessionRecord,
+  startScriptedModel,
+  statusNote,
+  type TestProject,
+  textOf,
+  waitFor,
+} from "../harness/index.ts";
+
+/**
+ * Issue 21 item 1: resume in a process that stays up. ONE `opencode serve` hosts the session for the whole file; its
+ * wall clock is moved with libfaketime (Debian `faketime`, installed by .ci/run): LD_PRELOAD of libfaketime into the
+ * Bun binary, an offset in a timestamp file that the running process re-reads on every clock read
+ * (FAKETIME_NO_CACHE=1), the monotonic clock left alone (FAKETIME_DONT_FAKE_MONOTONIC=1) so timers and timeouts
+ * behave. Nothing is patched on disk: OpenCode and the plugin both see the later time, as after a real lunch break.
+ */
+
+const RESUME = "## Resumed Session (opencode-governance)";
+const PREFIX = "## Governance Context (opencode-governance)";
+
+const LIBFAKETIME = [
+  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+  "/usr/lib/faketime/libfaketime.so.1",
+].find((f) => fs.existsSync(f));
+
+function respond(req: ModelRequest): Reply {
+  const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+  const tools = req.messages.filter((m) => m.role === "tool").length;
+  const last = conversation(req).at(-1)?.role;
+  if (first.includes("ESCAPE-ME") && last === "user" && tools === 0) {
+    return { toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER read then think", subagent_type: "governance-executor" } }] };
+  }
+  if (first.includes("SLOW-WORKER") && last === "user") return { toolCalls: [{ name: "read", args: { filePath: "PLAN.md" } }] };
+  if (first.includes("SLOW-WORKER") && last === "tool" && tools === 1) return { hang: true };
+  return { text: "continuing" };
+}
+
+describe("resume on the next prompt in one long-lived opencode serve (wall clock moved by libfaketime)", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+  let clockFile: string;
+  let offsetHours = 0;
+  let root = "";
+  let child = "";
+
+  /** Moves the served process's wall clock `hours` further ahead (read by libfaketime at the next clock read). */
+  const later = (hours: number) => {
+    offsetHours += hours;
+    fs.writeFileSync(clockFile, `+${offsetHours}h\n`);
+  };
+  const stepsOf = (id: string, from: number) => model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
+
+  beforeAll(async () => {
+    if (!LIBFAKETIME) throw new Error("libfaketime not found: install Debian `faketime` (.ci/run does)");
+    clockFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ocg-faketime-")), "offset");
+    fs.writeFileSync(clockFile, "+0h\n");
+    model = await startScriptedModel(respond);
+    project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n1. do it\n" } });
+    serve = await serveOpencode(project, {
+      env: { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: "1", FAKETIME_DONT_FAKE_MONOTONIC: "1" },
+    });
+    root = (await serve.http.createSession()).id;
+  }, 60_000);
+  afterAll(async () => {
+    await serve?.stop();
+    await model?.close();
+    project?.cleanup();
+    if (clockFile) fs.rmSync(path.dirname(clockFile), { recursive: true, force: true });
+  });
+
+  test("the served process really runs on the moved clock (libfaketime honoured by the Bun binary)", async () => {
+    await serve.http.prompt(root, "hello", { agent: "governance-coordinator" });
+    later(3);
+    await serve.http.prompt(root, "still there?", { agent: "governance-coordinator" });
+    // The plugin stamps the session's activity with the process's clock: about 3 h ahead of this test's clock.
+    await waitFor(() => (sessionRecord(project.governanceDir, root)?.lastActivityAt ?? 0) > Date.now() + 3 * 3_600_000 - 60_000, "activity stamped 3 h ahead");
+  });
+
+  test("idle for 2 h with the process up: the next prompt brings the resume context, once, and only for that turn", async () => {
+    await waitFor(
+      () => sessionRecord(project.governanceDir, root)?.state === "resumed" || sessionRecord(project.governanceDir, root)?.state === "between_turn",
+      "turn ended",
+    );
+    const resumesBefore = sessionRecord(project.governanceDir, root)!.counters.resumes;
+    later(2);
+    const from = model.requests.length;
+    await serve.http.prompt(root, "back from lunch", { agent: "governance-coordinator" });
+    const step = stepsOf(root, from)[0]!;
+    // Where it goes is issue 16's concern (the status note, test/e2e/prompt-cache.test.ts); here: that it comes.
+    expect(allText(step)).toContain(RESUME);
+    expect(statusNote(step)).toMatch(/2 hours/);
+    expect(step.system).toContain(PREFIX);
+    await waitFor(() => sessionRecord(project.governanceDir, root)?.counters.resumes === resumesBefore + 1, "resume counted");
+    // Within the hour: the next prompt is a plain continuation.
+    const next = model.requests.length;
+    await serve.http.prompt(root, "and now?", { agent: "governance-coordinator" });
+    expect(allText(stepsOf(root, next)[0]!)).not.toContain(RESUME);
+  });
+
+  test("after Escape the next prompt names the interrupted subagent and its last tool call; the subagent never gets a resume context", async () => {
+    await serve.http.promptAsync(root, "ESCAPE-ME delegate", { agent: "governance-coordinator" });
+    child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child");
+    await waitFor(
+      () => model.requests.some((r) => r.sessionId === child && r.closedAt === undefined && conversation(r).at(-1)?.role === "tool"),
+      "child thinking",
+    );
+    await serve.http.abort(root); // the user pressed Escape
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.state === "interrupted", "child interrupted");
+    await waitFor(async () => !(await serve.http.status())[root], "root idle");
+
+    const from = model.requests.length;
+    await serve.http.prompt(root, "where were we?", { agent: "governance-coordinator" });
+    const resumed = stepsOf(root, from)[0]!;
+    expect(allText(resumed)).toContain(RESUME);
+    const note = statusNote(resumed) ?? "";
+    expect(note).toMatch(/interrupted/i);
+    expect(note).toContain(child);
+    expect(note).toContain("governance-executor");
+    expect(note).toMatch(/last tool call `read`.*PLAN\.md/);
+
+    // Level 2: the child, prompted again 2 h later in the same process, is resumed in its record but gets no context.
+    later(2);
+    const childFrom = model.requests.length;
+    await serve.http.prompt(child, "continue your part");
+    const childStep = stepsOf(child, childFrom)[0]!;
+    expect(childStep.system).toContain(PREFIX);
+    expect(allText(childStep)).not.toContain(RESUME);
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "resume_context_skipped" && e.sessionId === child), "S5-R08 audited");
+  });
+
+  test("49 h later, still the same process: the next prompt starts the session fresh (no resume context, old record archived)", async () => {
+    await waitFor(async () => !(await serve.http.status())[root], "root idle");
+    later(49);
+    const from = model.requests.length;
+    await serve.http.prompt(root, "a new day", { agent: "governance-coordinator" });
+    const step = stepsOf(root, from)[0]!;
+    expect(allText(step)).not.toContain(RESUME);
+    expect(step.system).toContain(PREFIX);
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "expired_resume" && e.sessionId === root), "expired_resume audited");
+    const record = sessionRecord(project.governanceDir, root)!;
+    expect(record.counters.resumes).toBe(0);
+    expect(record.createdAt).toBeGreaterThan(Date.now() + 48 * 3_600_000);
+  });
+});
