@@ -76,6 +76,7 @@ async function play(model: ScriptedModel, plugin: "local" | "none"): Promise<Run
     files: { "README.md": "# cache\n\nA small file.\n", ".opencode/agent/cache-worker.md": WORKER },
   });
   const serve = await serveOpencode(project);
+  const first = model.requests.length;
   try {
     const root = (await serve.http.createSession()).id;
     const turns: Run["turns"] = [];
@@ -89,7 +90,7 @@ async function play(model: ScriptedModel, plugin: "local" | "none"): Promise<Run
     await serve.http.waitIdle([root]);
     await turn(() => serve.http.prompt(root, "CACHE-TURN-2 go on"));
     const child = (await serve.http.children(root))[0]?.id ?? "";
-    return { requests: [...model.requests], turns, root, child, project };
+    return { requests: model.requests.slice(first), turns: turns.map((t) => ({ ...t, from: t.from - first, to: t.to - first })), root, child, project };
   } finally {
     await serve.stop();
   }

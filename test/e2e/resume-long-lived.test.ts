@@ -37,15 +37,17 @@ const LIBFAKETIME = [
   "/usr/lib/faketime/libfaketime.so.1",
 ].find((f) => fs.existsSync(f));
 
+/** Driven by the turn's own prompt (the session has earlier turns): its marker, and the tool results since it. */
 function respond(req: ModelRequest): Reply {
-  const first = textOf(req.messages.find((m) => m.role === "user")?.content);
-  const tools = req.messages.filter((m) => m.role === "tool").length;
-  const last = conversation(req).at(-1)?.role;
-  if (first.includes("ESCAPE-ME") && last === "user" && tools === 0) {
+  const messages = conversation(req);
+  const at = messages.findLastIndex((m) => m.role === "user");
+  const user = textOf(messages[at]?.content);
+  const tools = messages.slice(at + 1).filter((m) => m.role === "tool").length;
+  if (user.includes("ESCAPE-ME") && tools === 0) {
     return { toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER read then think", subagent_type: "governance-executor" } }] };
   }
-  if (first.includes("SLOW-WORKER") && last === "user") return { toolCalls: [{ name: "read", args: { filePath: "PLAN.md" } }] };
-  if (first.includes("SLOW-WORKER") && last === "tool" && tools === 1) return { hang: true };
+  if (user.includes("SLOW-WORKER") && tools === 0) return { toolCalls: [{ name: "read", args: { filePath: "PLAN.md" } }] };
+  if (user.includes("SLOW-WORKER") && tools === 1) return { hang: true };
   return { text: "continuing" };
 }
 
