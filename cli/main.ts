@@ -9,6 +9,7 @@ import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { SessionStore } from "../governance/storage/session-store.ts";
 import type { CommandContext, Options } from "./commands/command-context.ts";
 import { injectCommand, stopCommand } from "./commands/control.ts";
+import { budgetCommand } from "./commands/budget.ts";
 import { dashboardCommand } from "./commands/dashboard.ts";
 import { logCommand } from "./commands/log.ts";
 import { resumeCommand } from "./commands/resume.ts";
@@ -27,6 +28,9 @@ Commands:
   stop <session|agent> [--level 1|2|3] [--reason text] [--json]
                                            ask a running subagent to stop (escalating L1 → L2 → L3, hard stop after the deadline)
   inject <session|agent> <text> [--json]   deliver guidance with its next tool result (validated, max 500 chars)
+  budget <session> [--tree] [--add key=value ...] [--json]
+                                           use against each budget; --add raises a running (or budget-stopped) session's
+                                           budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
   resume [--json]                          sessions you can resume, the exact \`opencode -s <id>\` and the resume context it brings
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
@@ -49,6 +53,7 @@ const COMMANDS: Record<string, Command> = {
   sessions: sessionsCommand,
   stop: stopCommand,
   inject: injectCommand,
+  budget: budgetCommand,
   resume: resumeCommand,
   log: logCommand,
   status: statusCommand,
@@ -91,6 +96,8 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
         type: { type: "string", multiple: true },
         session: { type: "string" },
         limit: { type: "string" },
+        add: { type: "string", multiple: true },
+        tree: { type: "boolean" },
       },
     });
   } catch (error) {

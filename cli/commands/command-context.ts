@@ -16,6 +16,9 @@ export type Options = {
   type?: string[];
   session?: string;
   limit?: string;
+  /** `budget --add key=value` (repeatable) and `--tree`. */
+  add?: string[];
+  tree?: boolean;
 };
 
 /** What a command needs: the project, its store and audit log, the control context, the output and its arguments. */

@@ -9,6 +9,7 @@ import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/qua
 import { SessionId, StopLevel } from "../session/session-record.ts";
 import { checkRealDir, DIR_MODE, readRegularFile } from "../storage/safe-fs.ts";
 import { loadKey, sign, verify } from "./directive-signing.ts";
+import { BudgetAmounts } from "../budget/budget-config.ts";
 
 export const DirectiveId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, "directive id: 1-100 of [A-Za-z0-9_-]");
 
@@ -43,7 +44,17 @@ export const NotifyDirective = z.object({
   how: NotifyHow,
 });
 export type NotifyDirective = z.infer<typeof NotifyDirective>;
-export const Directive = z.discriminatedUnion("kind", [StopDirective, InjectDirective, NotifyDirective]);
+/** A user raised a running session's (or, on a root, its task tree's) budget: `opencode-governance budget … --add`. */
+export const BudgetDirective = z.object({
+  kind: z.literal("budget"),
+  id: DirectiveId,
+  at: z.number().int(),
+  scope: z.enum(["session", "tree"]),
+  add: BudgetAmounts,
+  by: z.string().max(100),
+});
+export type BudgetDirective = z.infer<typeof BudgetDirective>;
+export const Directive = z.discriminatedUnion("kind", [StopDirective, InjectDirective, NotifyDirective, BudgetDirective]);
 export type Directive = z.infer<typeof Directive>;
 
 /**

@@ -51,6 +51,11 @@ export const AuditEventType = z.enum([
   "session_ended",
   "session_rehosted",
   "maintenance_swept",
+  "budget_warning",
+  "budget_exceeded",
+  "budget_raised",
+  "spawn_refused_concurrency",
+  "loop_detected",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

@@ -21,6 +21,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   const at = ctx.clock.now();
   if (event.type === "created") {
     await tracker.created(id, () => createRecord(rt, id, event.parentId, event.agent));
+    rt.budget.onCreated(id, event.parentId, event.agent);
     return;
   }
   if (event.type === "deleted") {
@@ -31,11 +32,18 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   if (event.type === "status") {
     tracker.setStatus(id, event.status);
     stops.onStatus(id, event.status);
+    await rt.budget.onStatus(id, event.status);
+    return;
+  }
+  if (event.type === "usage") {
+    // Frequent (every change of the session's info): only sessions this process already knows, no I/O.
+    await rt.budget.onReportedUse(id, { tokens: event.tokens, cost: event.cost });
     return;
   }
   await tracker.ensureSeen(id);
   switch (event.type) {
     case "aborted":
+      rt.budget.onEnded(id);
       await runner.dispatch(id, { type: "aborted", at });
       await stops.onAborted(id);
       return;

@@ -21,6 +21,7 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   await tracker.ensureSeen(sessionId);
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
   if (!record) return;
+  await rt.budget.onModelStep(sessionId, record);
   const config = ctx.config;
   output.system.push(
     buildGovernancePrefix({ who: ctx.viewOf(record.agent, record.depth), language: config.language, phase: config.phase, seal: ctx.sealOf(sessionId) }),

@@ -51,6 +51,8 @@ export async function toolAfter(
   if (guarded.flagged > 0 || guarded.sealRemoved) output.output = guarded.output;
   const note = rt.calls.take(input.callID);
   if (note !== undefined) output.output = `${note}\n\n${String(output.output ?? "")}`;
+  const notices = await rt.budget.onToolResult(sessionId, input.tool, input.callID, String(output.output ?? ""));
   const rewritten = await deliverOnToolResult(runner, rt.stops, sessionId, String(output.output ?? ""));
   if (rewritten !== undefined) output.output = rewritten;
+  if (notices.length > 0) output.output = `${notices.join("\n\n")}\n\n${String(output.output ?? "")}`;
 }

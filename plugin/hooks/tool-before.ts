@@ -37,11 +37,14 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
     await runner.run(sessionId, stop.effects, { next: record });
     throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "" }));
   }
+  await rt.budget.onToolCall(sessionId, record, input.tool, input.callID, output.args);
   if (!SPAWNING_TOOLS.has(input.tool) || !args) return;
 
   const targetAgent = String(args.subagent_type ?? "general");
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
+  const refusal = await rt.budget.running.check(sessionId, input.callID, targetAgent);
+  if (refusal !== undefined) throw new GovernanceBlock(refusal);
   if (decision.note !== null) rt.calls.set(input.callID, decision.note);
   if (typeof args.prompt === "string") {
     // OpenCode's own argument object: the task runs with the enriched prompt.

@@ -32,6 +32,27 @@ export const TodoUpdated = z.object({
   properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
 });
 
+/** `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's usage and the model's prices). */
+const Count = z.number().finite().min(0).max(1e15);
+export const SessionUsage = z.object({
+  type: z.literal("session.updated"),
+  properties: z.object({
+    sessionID: z.string().optional(),
+    info: z.looseObject({
+      id: z.string(),
+      cost: Count.optional(),
+      tokens: z
+        .looseObject({
+          input: Count.default(0),
+          output: Count.default(0),
+          reasoning: Count.default(0),
+          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
+        })
+        .optional(),
+    }),
+  }),
+});
+
 export type GovernanceEvent =
   | { type: "created"; sessionId: string; parentId: string | null; agent: string | null }
   | { type: "aborted"; sessionId: string }
@@ -40,7 +61,13 @@ export type GovernanceEvent =
   | { type: "compacted"; sessionId: string; trigger?: "auto" | "summarize" }
   | { type: "deleted"; sessionId: string }
   | { type: "status"; sessionId: string; status: string }
-  | { type: "todos"; sessionId: string; total: number; open: number };
+  | { type: "todos"; sessionId: string; total: number; open: number }
+  | {
+      type: "usage";
+      sessionId: string;
+      tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
+      cost: number;
+    };
 
 /** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
 export function parseEvent(raw: unknown): GovernanceEvent | undefined {
@@ -80,6 +107,25 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
         sessionId: e.data.properties.sessionID,
         total: todos.length,
         open: todos.filter((t) => t.status !== "completed" && t.status !== "cancelled").length,
+      };
+    }
+    case "session.updated": {
+      const e = SessionUsage.safeParse(raw);
+      const info = e.success ? e.data.properties.info : undefined;
+      if (!info?.tokens) return undefined;
+      const t = info.tokens;
+      const int = (n: number) => Math.round(n);
+      return {
+        type: "usage",
+        sessionId: info.id,
+        tokens: {
+          input: int(t.input),
+          output: int(t.output),
+          reasoning: int(t.reasoning),
+          cacheRead: int(t.cache?.read ?? 0),
+          cacheWrite: int(t.cache?.write ?? 0),
+        },
+        cost: info.cost ?? 0,
       };
     }
     default:

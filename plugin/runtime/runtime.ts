@@ -20,6 +20,8 @@ import { Maintenance } from "../sessions/maintenance.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { onProcessExit } from "./exit-guard.ts";
 import { InFlight } from "./in-flight.ts";
+import { BudgetGuard } from "../budget/budget-guard.ts";
+import { applyBudgetRaise } from "../budget/budget-raises.ts";
 import { systemTimers, type Timers } from "./timers.ts";
 
 /** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
@@ -39,6 +41,7 @@ export class Runtime {
   readonly runner: EffectRunner;
   readonly tracker: SessionTracker;
   readonly stops: StopController;
+  readonly budget: BudgetGuard;
   readonly calls = new CallNotes();
   /** The periodic sweep: archive, crash recovery, orphan checks, leftovers, forgetting (plugin/sessions/maintenance.ts). */
   readonly maintenance: Maintenance;
@@ -69,6 +72,8 @@ export class Runtime {
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.tracker = new SessionTracker(this.runner);
     this.stops = new StopController(this.runner, this.tracker);
+    this.budget = new BudgetGuard(this.runner, this.stops, this.tracker);
+    this.stops.onBudgetRaise = (id, d) => applyBudgetRaise(this.runner, this.tracker, id, d);
     this.maintenance = new Maintenance(this.runner, this.tracker, {
       forget: (records) => this.#forgetEnded(records),
       forgetOne: (id) => this.forget(id),
@@ -106,6 +111,7 @@ export class Runtime {
     this.resumeNotes.forget(sessionId);
     this.summarizing.delete(sessionId);
     this.stops.forget(sessionId);
+    this.budget.onEnded(sessionId);
     this.runner.inbox.forget(sessionId);
     this.runner.idle.forget(sessionId);
     this.ctx.store.forget(sessionId);
@@ -117,6 +123,7 @@ export class Runtime {
       ...this.tracker.sizes(),
       ...this.sessions.sizes(),
       ...this.stops.sizes(),
+      ...this.budget.sizes(),
       inbox: this.runner.inbox.size(),
       idleWaiters: this.runner.idle.size(),
       storeCache: this.ctx.store.cacheSize(),

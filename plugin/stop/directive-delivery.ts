@@ -21,6 +21,7 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
     sessionId,
     directives.flatMap((d) => (d.kind === "stop" ? [d] : [])),
   );
+  for (const d of directives) if (d.kind === "budget") await stops.onBudgetRaise?.(sessionId, d);
   // Notes already shown on model steps come first; from here on the session's history carries them.
   const { carry: notes, pending } = notesOnToolResult(stops.notes.get(sessionId), await renderNotes(runner, sessionId, directives));
   stops.notes.set(sessionId, pending);

@@ -1,5 +1,5 @@
 import type { StopDirective } from "../../governance/stop/directive-queue.ts";
-import { claimAll, peekAll } from "../../governance/stop/directive-queue.ts";
+import { type BudgetDirective, claimAll, peekAll } from "../../governance/stop/directive-queue.ts";
 import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
@@ -31,6 +31,8 @@ export class StopController {
   readonly #looking = new Map<string, Promise<void>>();
   /** Parent notifications shown on model steps that no tool result has carried yet. */
   readonly notes = new PendingNotes();
+  /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
+  onBudgetRaise: ((sessionId: string, d: BudgetDirective) => Promise<void>) | undefined;
 
   constructor(runner: EffectRunner, tracker: SessionTracker) {
     this.#runner = runner;
@@ -69,8 +71,16 @@ export class StopController {
   async #look(sessionId: string): Promise<void> {
     if (!this.#tracker.hosts(sessionId)) return;
     this.#inbox.mark(sessionId);
-    const stops = (await peekAll(this.#ctx.paths, sessionId)).flatMap((d) => (d.kind === "stop" ? [d] : []));
+    const pending = await peekAll(this.#ctx.paths, sessionId);
+    // A raise must reach a session that makes no tool call (stopped, idle): claimed here, not on a tool result.
+    if (pending.some((d) => d.kind === "budget")) await this.#raises(sessionId);
+    const stops = pending.flatMap((d) => (d.kind === "stop" ? [d] : []));
     await this.begin(sessionId, stops);
+  }
+
+  async #raises(sessionId: string): Promise<void> {
+    const claimed = await claimAll(this.#ctx.paths, sessionId, { clock: this.#ctx.clock, kinds: ["budget"] });
+    for (const d of claimed) if (d.kind === "budget") await this.onBudgetRaise?.(sessionId, d);
   }
 
   /**

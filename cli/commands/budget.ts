@@ -1,0 +1,66 @@
+import { parseAmounts, requestRaise } from "../../governance/budget/budget-request.ts";
+import { type BudgetUseLine, budgetView, limitedLines } from "../../governance/budget/budget-view.ts";
+import { isSessionId } from "../../governance/session/session-record.ts";
+import { readConfig } from "../read-config.ts";
+import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+
+/**
+ * `budget <session> [--tree] [--add key=value …] [--json]`: without `--add`, the session's (and, on a root, its
+ * tree's) use against each budget; with it, a signed raise the plugin applies at once (a budget stop stands down).
+ */
+export async function budgetCommand(c: CommandContext): Promise<number> {
+  const target = c.args[0];
+  if (!target || !isSessionId(target)) return c.usage("budget needs a session id (ses_…): budget <session> [--tree] [--add toolCalls=20 …]");
+  const adds = c.options.add ?? [];
+  if (adds.length > 0) {
+    const amounts = parseAmounts(adds);
+    if (!amounts.ok) return c.usage(amounts.reason);
+    const res = await requestRaise(c.control, target, { tree: c.options.tree ?? false, add: amounts.add });
+    if (c.options.json) {
+      c.io.json(
+        res.ok ? { version: JSON_VERSION, ok: true, sessionIds: res.sessionIds, add: amounts.add } : { version: JSON_VERSION, ok: false, reason: res.reason },
+      );
+      return res.ok ? 0 : 1;
+    }
+    if (!res.ok) {
+      c.io.errLine(["red", "not raised: "], res.reason);
+      return 1;
+    }
+    for (const w of res.warnings) c.io.errLine(["yellow", "warning: "], w);
+    c.io.line(["green", `${c.options.tree ? "tree " : ""}budget raise queued for ${res.sessionIds.join(", ")}: ${JSON.stringify(amounts.add)}`]);
+    return 0;
+  }
+  const record = await c.store.read(target);
+  if (!record) {
+    c.io.errLine(["red", "unknown session: "], target);
+    return 1;
+  }
+  const config = await readConfig(c.store.paths.configFile);
+  const view = budgetView(record, config.config, c.control.clock.now());
+  if (c.options.json) {
+    c.io.json({ version: JSON_VERSION, sessionId: target, budget: view });
+    return 0;
+  }
+  c.io.line(`session ${target} (${record.agent ?? "?"})`);
+  for (const l of view.session) c.io.line(`  ${formatLine(l)}`);
+  if (view.tree) {
+    c.io.line("task tree");
+    for (const l of view.tree) c.io.line(`  ${formatLine(l)}`);
+  }
+  if (!view.costReported) c.io.line(["yellow", "cost: not reported by the provider (no model prices in the OpenCode config)"]);
+  if (view.exceeded) c.io.line(["red", `exceeded: ${view.exceeded.scope} ${view.exceeded.key} ${view.exceeded.used} of ${view.exceeded.limit}`]);
+  return 0;
+}
+
+function formatLine(l: BudgetUseLine): string {
+  const used = l.key === "cost" ? `$${l.used.toFixed(4)}` : String(l.used);
+  return `${l.key.padEnd(17)} ${used}${l.limit === null ? "" : ` of ${l.limit} (${Math.round((l.share ?? 0) * 100)}%)`}`;
+}
+
+/** Compact one-line summary of the limited budgets, for `sessions`: "toolCalls 8/10 · cost $0.12/$2". */
+export function budgetSummary(view: readonly BudgetUseLine[]): string {
+  return limitedLines(view)
+    .filter((l) => (l.share ?? 0) >= 0.5)
+    .map((l) => `${l.key} ${l.key === "cost" ? `$${l.used.toFixed(2)}/$${l.limit}` : `${Math.round(l.used)}/${l.limit}`}`)
+    .join(" · ");
+}

@@ -1,0 +1,147 @@
+import type { GovernanceConfig } from "../config/config.ts";
+import type { SessionRecord } from "../session/session-record.ts";
+import { type BudgetAmounts, BudgetKey, type BudgetLimits } from "./budget-config.ts";
+import { type BudgetRaise, type BudgetState, EMPTY_BUDGET, NO_TREE_USE, type TokenUse, type TreeUse } from "./budget-state.ts";
+
+/** Use against every budget key: counts, milliseconds (activeTime) and US dollars (cost). */
+export type Usage = Record<BudgetKey, number>;
+export type BudgetScope = "session" | "tree";
+export const BUDGET_KEYS: readonly BudgetKey[] = BudgetKey.options;
+
+export function totalTokens(t: TokenUse): number {
+  return t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite;
+}
+
+function tokenUsage(t: TokenUse): Pick<Usage, "tokens" | "inputTokens" | "outputTokens" | "reasoningTokens" | "cacheReadTokens" | "cacheWriteTokens"> {
+  return {
+    tokens: totalTokens(t),
+    inputTokens: t.input,
+    outputTokens: t.output,
+    reasoningTokens: t.reasoning,
+    cacheReadTokens: t.cacheRead,
+    cacheWriteTokens: t.cacheWrite,
+  };
+}
+
+/** Busy time so far: closed intervals plus the open one. */
+export function activeMs(b: BudgetState, at: number): number {
+  return b.activeMs + (b.busySince === null ? 0 : Math.max(0, at - b.busySince));
+}
+
+/** A session's own use. O(1). */
+export function sessionUsage(r: SessionRecord, at: number): Usage {
+  const b = r.budget ?? EMPTY_BUDGET;
+  return {
+    modelRequests: r.counters.modelSteps,
+    toolCalls: r.counters.toolCalls,
+    activeTime: activeMs(b, at),
+    ...tokenUsage(b.tokens),
+    cost: b.cost,
+  };
+}
+
+/**
+ * A task tree's use, from its root's record: totals of every session in the tree; active time is the root's busy
+ * time (a foreground subagent keeps its parent busy, so this is the wall time the request has been running).
+ */
+export function treeUsage(root: SessionRecord, at: number): Usage {
+  const t = root.budget.tree ?? NO_TREE_USE;
+  return { modelRequests: t.modelRequests, toolCalls: t.toolCalls, activeTime: activeMs(root.budget, at), ...tokenUsage(t.tokens), cost: t.cost };
+}
+
+/** The configured limits of a session: its agent's entry, else the default for subagents, else none (a root). */
+export function configuredLimits(config: Pick<GovernanceConfig, "budgets">, r: Pick<SessionRecord, "agent" | "depth">): BudgetLimits {
+  const own = r.agent !== null ? config.budgets.agents[r.agent] : undefined;
+  if (own) return own;
+  return r.depth > 0 ? config.budgets.default : {};
+}
+
+/** Limits plus the raises of one scope (only raises that passed verification should be passed in). */
+export function raisedLimits(limits: BudgetLimits, raises: readonly BudgetRaise[], scope: BudgetScope): BudgetLimits {
+  let out: BudgetLimits = limits;
+  for (const raise of raises) {
+    if (raise.scope !== scope) continue;
+    out = addAmounts(out, raise.add);
+  }
+  return out;
+}
+
+/** Adds amounts to the limits that exist (a raise of a budget with no limit changes nothing: there is none to raise). */
+export function addAmounts(limits: BudgetLimits, add: BudgetAmounts): BudgetLimits {
+  const out: Record<string, number> = { ...limits } as Record<string, number>;
+  for (const key of BUDGET_KEYS) {
+    const extra = add[key];
+    const base = out[key];
+    if (extra !== undefined && base !== undefined) out[key] = base + extra;
+  }
+  return out as BudgetLimits;
+}
+
+/** What a session reported between two looks, for the tree's totals. */
+export type UseDelta = { modelRequests?: number; toolCalls?: number; tokens?: TokenUse; cost?: number };
+
+/** Adds a delta to a root's tree totals. Not a root (or nothing to add): the record unchanged. */
+export function addTreeUse(root: SessionRecord, delta: UseDelta): SessionRecord {
+  if (root.parentId !== null) return root;
+  const t: TreeUse = root.budget.tree ?? NO_TREE_USE;
+  const d = delta.tokens;
+  const tree: TreeUse = {
+    modelRequests: t.modelRequests + (delta.modelRequests ?? 0),
+    toolCalls: t.toolCalls + (delta.toolCalls ?? 0),
+    tokens: d
+      ? {
+          input: t.tokens.input + d.input,
+          output: t.tokens.output + d.output,
+          reasoning: t.tokens.reasoning + d.reasoning,
+          cacheRead: t.tokens.cacheRead + d.cacheRead,
+          cacheWrite: t.tokens.cacheWrite + d.cacheWrite,
+        }
+      : t.tokens,
+    cost: t.cost + (delta.cost ?? 0),
+  };
+  return { ...root, budget: { ...root.budget, tree } };
+}
+
+/** OpenCode's running totals for a session (its `session.updated` info: `tokens`, `cost`). */
+export type ReportedUse = { tokens: TokenUse; cost: number };
+
+/**
+ * Takes OpenCode's totals for a session (absolute, so a repeated event changes nothing) and returns the increase for
+ * the tree. Totals never go down: a smaller report (another process's view, a replay) is ignored. `costReported` is
+ * false while tokens were used and OpenCode computed no cost: the provider's model has no prices, and governance
+ * says so rather than guess.
+ */
+export function takeReportedUse(r: SessionRecord, reported: ReportedUse): { next: SessionRecord; delta: UseDelta } {
+  const b = r.budget;
+  const t = reported.tokens;
+  const grow = (now: number, before: number) => Math.max(0, now - before);
+  const delta: UseDelta = {
+    tokens: {
+      input: grow(t.input, b.tokens.input),
+      output: grow(t.output, b.tokens.output),
+      reasoning: grow(t.reasoning, b.tokens.reasoning),
+      cacheRead: grow(t.cacheRead, b.tokens.cacheRead),
+      cacheWrite: grow(t.cacheWrite, b.tokens.cacheWrite),
+    },
+    cost: grow(reported.cost, b.cost),
+  };
+  const d = delta.tokens as TokenUse;
+  if (totalTokens(d) === 0 && delta.cost === 0) return { next: r, delta: {} };
+  const tokens: TokenUse = {
+    input: b.tokens.input + d.input,
+    output: b.tokens.output + d.output,
+    reasoning: b.tokens.reasoning + d.reasoning,
+    cacheRead: b.tokens.cacheRead + d.cacheRead,
+    cacheWrite: b.tokens.cacheWrite + d.cacheWrite,
+  };
+  const cost = b.cost + (delta.cost ?? 0);
+  return { next: { ...r, budget: { ...b, tokens, cost, costReported: cost > 0 || totalTokens(tokens) === 0 } }, delta };
+}
+
+/** `session.status` busy/idle: opens or closes an interval of active time. Repeats change nothing. */
+export function markBusy(r: SessionRecord, busy: boolean, at: number): SessionRecord {
+  const b = r.budget;
+  if (busy) return b.busySince !== null ? r : { ...r, budget: { ...b, busySince: at } };
+  if (b.busySince === null) return r;
+  return { ...r, budget: { ...b, activeMs: b.activeMs + Math.max(0, at - b.busySince), busySince: null } };
+}

@@ -1,0 +1,34 @@
+import { audit, type Effect } from "../session/effects.ts";
+import { buildConcurrencyRefusal } from "../texts/budget-notices.ts";
+import type { ConcurrencyConfig } from "./budget-config.ts";
+
+export type RunningSubagent = { sessionId: string; agent: string | null };
+
+export type ConcurrencyDecision = { ok: true } | { ok: false; scope: "parent" | "project"; message: string; effects: Effect[] };
+
+/**
+ * May this session start one more subagent? `parentRunning` are the caller's running subagents (spawns allowed but
+ * not yet created included, so parallel `task` calls of one step are counted), `projectRunning` how many run in the
+ * project. Refused beyond `perParent` / `perProject`, with a text the model can act on, like the depth halt.
+ */
+export function decideConcurrency(input: {
+  parentRunning: readonly RunningSubagent[];
+  projectRunning: number;
+  projectSample: readonly RunningSubagent[];
+  config: ConcurrencyConfig;
+  targetAgent: string;
+}): ConcurrencyDecision {
+  const { config } = input;
+  const parentFull = input.parentRunning.length >= config.perParent;
+  const projectFull = input.projectRunning >= config.perProject;
+  if (!parentFull && !projectFull) return { ok: true };
+  const scope = parentFull ? "parent" : "project";
+  const limit = parentFull ? config.perParent : config.perProject;
+  const running = parentFull ? input.parentRunning : input.projectSample;
+  const message = buildConcurrencyRefusal({ scope, limit, running });
+  const effects: Effect[] = [
+    audit("spawn_refused_concurrency", { scope, limit, running: running.length, targetAgent: input.targetAgent }),
+    { type: "toast", message: `Spawn refused: ${limit} subagents already running (${scope === "parent" ? "this session" : "project"}).`, variant: "warning" },
+  ];
+  return { ok: false, scope, message, effects };
+}

@@ -1,0 +1,96 @@
+import type { BudgetKey } from "../budget/budget-config.ts";
+import { agentToken, sessionToken } from "./text-parts.ts";
+
+/** How a budget's use is said: "8 of 10 tool calls", "$1.62 of $2.00", "24m of 30m active time". */
+export function formatUse(key: BudgetKey, used: number, limit: number): string {
+  switch (key) {
+    case "cost":
+      return `$${used.toFixed(2)} of $${limit.toFixed(2)} cost`;
+    case "activeTime":
+      return `${minutes(used)} of ${minutes(limit)} active time`;
+    default:
+      return `${Math.round(used)} of ${Math.round(limit)} ${LABEL[key]}`;
+  }
+}
+
+const LABEL: Record<Exclude<BudgetKey, "cost" | "activeTime">, string> = {
+  modelRequests: "model requests",
+  toolCalls: "tool calls",
+  tokens: "tokens",
+  inputTokens: "input tokens",
+  outputTokens: "output tokens",
+  reasoningTokens: "reasoning tokens",
+  cacheReadTokens: "cache-read tokens",
+  cacheWriteTokens: "cache-write tokens",
+};
+
+function minutes(ms: number): string {
+  if (ms < 60_000) return `${Math.round(ms / 1000)}s`;
+  const m = Math.round(ms / 60_000);
+  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? `${m % 60}m` : ""}`;
+}
+
+export const BUDGET_NOTICE_HEADING = "⏳ GOVERNANCE BUDGET NOTICE";
+export const LOOP_NOTICE_HEADING = "🔁 GOVERNANCE LOOP NOTICE";
+const END = "--- END OF GOVERNANCE NOTICE ---";
+
+export type BudgetLine = { key: BudgetKey; used: number; limit: number; scope: "session" | "tree" };
+
+/** The short fenced notice on a session's next tool result when a budget passes its warning threshold. */
+export function buildBudgetWarning(lines: readonly BudgetLine[]): string {
+  const body = lines.map((l) => {
+    const left = Math.max(0, l.limit - l.used);
+    const whose = l.scope === "tree" ? "The whole task (you and every subagent of it)" : "You";
+    const leftText = l.key === "cost" ? `$${left.toFixed(2)}` : l.key === "activeTime" ? minutes(left) : String(Math.round(left));
+    return `- ${whose}: ${formatUse(l.key, l.used, l.limit)} used; ${leftText} left.`;
+  });
+  return [
+    BUDGET_NOTICE_HEADING,
+    ...body,
+    "At the limit you will be asked to stop. Finish the essential part, avoid new side work, and prepare your summary.",
+    END,
+  ].join("\n");
+}
+
+/** The stop reason a budget gives (shown in the stop directive, to the parent, in `sessions`). */
+export function budgetStopReason(line: BudgetLine, agent: string | null): string {
+  const whose = line.scope === "tree" ? "the task tree's budget" : `the budget of ${agentToken(agent)}`;
+  return `Budget exceeded: ${formatUse(line.key, line.used, line.limit)} used (${whose}). A user may raise it with \`opencode-governance budget\`.`;
+}
+
+export type LoopKind = "repeat" | "ping-pong";
+
+export function buildLoopNotice(kind: LoopKind, count: number, tool: string): string {
+  const what =
+    kind === "repeat"
+      ? `You called \`${agentToken(tool)}\` with the same arguments ${count} times in a row and got the same result each time.`
+      : `You alternated between the same two calls ${Math.floor(count / 2)} times and got the same results each time.`;
+  return [LOOP_NOTICE_HEADING, what, "This looks like a loop: it is making no progress. Change your approach, or stop and report what blocks you.", END].join(
+    "\n",
+  );
+}
+
+export function loopStopReason(kind: LoopKind, count: number): string {
+  return kind === "repeat"
+    ? `Loop detected: the same tool call with the same result ${count} times in a row.`
+    : `Loop detected: the same two tool calls alternating with unchanged results (${count} calls).`;
+}
+
+/** The refusal text of a spawn beyond the concurrency limit: what to do, and which subagents are running. */
+export function buildConcurrencyRefusal(input: {
+  scope: "parent" | "project";
+  limit: number;
+  running: readonly { sessionId: string; agent: string | null }[];
+}): string {
+  const list = input.running
+    .slice(0, 10)
+    .map((r) => `${agentToken(r.agent)} (${sessionToken(r.sessionId)})`)
+    .join(", ");
+  const where = input.scope === "parent" ? `You already have ${input.limit} running subagents` : `The project already has ${input.limit} running subagents`;
+  const key = input.scope === "parent" ? "concurrency.perParent" : "concurrency.perProject";
+  return [
+    `⏸️ SPAWN REFUSED (concurrency limit): ${where}, the most allowed at once (governance.yaml ${key}).`,
+    `Wait for one of the running subagents to finish before you start another: ${list || "(none known to this process)"}.`,
+    "Then call the task tool again with the same request. Do not work around this limit.",
+  ].join("\n");
+}

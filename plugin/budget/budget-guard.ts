@@ -1,0 +1,192 @@
+import type { BudgetLimits } from "../../governance/budget/budget-config.ts";
+import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
+import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
+import {
+  addTreeUse,
+  type BudgetScope,
+  configuredLimits,
+  markBusy,
+  raisedLimits,
+  type ReportedUse,
+  sessionUsage,
+  takeReportedUse,
+  treeUsage,
+  type UseDelta,
+} from "../../governance/budget/budget-usage.ts";
+import { callKey, digest, type LoopState, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
+import { RunningSubagents } from "./running-subagents.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
+import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+
+const hasLimits = (l: BudgetLimits) => Object.keys(l).length > 0;
+
+/**
+ * Budgets, concurrency limits and loop guards for the sessions this process hosts (docs/budgets.md). The rules are
+ * pure steps of governance/budget/; this adapter keeps the little per-session memory they need (loop state, pending
+ * notices, running subagents), feeds them OpenCode's signals and runs their effects. Hot-path work (every tool call,
+ * model step and usage event) is O(1) and writes nothing at once: records change through `softStep` (written behind).
+ */
+export class BudgetGuard {
+  readonly #runner: EffectRunner;
+  readonly #stops: StopController;
+  readonly #tracker: SessionTracker;
+  /** Notices for a session's next tool result. */
+  readonly #notices = new Map<string, string[]>();
+  readonly #loops = new Map<string, LoopState>();
+  /** Argument hash per tool call, from `before` to `after`. */
+  readonly #callArgs = new Map<string, string>();
+  readonly running: RunningSubagents;
+
+  constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
+    this.#runner = runner;
+    this.#stops = stops;
+    this.#tracker = tracker;
+    this.running = new RunningSubagents(runner);
+  }
+
+  get #ctx() {
+    return this.#runner.ctx;
+  }
+
+  /** Per-session memory, for the soak test: none of it may grow with ended sessions. */
+  sizes(): Record<string, number> {
+    return { budgetNotices: this.#notices.size, loopStates: this.#loops.size, loopCalls: this.#callArgs.size, ...this.running.sizes() };
+  }
+
+  /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
+  async onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> {
+    if (this.#ctx.config.loops.enabled) this.#callArgs.set(callId, callKey(tool, args));
+    await this.#count(record, { toolCalls: 1 });
+    await this.#check(sessionId);
+  }
+
+  /** One model request of the session (the machine's soft `model_step`). */
+  async onModelStep(sessionId: string, record: SessionRecord): Promise<void> {
+    await this.#count(record, { modelRequests: 1 });
+    await this.#check(sessionId);
+  }
+
+  /** OpenCode's running token and cost totals for a session (`session.updated`). */
+  async onReportedUse(sessionId: string, reported: ReportedUse): Promise<void> {
+    let delta: UseDelta = {};
+    const applied = this.#runner.sessions.softStep(sessionId, (r) => {
+      const taken = takeReportedUse(r, reported);
+      delta = taken.delta;
+      return { next: taken.next, effects: [] };
+    });
+    if (!applied || applied.next === applied.previous) return;
+    await this.#count(applied.next as SessionRecord, delta);
+    await this.#check(sessionId);
+  }
+
+  /** `session.status`: active time, and which subagents are running. */
+  async onStatus(sessionId: string, status: string): Promise<void> {
+    const busy = status !== "idle";
+    const at = this.#ctx.clock.now();
+    const applied = this.#runner.sessions.softStep(sessionId, (r) => ({ next: markBusy(r, busy, at), effects: [] }));
+    const record = applied?.next;
+    if (record?.parentId) {
+      if (busy) this.running.started(sessionId, record.parentId, record.agent, false);
+      else this.running.ended(sessionId);
+    }
+    if (!busy) {
+      this.#loops.delete(sessionId);
+      this.#notices.delete(sessionId);
+    } else if (record) await this.#check(sessionId);
+  }
+
+  /** A child session was created: it is running, and one pending spawn of its parent became it. */
+  onCreated(sessionId: string, parentId: string | null, agent: string | null): void {
+    if (parentId) this.running.started(sessionId, parentId, agent, true);
+  }
+
+  /** The session ended its turn or was aborted: its per-turn memory goes. */
+  onEnded(sessionId: string): void {
+    this.running.ended(sessionId);
+    this.#loops.delete(sessionId);
+    this.#notices.delete(sessionId);
+  }
+
+  /**
+   * `tool.execute.after`, before directives are delivered: the loop guard sees the call and its result (a loop's
+   * stop starts here, so its L1 rides on this very result). Returns the notices to put in front of the output.
+   */
+  async onToolResult(sessionId: string, tool: string, callId: string, output: string): Promise<string[]> {
+    this.running.callEnded(callId);
+    const call = this.#callArgs.get(callId);
+    this.#callArgs.delete(callId);
+    const notes: string[] = [];
+    // A session being stopped is told by the ladder; the loop guard only watches sessions at work.
+    if (call !== undefined && this.#runner.sessions.peek(sessionId)?.control === "active") {
+      const cfg = this.#ctx.config.loops;
+      const { next, verdict } = observeCall(this.#loops.get(sessionId) ?? NEW_LOOP_STATE, `${call}\0${digest(output)}`, cfg);
+      this.#loops.set(sessionId, next);
+      if (verdict.kind !== "none") {
+        await this.#ctx.record("loop_detected", { sessionId, tool, shape: verdict.shape, count: verdict.count, stage: verdict.kind });
+        if (verdict.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool));
+        else await this.#beginStop(sessionId, `loop-${verdict.shape}`, loopStopReason(verdict.shape, verdict.count));
+      }
+    }
+    const pending = this.#notices.get(sessionId);
+    if (pending) {
+      this.#notices.delete(sessionId);
+      notes.unshift(...pending);
+    }
+    return notes;
+  }
+
+  /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
+  async #count(record: SessionRecord, delta: UseDelta): Promise<void> {
+    this.#runner.sessions.softStep(record.rootId, (root) => ({ next: addTreeUse(root, delta), effects: [] }));
+  }
+
+  /** The session's own budgets, then its tree's. */
+  async #check(sessionId: string): Promise<void> {
+    const { config, clock } = this.#ctx;
+    const record = this.#runner.sessions.peek(sessionId);
+    if (!record || record.control === "stopped") return;
+    const at = clock.now();
+    const warnAt = config.budgets.warnAt;
+    const own = raisedLimits(configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
+    if (hasLimits(own)) {
+      const res = this.#runner.sessions.softStep(sessionId, (r) => checkBudget(r, "session", sessionUsage(r, at), own, warnAt, at));
+      if (res) await this.#handle(sessionId, sessionId, "session", res);
+    }
+    const root = this.#runner.sessions.peek(record.rootId);
+    if (!root) return;
+    const tree = raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
+    if (!hasLimits(tree)) return;
+    const res = this.#runner.sessions.softStep(root.sessionId, (r) => checkBudget(r, "tree", treeUsage(r, at), tree, warnAt, at));
+    if (res) await this.#handle(sessionId, root.sessionId, "tree", res);
+  }
+
+  async #handle(sessionId: string, recordId: string, scope: BudgetScope, res: BudgetCheck & { previous: SessionRecord }): Promise<void> {
+    if (res.effects.length > 0) await this.#runner.run(recordId, res.effects, res);
+    if (res.warnings.length > 0) {
+      const list = this.#notices.get(sessionId) ?? [];
+      list.push(buildBudgetWarning(res.warnings));
+      this.#notices.set(sessionId, list);
+    }
+    if (!res.exceeded) return;
+    const line = res.exceeded;
+    if (scope === "session") {
+      await this.#beginStop(sessionId, `${BUDGET_STOP_PREFIX}session-${line.key}`, budgetStopReason(line, res.next.agent));
+      return;
+    }
+    // The tree's budget ran out: every running session of the tree is stopped, the root last.
+    const reason = budgetStopReason(line, null);
+    const ids = [...this.#tracker.hosted()].filter((id) => id !== recordId && this.#runner.sessions.peek(id)?.rootId === recordId);
+    for (const id of [...ids, recordId]) {
+      const r = this.#runner.sessions.peek(id);
+      if (r && r.control === "active") await this.#beginStop(id, `${BUDGET_STOP_PREFIX}tree-${line.key}`, reason);
+    }
+  }
+
+  async #beginStop(sessionId: string, kind: string, reason: string): Promise<void> {
+    const at = this.#ctx.clock.now();
+    await this.#stops.begin(sessionId, [{ kind: "stop", id: `${kind}-${at}`, at, level: 1, reason, by: "governance" }]);
+  }
+}
