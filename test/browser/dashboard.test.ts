@@ -81,7 +81,13 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
 
   beforeAll(async () => {
     model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" } });
+    // The child loops on purpose until the page stops it: the loop guard (issue 17) is off here.
+    project = createTestProject({
+      modelUrl: model.url,
+      agents: true,
+      governanceYaml: "loops:\n  enabled: false\n",
+      files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
+    });
     // An earlier session, interrupted two hours ago: the page lists it as resumable with its command.
     const store = new SessionStore({ projectDir: project.dir, clock: systemClock });
     const twoHoursAgo = Date.now() - 2 * 3600_000;

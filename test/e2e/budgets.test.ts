@@ -1,0 +1,259 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  allText,
+  auditEvents,
+  createTestProject,
+  Gate,
+  lastOf,
+  type ModelRequest,
+  projectCli,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle,
+  serveOpencode,
+  sessionRecord,
+  startScriptedModel,
+  type TestProject,
+  textOf,
+  waitFor,
+} from "../harness/index.ts";
+
+/**
+ * Issue 17 on the real host: budgets, concurrency limits and loop guards, with the scripted model reporting usage
+ * (`usage` in its final SSE chunk) and prices in the provider config so OpenCode itself computes the cost. One
+ * `opencode serve` for the whole file; every scenario is its own task tree, told apart by a marker in the prompt.
+ */
+const subagent = (name: string) => `---\ndescription: ${name} (test subagent)\nmode: subagent\n---\nYou are ${name}.\n`;
+const GOVERNANCE_YAML = `
+budgets:
+  agents:
+    toolcap: { toolCalls: 5 }
+    tokencap: { outputTokens: 1000 }
+    costcap: { cost: 0.1 }
+    timecap: { activeTime: 3s }
+  tree: { reasoningTokens: 1000 }
+concurrency:
+  perParent: 2
+loops:
+  repeat: 3
+  stopAfter: 2
+`;
+
+const task = (subagent_type: string, prompt: string): Reply => ({
+  toolCalls: [{ name: "task", args: { description: `run ${subagent_type}`, prompt, subagent_type } }],
+});
+const bash = (
+  command: string,
+  usage?: Reply extends never ? never : { prompt_tokens: number; completion_tokens: number; reasoning_tokens?: number },
+): Reply => ({
+  toolCalls: [{ name: "bash", args: { command, description: "step" } }],
+  ...(usage ? { usage } : {}),
+});
+
+const raiseGate = new Gate();
+const pollGate = new Gate();
+
+/** Each child acts by the marker in its first user message; it obeys a stop directive by answering at once. */
+function respond(req: ModelRequest): Reply | Promise<Reply> {
+  const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+  const last = lastOf(req, "tool") ?? "";
+  const tools = req.messages.filter((m) => m.role === "tool").length;
+  const stopped = last.includes("SESSION STOP") || last.includes("SESSION TERMINATED");
+  const child = /^CHILD (\w+)/.exec(first.split("\n").find((l) => l.startsWith("CHILD ")) ?? "")?.[1];
+  if (!child) {
+    // Parents: spawn once, then answer.
+    const m = /PARENT (\w+) (\w+)/.exec(first);
+    if (!m) return { text: "ok" };
+    if (m[1] === "MANY") {
+      if (tools === 0)
+        return { toolCalls: [0, 1, 2].map((i) => ({ name: "task", args: { description: `c${i}`, prompt: `CHILD wait ${i}`, subagent_type: "general" } })) };
+      if (tools === 3) return task("general", "CHILD quick again");
+      return { text: "parent done" };
+    }
+    return tools === 0 ? task(m[2] as string, `CHILD ${m[1]}`) : { text: "parent done" };
+  }
+  if (stopped) return { text: `child ${child} summary: stopped` };
+  switch (child) {
+    case "tools":
+    case "tokens":
+    case "cost":
+      return tools < 12
+        ? bash(
+            `echo ${child}-${tools}`,
+            child === "tokens"
+              ? { prompt_tokens: 100, completion_tokens: 300 }
+              : child === "cost"
+                ? { prompt_tokens: 10_000, completion_tokens: 0 }
+                : undefined,
+          )
+        : { text: "never stopped" };
+    case "time":
+      return tools < 12 ? { ...bash(`sleep 0.8; echo t-${tools}`) } : { text: "never stopped" };
+    case "raise":
+      if (last.includes("BUDGET NOTICE") && tools === 4) return raiseGate.wait().then(() => bash(`echo raise-${tools}`));
+      return tools < 8 ? bash(`echo raise-${tools}`) : { text: "child raise done after the raise" };
+    case "tree":
+      return tools < 12 ? bash(`echo tree-${tools}`, { prompt_tokens: 100, completion_tokens: 10, reasoning_tokens: 300 }) : { text: "never stopped" };
+    case "loop":
+      return tools < 12 ? bash("echo same") : { text: "never stopped" };
+    case "poll":
+      return tools < 6 ? bash("date +%s%N") : { text: "poll finished" };
+    case "wait":
+      return tools === 0 ? pollGate.wait().then(() => bash("echo waited")) : { text: "waited" };
+    case "quick":
+      return { text: "quick done" };
+  }
+  return { text: "ok" };
+}
+
+describe("budgets, concurrency and loop guards on the real opencode", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({
+      modelUrl: model.url,
+      governanceYaml: GOVERNANCE_YAML,
+      extraAgents: Object.fromEntries(["toolcap", "tokencap", "costcap", "timecap", "plain"].map((n) => [n, subagent(n)])),
+      opencodeConfig: {
+        provider: {
+          scripted: {
+            npm: "@ai-sdk/openai-compatible",
+            name: "Scripted model",
+            options: { baseURL: model.url, apiKey: "scripted" },
+            models: {
+              "scripted-model": {
+                name: "Scripted model",
+                tool_call: true,
+                limit: { context: 200_000, output: 8_000 },
+                cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
+              },
+            },
+          },
+        },
+      },
+    });
+    serve = await serveOpencode(project);
+  }, 60_000);
+  afterAll(async () => {
+    raiseGate.releaseAll();
+    pollGate.releaseAll();
+    await serve?.stop();
+    await model?.close();
+    project?.cleanup();
+  });
+
+  const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
+  const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+  const events = (type: string, sessionId?: string) =>
+    auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
+
+  test.each([
+    ["tools", "toolcap", "toolCalls", "tool calls"],
+    ["tokens", "tokencap", "outputTokens", "output tokens"],
+    ["cost", "costcap", "cost", "cost"],
+    ["time", "timecap", "activeTime", "active time"],
+  ])("a subagent over its %s budget is warned, then stopped with the budget as the reason; the parent is told", async (marker, agent, key, words) => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, `PARENT ${marker} ${agent}`);
+    await serve.http.waitIdle([root.id], 40_000);
+    const child = await childOf(root.id);
+    expect(events("budget_warning", child).map((e) => e.key)).toContain(key);
+    expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key, scope: "session" })]);
+    const childTexts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    expect(childTexts.some((t) => t.startsWith("⏳ GOVERNANCE BUDGET NOTICE"))).toBe(true);
+    const stopText = childTexts.find((t) => t.includes("SESSION STOP REQUESTED"));
+    expect(stopText).toContain(`Budget exceeded:`);
+    expect(stopText).toContain(words);
+    expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: "stopped" });
+    // The parent's next request says which budget ran out and how much was used.
+    const parentAfter = requestsOf(root.id).at(-1) as ModelRequest;
+    expect(allText(parentAfter)).toContain("Budget exceeded:");
+    expect(allText(parentAfter)).toContain(words);
+  });
+
+  test("OpenCode's own cost for the priced model is what governance counts", async () => {
+    const rec = (await waitFor(
+      () => auditEvents(project.governanceDir).find((e) => e.type === "budget_exceeded" && e.key === "cost"),
+      "cost exceeded",
+    )) as Record<string, unknown>;
+    // 4 steps of 10 000 input tokens at $3 per million = $0.12 (the 4th step crosses $0.10).
+    expect(rec.used).toBeCloseTo(0.12, 5);
+  });
+
+  test("a raised budget stands the ladder down and the subagent goes on", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.promptAsync(root.id, "PARENT raise toolcap");
+    const child = await waitFor(() => childOf(root.id), "child");
+    await waitFor(() => events("budget_exceeded", child).length > 0, "budget exceeded");
+    const res = await projectCli(project, ["budget", child, "--add", "toolCalls=10"]);
+    expect(res.code, res.stderr).toBe(0);
+    await waitFor(() => events("budget_raised", child).some((e) => e.stoodDown === true), "stood down");
+    raiseGate.releaseAll();
+    await serve.http.waitIdle([root.id], 30_000);
+    const last = requestsOf(child).at(-1) as ModelRequest;
+    expect(lastOf(last, "tool")).not.toContain("SESSION STOP");
+    expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: expect.not.stringMatching(/stop/) });
+    expect(events("session_stopped", child)).toEqual([]);
+  });
+
+  test("a raise written into a record by hand is not trusted", async () => {
+    const { patchSessionRecord } = await import("../harness/index.ts");
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, "PARENT tools toolcap");
+    await serve.http.waitIdle([root.id], 30_000);
+    const child = await childOf(root.id);
+    patchSessionRecord(project.governanceDir, child, (r) => {
+      r.budget.raises = [{ id: "forged", at: 1, scope: "session", add: { toolCalls: 1000 }, by: "model", sig: "0".repeat(64) }];
+    });
+    const shown = await projectCli(project, ["budget", child, "--json"]);
+    const view = JSON.parse(shown.stdout).budget.session.find((l: { key: string }) => l.key === "toolCalls");
+    expect(view.limit).toBe(5);
+  });
+
+  test("a tree budget stops the whole tree", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, "PARENT tree plain");
+    await serve.http.waitIdle([root.id], 30_000);
+    const child = await childOf(root.id);
+    expect(events("budget_exceeded", root.id)).toEqual([expect.objectContaining({ scope: "tree", key: "reasoningTokens" })]);
+    expect(sessionRecord(project.governanceDir, child)?.stop?.reason).toContain("task tree's budget");
+  });
+
+  test("the (N+1)th concurrent spawn is refused with a text the model can act on, and allowed again when one ends", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.promptAsync(root.id, "PARENT MANY general");
+    await waitFor(() => events("spawn_refused_concurrency", root.id).length > 0, "refusal", 20_000);
+    pollGate.releaseAll();
+    await serve.http.waitIdle([root.id], 30_000);
+    const results = requestsOf(root.id).flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)));
+    expect(results.filter((t) => t.includes("SPAWN REFUSED (concurrency limit)"))).toHaveLength(1);
+    expect(results.find((t) => t.includes("SPAWN REFUSED"))).toContain("Wait for one of the running subagents");
+    const children = await serve.http.children(root.id);
+    expect(children).toHaveLength(3); // two of the first step, and the one after they ended
+  });
+
+  test("a looping subagent is noticed, then stopped; a progressing poll is not", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, "PARENT loop plain");
+    await serve.http.waitIdle([root.id], 30_000);
+    const child = await childOf(root.id);
+    expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
+    const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    expect(texts.some((t) => t.startsWith("🔁 GOVERNANCE LOOP NOTICE"))).toBe(true);
+    expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
+
+    const root2 = await serve.http.createSession();
+    await serve.http.prompt(root2.id, "PARENT poll plain");
+    await serve.http.waitIdle([root2.id], 30_000);
+    const poller = await childOf(root2.id);
+    expect(events("loop_detected", poller)).toEqual([]);
+    expect(
+      requestsOf(poller)
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool"),
+    ).toHaveLength(6);
+  });
+});
