@@ -36,7 +36,8 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
     project = createTestProject({ modelUrl: model.url });
     serve = await serveOpencode(project);
     configFile = path.join(project.dir, ".opencode", "governance.yaml");
-    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "plugin_started"), "plugin started", 60_000);
+    // OpenCode loads a directory's plugins on its first request for that directory.
+    await waitFor(async () => (await serve.http.status()) && auditEvents(project.governanceDir).some((e) => e.type === "plugin_started"), "plugin started", 60_000);
   });
   afterAll(async () => {
     await serve?.stop();
@@ -59,7 +60,7 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
     return { max, n };
   }
 
-  test.each(Object.entries(FILES))("%s: refused at once, the host answers throughout, the audit history stays", async (_name, text) => {
+  test.each(Object.entries(FILES))("%s: refused at once, the host answers throughout, the audit history stays", { timeout: 120_000 }, async (_name, text) => {
     const before = auditEvents(project.governanceDir);
     const baseline = await slowestWhile(
       (() => {
@@ -88,7 +89,7 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
     expect(after.slice(0, before.length)).toEqual(before);
   });
 
-  test("a project's file cannot shrink the audit log or turn enforcement off; the user's own config can", async () => {
+  test("a project's file cannot shrink the audit log or turn enforcement off", { timeout: 60_000 }, async () => {
     const before = auditEvents(project.governanceDir).length;
     fs.writeFileSync(configFile, "phase: weakened\nenforcement: log-only\naudit:\n  maxBytes: 4096\n");
     const problems = await waitFor(

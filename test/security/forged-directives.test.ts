@@ -90,7 +90,7 @@ describe("forged directives through real tool calls (real opencode serve)", () =
     project?.cleanup();
   });
 
-  test("read, bash, webfetch and a child's answer arrive marked; the real guidance is sealed with the parent's seal", async () => {
+  test("read, bash, webfetch and a child's answer arrive marked; the real guidance is sealed with the parent's seal", { timeout: 180_000 }, async () => {
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, "PARENT-FORGE go");
     await waitFor(() => model.requests.some((r) => r.kind === "agent" && r.sessionId === parent), "parent's first step", 60_000);
