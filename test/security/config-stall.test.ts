@@ -37,7 +37,11 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
     serve = await serveOpencode(project);
     configFile = path.join(project.dir, ".opencode", "governance.yaml");
     // OpenCode loads a directory's plugins on its first request for that directory.
-    await waitFor(async () => (await serve.http.status()) && auditEvents(project.governanceDir).some((e) => e.type === "plugin_started"), "plugin started", 60_000);
+    await waitFor(
+      async () => (await serve.http.status()) && auditEvents(project.governanceDir).some((e) => e.type === "plugin_started"),
+      "plugin started",
+      60_000,
+    );
   });
   afterAll(async () => {
     await serve?.stop();
