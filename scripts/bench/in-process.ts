@@ -93,7 +93,9 @@ export async function toolHooks(sessions: number, calls: number): Promise<{ befo
           const t0 = performance.now();
           await toolBefore(rt, input, { args: { filePath: "README.md" } });
           const t1 = performance.now();
-          await toolAfter(rt, input, { title: "README.md", output: "# bench\n", metadata: {} });
+          // A different output each call, as a real session's reads mostly are: the loop guard (issue 17) runs, but
+          // a session reading the same unchanged file over and over is exactly what it stops.
+          await toolAfter(rt, input, { title: "README.md", output: `# bench ${i}\n`, metadata: {} });
           const t2 = performance.now();
           before.push(t1 - t0);
           after.push(t2 - t1);
