@@ -100,8 +100,11 @@ orphans:
   staleAfter: 10m
 
 stop:
-  # Time a stopped session has to make its next tool call before it is aborted.
+  # Time a session asked to stop may go without a sign of life before it is aborted: counted from the request
+  # and, once a stop directive has reached it, from its last tool call, streamed output or model step.
   deadline: 5s
+  # However much it shows signs of life, a session asked to stop is aborted this long after the request.
+  maxWait: 60s
   # Time an abort has to leave the session idle before it is retried.
   retryDeadline: 5s
 

@@ -12,8 +12,11 @@ export type InterruptDescendantsEffect = { type: "interrupt_descendants" };
 export type ResumeContextEffect = { type: "resume_context"; allowed: boolean };
 /** The record passed in was replaced by a fresh one (expired resume): the previous one is reported. */
 export type ArchivePreviousEffect = { type: "archive_previous" };
-/** How the parent is told its child stopped: the ladder's L3, an SDK abort, or the child ending its turn. */
-export type ParentNoticeHow = "ladder" | "hard-stop" | "compliance";
+/**
+ * How the parent is told its child stopped: the ladder's L3 (at its next call), a hard stop (stuck: SDK abort), the
+ * child ending its turn (obeyed), or an abort governance did not send (the user pressed Escape) while it was pending.
+ */
+export type ParentNoticeHow = "ladder" | "hard-stop" | "compliance" | "user-abort";
 /** Queue a notification for the parent session (the stop ladder emits it once per stop: `stop.parentNotified`). */
 export type NotifyParentEffect = { type: "notify_parent"; parentId: string; how: ParentNoticeHow };
 /** The SDK abort (`client.session.abort`) after `delayMs`; the adapter then verifies the session went idle. */

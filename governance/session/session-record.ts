@@ -61,8 +61,12 @@ export const StopProgress = z.object({
   nextLevel: StopLevel,
   /** Levels delivered so far, in order. */
   delivered: z.array(StopLevel).default([]),
-  /** When the hard stop (SDK abort) fires if no tool call delivered the ladder. */
+  /** When the hard stop (SDK abort) fires; moved by signs of life once a directive was delivered (`stop-deadline.ts`). */
   deadlineAt: z.number().int(),
+  /** The quiet time a sign of life buys (config `stop.deadline` at the request); null on records older than it. */
+  quietMs: z.number().int().nonnegative().nullable().default(null),
+  /** The absolute cap on the deadline (request + config `stop.maxWait`); null = the deadline never moves. */
+  capAt: z.number().int().nullable().default(null),
   abortAttempts: z.number().int().default(0),
   /** The parent was told this stop happened: it is told once per stop, whichever path (L3, abort, compliance). */
   parentNotified: z.boolean().default(false),

@@ -35,7 +35,7 @@ export type InjectDirective = z.infer<typeof InjectDirective>;
  * A parent's child was stopped. Structured data only, never free text: the receiving process renders the message at
  * delivery from its own records of the child (see `renderNotification`), so a queue file cannot carry words to a model.
  */
-export const NotifyHow = z.enum(["ladder", "hard-stop", "compliance"]);
+export const NotifyHow = z.enum(["ladder", "hard-stop", "compliance", "user-abort"]);
 export const NotifyDirective = z.object({
   kind: z.literal("notify"),
   id: DirectiveId,

@@ -1,6 +1,7 @@
 import * as z from "../zod.ts";
 import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ParentNoticeHow, type ToastEffect } from "../session/effects.ts";
 import { type SessionRecord, StopLevel } from "../session/session-record.ts";
+import { stopDeadline } from "./stop-deadline.ts";
 
 /**
  * The stop ladder of seeds 000/001 as pure functions over a {@link SessionRecord}; no I/O, no clock.
@@ -24,6 +25,14 @@ export const BLOCKED_CALL_ABORT_MS = 50;
 
 const NOTICE: Record<StopHow, ParentNoticeHow> = { ladder: "ladder", abort: "hard-stop", compliance: "compliance" };
 
+/**
+ * What the parent is told really happened. An abort this process did not send (no abort attempt recorded: the
+ * user pressed Escape, or another client aborted it) while the stop was pending is the user's, not a hard stop.
+ */
+function noticeOf(record: SessionRecord, how: StopHow): ParentNoticeHow {
+  return how === "abort" && (record.stop?.abortAttempts ?? 0) === 0 ? "user-abort" : NOTICE[how];
+}
+
 /** `notify_parent` for a child whose parent was not told yet, and the record that says it now is. */
 function tellParent(record: SessionRecord, how: ParentNoticeHow): { next: SessionRecord; effects: StopEffect[] } {
   if (record.parentId === null || record.stop === null || record.stop.parentNotified) return { next: record, effects: [] };
@@ -40,8 +49,13 @@ export const StopRequest = z.object({
   level: StopLevel,
   reason: z.string(),
   by: z.string(),
-  /** Time the soft ladder gets before the hard stop (config `stop.deadline`, default 5 s). */
+  /** Time the soft ladder gets before the hard stop (config `stop.deadline`, default 5 s); see stop-deadline.ts. */
   deadlineMs: z.number().int().nonnegative(),
+  /**
+   * Absolute cap from the request (config `stop.maxWait`): signs of life after a directive reached the session move
+   * the deadline, never past this. Absent = `deadlineMs` (a fixed deadline).
+   */
+  maxWaitMs: z.number().int().nonnegative().optional(),
 });
 export type StopRequest = z.infer<typeof StopRequest>;
 
@@ -69,7 +83,8 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
   const current = record.control === "stopping" ? record.stop : null;
   if (current) {
     if (current.requestId === req.requestId || req.level <= current.nextLevel) return { ...same, outcome: "already_stopping" };
-    const stop = { ...current, nextLevel: req.level, deadlineAt: Math.min(current.deadlineAt, req.at + req.deadlineMs) };
+    const capAt = current.capAt === null ? null : Math.min(current.capAt, capOf(req));
+    const stop = { ...current, nextLevel: req.level, deadlineAt: Math.min(current.deadlineAt, req.at + req.deadlineMs), capAt };
     return {
       next: { ...record, stop, updatedAt: Math.max(record.updatedAt, req.at) },
       outcome: "escalated",
@@ -84,6 +99,8 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
     nextLevel: req.level,
     delivered: [],
     deadlineAt: req.at + req.deadlineMs,
+    quietMs: req.deadlineMs,
+    capAt: capOf(req),
     abortAttempts: 0,
     parentNotified: false,
   };
@@ -92,6 +109,10 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
     outcome: "started",
     effects: [audit("session_stop_requested", { requestId: req.requestId, level: req.level, by: stop.requestedBy, reason: stop.reason })],
   };
+}
+
+function capOf(req: StopRequest): number {
+  return req.at + Math.max(req.maxWaitMs ?? req.deadlineMs, req.deadlineMs);
 }
 
 export type ToolResultAction = { kind: "none" } | { kind: "deliver"; level: StopLevel };
@@ -111,7 +132,9 @@ export function onToolResult(record: SessionRecord, at: number): ToolResultOutco
   if (record.control !== "stopping" || stop === null) return { next: record, action: { kind: "none" }, effects: [] };
   const level = stop.nextLevel;
   const nextLevel: StopLevel = level === 1 ? 2 : 3;
-  const delivered = { ...record, stop: { ...stop, nextLevel, delivered: [...stop.delivered, level] }, updatedAt: Math.max(record.updatedAt, at) };
+  // The tool call is a sign of life, and the directive has now reached the session: the deadline counts from here.
+  const told = { ...stop, nextLevel, delivered: [...stop.delivered, level] };
+  const delivered = { ...record, stop: { ...told, deadlineAt: stopDeadline(told, at) }, updatedAt: Math.max(record.updatedAt, at) };
   const effects: StopEffect[] = [audit("session_stop_escalated", { requestId: stop.requestId, delivered: level })];
   if (level !== 3) return { next: delivered, action: { kind: "deliver", level }, effects };
   const final = confirmStopped(delivered, at, "ladder");
@@ -137,7 +160,7 @@ export function onToolBefore(record: SessionRecord, tool: string): ToolBeforeDec
 /** Abort attempts before giving up: the first abort and one retry. */
 export const MAX_ABORT_ATTEMPTS = 2;
 
-export type DeadlineAction = "abort" | "retry-abort" | "give-up" | "none";
+export type DeadlineAction = "abort" | "retry-abort" | "give-up" | "wait" | "none";
 export interface DeadlineOutcome {
   next: SessionRecord;
   action: DeadlineAction;
@@ -145,15 +168,22 @@ export interface DeadlineOutcome {
 }
 
 /**
- * The hard stop. Due when `at ≥ stop.deadlineAt` (exactly at the deadline counts). First due call → `abort` (SDK
+ * The hard stop. Due when `at ≥` the deadline (exactly at it counts), the deadline being `stopDeadline(stop, lifeAt)`:
+ * with signs of life since it was set it may have moved, and the answer is `wait` with the record's new `deadlineAt`. First due call → `abort` (SDK
  * abort, then confirm idle and call {@link confirmStopped} with "abort"); the next due call, `retryDeadlineMs`
  * later → `retry-abort`; the next → `give-up`, returned once: `abortAttempts` becomes `MAX_ABORT_ATTEMPTS + 1`,
  * the marker read by {@link gaveUp}, and the record stays `stopping` so a late compliance can still stop it.
  */
-export function onDeadline(record: SessionRecord, at: number, opts: { retryDeadlineMs: number }): DeadlineOutcome {
+export function onDeadline(record: SessionRecord, at: number, opts: { retryDeadlineMs: number; lifeAt?: number | null }): DeadlineOutcome {
   const stop = record.stop;
-  const due = record.control === "stopping" && stop !== null && at >= stop.deadlineAt;
-  if (!due || stop.abortAttempts > MAX_ABORT_ATTEMPTS) return { next: record, action: "none", effects: [] };
+  if (record.control !== "stopping" || stop === null || stop.abortAttempts > MAX_ABORT_ATTEMPTS) return { next: record, action: "none", effects: [] };
+  // Signs of life since the deadline was set may have moved it (stop-deadline.ts): then `wait`, with the new one.
+  const dueAt = stopDeadline(stop, opts.lifeAt);
+  if (at < dueAt) {
+    // Not due (a tool result moved it, or signs of life did): the adapter arms the timer again for `deadlineAt`.
+    const next = dueAt === stop.deadlineAt ? record : { ...record, stop: { ...stop, deadlineAt: dueAt } };
+    return { next, action: "wait", effects: [] };
+  }
   const attempt = stop.abortAttempts + 1;
   const updatedAt = Math.max(record.updatedAt, at);
   if (attempt > MAX_ABORT_ATTEMPTS) {
@@ -209,9 +239,10 @@ export interface ConfirmResult {
 export function confirmStopped(record: SessionRecord, at: number, how: StopHow): ConfirmResult {
   if (record.control !== "stopping") return { next: record, stoppedNow: false, effects: [] };
   const stopped: SessionRecord = { ...record, control: "stopped", stoppedAt: at, updatedAt: Math.max(record.updatedAt, at) };
-  const told = tellParent(stopped, NOTICE[how]);
+  const notice = noticeOf(record, how);
+  const told = tellParent(stopped, notice);
   const effects: StopEffect[] = [
-    audit("session_stopped", { how, requestId: record.stop?.requestId ?? null, delivered: record.stop?.delivered ?? [] }),
+    audit("session_stopped", { how: notice === "user-abort" ? "user-abort" : how, requestId: record.stop?.requestId ?? null, delivered: record.stop?.delivered ?? [] }),
     ...told.effects,
   ];
   return { next: told.next, stoppedNow: true, effects };

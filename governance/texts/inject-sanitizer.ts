@@ -57,9 +57,16 @@ export function validateInjectText(text: string, options: { maxLength?: number }
       `flagged ${marked.flagged.length} line${marked.flagged.length === 1 ? "" : "s"} that read as a system or governance instruction (${[...new Set(marked.flagged)].join(", ")}); delivered as quoted data`,
     );
   }
-  const valid = /\S/.test(s);
+  const valid = VISIBLE.test(s);
   return { valid, sanitized: s, warnings, flagged: marked.flagged };
 }
+
+/**
+ * A character someone can see: not white space, not a format, control or combining character on its own, and not one
+ * of the letters and symbols that render blank (Hangul fillers, the blank Braille pattern, musical null notehead and
+ * the invisible beam/tie/slur controls). Guidance made only of such characters is refused like an empty one.
+ */
+const VISIBLE = /[^\s\p{Cf}\p{Cc}\p{Mn}\p{Me}\p{Zs}\u115F\u1160\u3164\uFFA0\u2800\u{1D159}\u{1D173}-\u{1D17A}]/u;
 
 const graphemes = new Intl.Segmenter(undefined, { granularity: "grapheme" });
 

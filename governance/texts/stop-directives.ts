@@ -76,17 +76,21 @@ export interface ParentNotificationInput {
   childAgent: string | null;
   childSessionId: string;
   reason: string;
-  /** ladder: terminated after the L1→L3 directives; hard-stop: aborted (no tool call in time); compliance: it obeyed. */
-  how: "ladder" | "hard-stop" | "compliance";
+  /**
+   * ladder: terminated at its next tool call after the directives; hard-stop: aborted because stuck; compliance: it
+   * obeyed; user-abort: the user interrupted it (Escape) while the stop was pending.
+   */
+  how: "ladder" | "hard-stop" | "compliance" | "user-abort";
   lastToolCall: { tool: string; summary: string; at?: number } | null;
   /** The receiving (parent) session's seal. */
   seal: string;
 }
 
 const HOW_TEXT: Record<ParentNotificationInput["how"], string> = {
-  ladder: "It was terminated after ignoring the stop directives.",
-  "hard-stop": "It made no tool call in time, so it was aborted.",
+  ladder: "It kept making tool calls after the stop directives, so it was terminated at its next call.",
+  "hard-stop": "It was stuck (no tool call, no progress toward stopping, its turn did not end in time), so it was aborted.",
   compliance: "It stopped as asked; its final answer is its summary.",
+  "user-abort": "The user interrupted it (Escape) while the stop was pending.",
 };
 
 /**

@@ -29,6 +29,10 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
     rt.forget(id);
     return;
   }
+  if (event.type === "output") {
+    stops.onLife(id);
+    return;
+  }
   if (event.type === "status") {
     tracker.setStatus(id, event.status);
     stops.onStatus(id, event.status);

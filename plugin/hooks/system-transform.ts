@@ -20,6 +20,7 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   const { ctx, tracker, runner } = rt;
   await tracker.ensureSeen(sessionId);
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
+  rt.stops.onLife(sessionId);
   if (!record) return;
   await rt.budget.onModelStep(sessionId, record);
   const config = ctx.config;

@@ -31,6 +31,7 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: toolCallSummary(input.tool, args) } as const;
   const record = await runner.dispatch(sessionId, event, { soft: true });
   if (!record) return;
+  rt.stops.onLife(sessionId);
 
   const stop = onToolBefore(record, input.tool);
   if (stop.block) {

@@ -67,7 +67,9 @@ export type GovernanceEvent =
       sessionId: string;
       tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
       cost: number;
-    };
+    }
+  /** Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. */
+  | { type: "output"; sessionId: string };
 
 /** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
 export function parseEvent(raw: unknown): GovernanceEvent | undefined {
@@ -97,6 +99,12 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
     case "session.status": {
       const e = SessionStatus.safeParse(raw);
       return e.success ? { type: "status", sessionId: e.data.properties.sessionID, status: e.data.properties.status.type } : undefined;
+    }
+    case "message.part.updated":
+    case "message.part.delta": {
+      // Every streamed chunk: no schema parse here, one property read.
+      const id = (raw as { properties?: { sessionID?: unknown } }).properties?.sessionID;
+      return typeof id === "string" ? { type: "output", sessionId: id } : undefined;
     }
     case "todo.updated": {
       const e = TodoUpdated.safeParse(raw);

@@ -29,6 +29,8 @@ export class StopController {
   readonly #deadlines = new Map<string, TimerHandle>();
   /** One look at a session's queue at a time (watch events, polls and this process's own requests overlap). */
   readonly #looking = new Map<string, Promise<void>>();
+  /** Last sign of life (tool call, model step, streamed output) of each session with a deadline armed. In memory. */
+  readonly #life = new Map<string, number>();
   /** Parent notifications shown on model steps that no tool result has carried yet. */
   readonly notes = new PendingNotes();
   /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
@@ -58,6 +60,7 @@ export class StopController {
     this.#watcher.stop();
     for (const t of this.#deadlines.values()) this.#ctx.timers.clear(t);
     this.#deadlines.clear();
+    this.#life.clear();
   }
 
   #onQueued(sessionId: string): Promise<void> {
@@ -93,7 +96,7 @@ export class StopController {
     const triage = triageStopRequests(this.#runner.sessions.peek(sessionId), stops);
     if (triage.drain) return drainStops(this.#ctx, sessionId, triage.drain);
     for (const d of triage.begin) {
-      const req = { requestId: d.id, at: clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: config.stop.deadline };
+      const req = { requestId: d.id, at: clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: config.stop.deadline, maxWaitMs: config.stop.maxWait };
       const { next } = await this.#runner.step(sessionId, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));
       if (next?.control === "stopping" && next.stop) this.#schedule(sessionId, next.stop.deadlineAt);
     }
@@ -106,13 +109,29 @@ export class StopController {
     this.#deadlines.set(sessionId, this.#ctx.timers.setTimeout(run, delay));
   }
 
-  /** The hard stop: the ladder's `onDeadline` asks for the abort (and tells the parent); retried once, then given up. */
+  /**
+   * A sign of life of a session (a tool call, a model step, streamed output): remembered only while a stop deadline
+   * is armed for it, in memory (this runs on every streamed chunk). The deadline step decides what it is worth.
+   */
+  onLife(sessionId: string): void {
+    if (this.#deadlines.has(sessionId)) this.#life.set(sessionId, this.#ctx.clock.now());
+  }
+
+  /**
+   * The hard stop: the ladder's `onDeadline` asks for the abort (and tells the parent); retried once, then given up.
+   * With signs of life since the deadline was set it may answer `wait`: armed again for the moved deadline.
+   */
   async #deadline(sessionId: string): Promise<void> {
     this.#deadlines.delete(sessionId);
     const { config, clock } = this.#ctx;
     const at = clock.now();
-    const opts = { retryDeadlineMs: config.stop.retryDeadline };
+    const opts = { retryDeadlineMs: config.stop.retryDeadline, lifeAt: this.#life.get(sessionId) ?? null };
     const { next, action } = await this.#runner.step(sessionId, (r) => (r ? onDeadline(r, at, opts) : { next: r, effects: [], action: "none" as const }));
+    if (action === "wait" && next?.stop) {
+      this.#schedule(sessionId, next.stop.deadlineAt);
+      return;
+    }
+    this.#life.delete(sessionId);
     if ((action === "abort" || action === "retry-abort") && next?.stop) this.#schedule(sessionId, next.stop.deadlineAt);
   }
 
@@ -122,6 +141,7 @@ export class StopController {
     await this.#runner.step(sessionId, (r) => (!r ? { next: r, effects: [] } : how === "compliance" ? onCompliance(r, at) : confirmStopped(r, at, how)));
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
+    this.#life.delete(sessionId);
     await drainStops(this.#ctx, sessionId);
   }
 

@@ -30,10 +30,14 @@ export type ModelRequest = {
 export type ToolCallReply = { name: string; args: Record<string, unknown> };
 
 export type Reply =
-  | { text: string; delayMs?: number; usage?: Usage }
+  /** `streamMs`: the text is streamed in small chunks spread over that long (a model writing a long answer). */
+  | { text: string; delayMs?: number; usage?: Usage; streamMs?: number }
   | { toolCalls: ToolCallReply[]; text?: string; delayMs?: number; usage?: Usage }
-  /** Stream keep-alive chunks forever, until the client goes away (a model stuck in a long stream). */
-  | { hang: true }
+  /**
+   * Stream keep-alive chunks forever, until the client goes away (a model stuck in a long stream); `silent`: send the
+   * first chunk, then nothing at all (a model stuck without output).
+   */
+  | { hang: true; silent?: boolean }
   | { httpError: number; message?: string };
 
 /**
@@ -190,6 +194,7 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
 
     if ("hang" in reply) {
       res.write(chunk({ role: "assistant", content: "Working" }, null));
+      if (reply.silent) return;
       const timer = setInterval(() => res.write(chunk({ content: "." }, null)), 200);
       res.on("close", () => clearInterval(timer));
       return;
@@ -210,6 +215,15 @@ export async function startScriptedModel(respond: Respond = defaultRespond): Pro
         );
       });
       res.write(chunk({}, "tool_calls", usage));
+    } else if (reply.streamMs) {
+      const pieces = reply.text.match(/.{1,8}/gs) ?? [reply.text];
+      const gap = reply.streamMs / pieces.length;
+      for (const piece of pieces) {
+        if (res.destroyed) return;
+        res.write(chunk({ role: "assistant", content: piece }, null));
+        await new Promise((r) => setTimeout(r, gap));
+      }
+      res.write(chunk({}, "stop", usage));
     } else {
       res.write(chunk({ role: "assistant", content: reply.text }, null));
       res.write(chunk({}, "stop", usage));

@@ -157,4 +157,6 @@ export const events = {
   compacted: (id: string) => ({ type: "session.compacted", properties: { sessionID: id } }),
   status: (id: string, type: string) => ({ type: "session.status", properties: { sessionID: id, status: { type } } }),
   todos: (id: string, statuses: string[]) => ({ type: "todo.updated", properties: { sessionID: id, todos: statuses.map((status) => ({ status })) } }),
+  /** One streamed chunk of the session's model output. */
+  delta: (id: string) => ({ type: "message.part.delta", properties: { sessionID: id, messageID: "msg_1", partID: "prt_1", field: "text", delta: "." } }),
 };

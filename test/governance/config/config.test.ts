@@ -21,7 +21,7 @@ describe("GovernanceConfig defaults", () => {
     expect(config.defaultRole).toEqual({ role: "delegating", mayDelegateTo: ["*"] });
     expect(config.resume).toEqual({ minIdle: 3_600_000, maxIdle: 172_800_000 });
     expect(config.orphans.staleAfter).toBe(600_000);
-    expect(config.stop).toEqual({ deadline: 5_000, retryDeadline: 5_000 });
+    expect(config.stop).toEqual({ deadline: 5_000, retryDeadline: 5_000, maxWait: 60_000 });
     expect(config.inject.maxLength).toBe(500);
     expect(config.anchors).toEqual([]);
     expect(config.audit.maxBytes).toBe(1_048_576);
@@ -92,7 +92,7 @@ describe("parseConfig", () => {
     const result = parseConfig("resume:\n  minIdle: 90m\n  maxIdle: 2d\norphans:\n  staleAfter: 30000\nstop:\n  deadline: 1500ms\n");
     expect(result.ok && result.config.resume).toEqual({ minIdle: 5_400_000, maxIdle: 172_800_000 });
     expect(result.ok && result.config.orphans.staleAfter).toBe(30_000);
-    expect(result.ok && result.config.stop).toEqual({ deadline: 1_500, retryDeadline: 5_000 });
+    expect(result.ok && result.config.stop).toEqual({ deadline: 1_500, retryDeadline: 5_000, maxWait: 60_000 });
   });
 
   it("a user's own agents replace the default map", () => {

@@ -150,17 +150,17 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
     expect(notifications(final.effects)).toEqual([]);
   });
 
-  it("walks abort, retry-abort, give-up (once), with `none` between deadlines", () => {
+  it("walks abort, retry-abort, give-up (once), with `wait` (arm again) between deadlines", () => {
     let record = stopping();
     const step = (at: number) => {
       const r = onDeadline(record, at, retry);
       record = r.next;
       return r.action;
     };
-    expect(step(T0 + 5 * SECOND - 1)).toBe("none");
+    expect(step(T0 + 5 * SECOND - 1)).toBe("wait");
     expect(step(T0 + 5 * SECOND)).toBe("abort");
     expect(record.stop).toMatchObject({ abortAttempts: 1, deadlineAt: T0 + 10 * SECOND });
-    expect(step(T0 + 10 * SECOND - 1)).toBe("none");
+    expect(step(T0 + 10 * SECOND - 1)).toBe("wait");
     expect(step(T0 + 10 * SECOND)).toBe("retry-abort");
     expect(step(T0 + 15 * SECOND)).toBe("give-up");
     expect(gaveUp(record)).toBe(true);
@@ -253,5 +253,52 @@ describe("afterAbort: the re-abort policy", () => {
     const pending = afterAbort(stopping(), T0, false);
     expect(pending).toMatchObject({ action: "none", stoppedNow: false, effects: [] });
     expect(pending.next.control).toBe("stopping");
+  });
+});
+
+describe("graceful deadline: counted from the last sign of life once a directive reached the session, capped", () => {
+  const graceful = () => stopping({ maxWaitMs: 30 * SECOND });
+  it("before any directive reached it, output does not move the deadline: a stuck stream is aborted at request + deadline", () => {
+    const r = graceful();
+    expect(onDeadline(r, T0 + 5 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 4_900 }).action).toBe("abort");
+  });
+  it("L1 at 1 s, then streaming its summary: not aborted while it streams; aborted after deadline of silence", () => {
+    const l1 = onToolResult(graceful(), T0 + SECOND).next;
+    expect(l1.stop?.deadlineAt).toBe(T0 + 6 * SECOND); // the tool call that delivered L1 is a sign of life
+    // The timer armed at the request fires at 5 s: not due any more, armed again (no effects, record unchanged).
+    expect(onDeadline(l1, T0 + 5 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + SECOND })).toEqual({ next: l1, action: "wait", effects: [] });
+    const wait = onDeadline(l1, T0 + 6 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 5_500 });
+    expect(wait.action).toBe("wait");
+    expect(wait.next.stop?.deadlineAt).toBe(T0 + 10_500);
+    expect(wait.effects).toEqual([]);
+    expect(onDeadline(wait.next, T0 + 10_499, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 5_500 }).action).toBe("wait");
+    expect(onDeadline(wait.next, T0 + 10_500, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 5_500 }).action).toBe("abort");
+  });
+  it("never past the cap, however lively", () => {
+    const l1 = onToolResult(graceful(), T0 + SECOND).next;
+    const late = onDeadline(l1, T0 + 29 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 29 * SECOND });
+    expect(late.next.stop?.deadlineAt).toBe(T0 + 30 * SECOND);
+    expect(onDeadline(late.next, T0 + 30 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 30 * SECOND - 1 }).action).toBe("abort");
+  });
+  it("once an abort was sent, life does not move the retry deadline", () => {
+    const l1 = onToolResult(graceful(), T0 + SECOND).next;
+    const aborted = onDeadline(l1, T0 + 6 * SECOND, { retryDeadlineMs: 5 * SECOND }).next;
+    expect(onDeadline(aborted, T0 + 11 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 10 * SECOND }).action).toBe("retry-abort");
+  });
+  it("without maxWait (a caller that does not pass it) the deadline is fixed, as before", () => {
+    const l1 = onToolResult(stopping(), T0 + SECOND).next;
+    expect(onDeadline(l1, T0 + 5 * SECOND, { retryDeadlineMs: 5 * SECOND, lifeAt: T0 + 4 * SECOND }).action).toBe("abort");
+  });
+});
+
+describe("what the parent is told really happened", () => {
+  it("an abort governance did not send (Escape) while the stop was pending is the user's", () => {
+    const done = confirmStopped(stopping(), T0 + SECOND, "abort");
+    expect(notifications(done.effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "user-abort" }]);
+  });
+  it("after the hard stop's own abort it stays a hard stop (the parent was told before the abort)", () => {
+    const hard = onDeadline(stopping(), T0 + 5 * SECOND, { retryDeadlineMs: 5 * SECOND });
+    expect(notifications(hard.effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "hard-stop" }]);
+    expect(notifications(confirmStopped(hard.next, T0 + 6 * SECOND, "abort").effects)).toEqual([]);
   });
 });

@@ -135,3 +135,20 @@ describe("validateInjectText — hostile lines are kept as flagged data, never a
     expect(r.sanitized).toBe("keep this");
   });
 });
+
+describe("validateInjectText — guidance nobody can see is refused like an empty one (issue 21 item 8)", () => {
+  it.each([
+    ["musical null notehead", "\u{1D159}\u{1D159}"],
+    ["shorthand format controls", "\u{1BCA0}\u{1BCA3}"],
+    ["Kaithi number sign", "\u{110BD}"],
+    ["combining marks alone", "\u0301\u0302"],
+    ["Hangul filler and blank Braille", "\u3164 \u2800"],
+    ["zero-width characters and spaces", "\u200b \u200c \u2060"],
+  ])("%s", (_name, text) => {
+    expect(validateInjectText(text).valid).toBe(false);
+  });
+  it("a visible character among them is enough", () => {
+    expect(validateInjectText("\u{1D159}ok").valid).toBe(true);
+    expect(validateInjectText("é").valid).toBe(true);
+  });
+});

@@ -74,9 +74,10 @@ describe("buildParentNotification", () => {
   });
 
   it.each([
-    ["ladder", /terminated after ignoring the stop directives/],
-    ["hard-stop", /no tool call in time, so it was aborted/],
+    ["ladder", /kept making tool calls after the stop directives, so it was terminated at its next call/],
+    ["hard-stop", /It was stuck \(no tool call, no progress toward stopping.*so it was aborted/],
     ["compliance", /stopped as asked/],
+    ["user-abort", /The user interrupted it \(Escape\) while the stop was pending/],
   ] as const)("explains how it stopped (%s)", (how, expected) => {
     expect(buildParentNotification({ ...base, how, seal })).toMatch(expected);
   });

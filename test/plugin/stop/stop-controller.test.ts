@@ -89,6 +89,64 @@ describe("stop controller", () => {
     expect(await toolCall(ROOT)).toBe("OUT");
   });
 
+  test("graceful: after L1 a child streaming its summary is not aborted; once it goes quiet for the deadline it is", async () => {
+    await requestStop();
+    await f.timers.advance(SECOND);
+    expect(await toolCall()).toMatch(/^⚠️ SESSION STOP REQUESTED/);
+    for (let i = 0; i < 8; i++) {
+      await f.timers.advance(SECOND);
+      await onEvent(f.rt, events.delta(CHILD));
+    }
+    // 9 s after the request, well past the 5 s deadline: still streaming, not aborted.
+    expect(f.calls.aborts).toEqual([]);
+    expect(control()).toBe("stopping");
+    await f.timers.advance(5 * SECOND - 1);
+    expect(f.calls.aborts).toEqual([]);
+    await f.timers.advance(1);
+    await expect.poll(() => f.calls.aborts).toEqual([CHILD]);
+    expect((await f.audit("session_hard_stopped")).length).toBe(1);
+  });
+
+  test("graceful has a cap: streaming forever after L1 is aborted at request + stop.maxWait (60 s)", async () => {
+    await requestStop();
+    expect(await toolCall()).toMatch(/^⚠️ SESSION STOP REQUESTED/);
+    for (let i = 0; i < 59; i++) {
+      await f.timers.advance(SECOND);
+      await onEvent(f.rt, events.delta(CHILD));
+    }
+    expect(f.calls.aborts).toEqual([]);
+    await f.timers.advance(SECOND);
+    await onEvent(f.rt, events.delta(CHILD));
+    await expect.poll(() => f.calls.aborts).toEqual([CHILD]);
+  });
+
+  test("streaming before any directive reached it does not move the deadline (a stuck stream is aborted at 5 s)", async () => {
+    await requestStop();
+    for (let i = 0; i < 4; i++) {
+      await f.timers.advance(SECOND);
+      await onEvent(f.rt, events.delta(CHILD));
+    }
+    await f.timers.advance(SECOND);
+    await expect.poll(() => f.calls.aborts).toEqual([CHILD]);
+  });
+
+  test("an Escape while the stop is pending: the parent is told the user interrupted it, not that it made no call in time", async () => {
+    await requestStop();
+    await onEvent(f.rt, events.aborted(CHILD));
+    expect(control()).toBe("stopped");
+    expect((await f.audit("parent_notified"))[0]).toMatchObject({ childId: CHILD, how: "user-abort" });
+    expect(await toolCall(ROOT)).toContain("The user interrupted it (Escape) while the stop was pending");
+  });
+
+  test("a stop request for a child that already finished is drained as not running, and nothing is aborted", async () => {
+    await f.rt.runner.step(CHILD, (r) => ({ next: r && { ...r, control: "completed" as const }, effects: [] }));
+    await requestStop();
+    await f.timers.advance(10 * SECOND);
+    expect(f.calls.aborts).toEqual([]);
+    expect((await f.audit("stop_ignored"))[0]).toMatchObject({ sessionId: CHILD, because: "not running" });
+    expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
+  });
+
   test("with nothing queued, the queue watcher polls nothing", async () => {
     await f.timers.advance(5 * SECOND);
     expect(f.rt.stops.polled()).toEqual([]);

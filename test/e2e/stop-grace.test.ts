@@ -1,0 +1,164 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  auditEvents,
+  createTestProject,
+  Gate,
+  projectCli,
+  serveOpencode,
+  startScriptedModel,
+  textOf,
+  waitFor,
+  waitForRecord,
+  type ModelRequest,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle,
+  type TestProject,
+} from "../harness/index.ts";
+
+/**
+ * Issue 21 items 2 and 6 on the real `opencode serve`: a subagent that obeys a stop by writing its summary is not cut
+ * off mid-answer, one that goes quiet after the directive is still hard-stopped, an Escape during a pending stop is
+ * reported as the user's, and the parent's note survives past the one model request it was first attached to.
+ */
+const DEADLINE_MS = 3_000;
+/** The summary streams for three deadlines: a fixed deadline would cut it off. */
+const SUMMARY_MS = 3 * DEADLINE_MS;
+const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\n  maxWait: 30s\n`;
+const NOTE = "SUBAGENT INTERRUPTED";
+
+const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
+const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
+
+describe("graceful stop and the parent's note (real opencode serve)", () => {
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+  const gates = new Map<string, Gate>();
+  const gateOf = (id: string | undefined): Gate => {
+    const key = id ?? "?";
+    if (!gates.has(key)) gates.set(key, new Gate());
+    return gates.get(key)!;
+  };
+
+  /**
+   * Parent: delegates with the marker in its prompt; after the task result it reads a file once, then answers.
+   * Child: reads, then waits on its gate before each further read; once a stop directive reached it, it does what
+   * its marker says (streams a long summary, or goes silent).
+   */
+  function respond(req: ModelRequest): Reply | Promise<Reply> {
+    const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+    const tools = toolTexts(req);
+    const mode = /GRACE-(SUMMARY|SILENT|ESCAPE)/.exec(first)?.[1];
+    if (first.startsWith("PARENT") && mode) {
+      if (tools.length === 0) {
+        const prompt = `CHILD GRACE-${mode} work until told to stop`;
+        return { toolCalls: [{ name: "task", args: { description: "work", prompt, subagent_type: "governance-executor" } }] };
+      }
+      if (tools.length === 1) return { toolCalls: [{ name: "read", args: { filePath: `${project.dir}/after.txt` } }] };
+      return { text: "parent done" };
+    }
+    if (first.includes("CHILD") && mode) {
+      const last = tools.at(-1) ?? "";
+      if (last.includes("SESSION STOP")) {
+        const summary = `Summary: ${"I did the reading and stopped as asked. ".repeat(8)}END-OF-SUMMARY`;
+        if (mode === "SUMMARY") return { text: summary, streamMs: SUMMARY_MS };
+        if (mode === "ESCAPE") return { text: summary, streamMs: 20_000 };
+        return { hang: true, silent: true };
+      }
+      return (tools.length > 0 ? gateOf(req.sessionId).wait() : Promise.resolve()).then(() => ({
+        toolCalls: [{ name: "read", args: { filePath: `${project.dir}/notes.txt` } }],
+      }));
+    }
+    return { text: "ok" };
+  }
+
+  beforeAll(async () => {
+    model = await startScriptedModel(respond);
+    project = createTestProject({
+      modelUrl: model.url,
+      agents: true,
+      governanceYaml: GOVERNANCE_YAML,
+      files: { "notes.txt": "notes-output\n", "after.txt": "after-output\n" },
+    });
+    serve = await serveOpencode(project);
+  });
+  afterAll(async () => {
+    for (const g of gates.values()) g.releaseAll();
+    await serve?.stop();
+    await model?.close();
+    project?.cleanup();
+  });
+
+  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+  const childEvents = (child: string) => auditEvents(project.governanceDir).filter((e) => e.sessionId === child);
+
+  async function start(mode: "SUMMARY" | "SILENT" | "ESCAPE"): Promise<{ parent: string; child: string }> {
+    const parent = (await serve.http.createSession()).id;
+    await serve.http.promptAsync(parent, `PARENT GRACE-${mode}`, { agent: "governance-coordinator" });
+    const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
+    await waitFor(() => agentRequests(child).length >= 2, "child at its second step", 60_000);
+    return { parent, child };
+  }
+
+  async function stopAndReleaseOneCall(child: string): Promise<number> {
+    const r = await projectCli(project, ["stop", child, "--reason", "enough"]);
+    expect(r.code, r.stderr).toBe(0);
+    await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopping", "stopping");
+    const base = agentRequests(child).length;
+    gateOf(child).release(); // one more tool call: its result carries L1
+    const afterL1 = await waitFor(() => agentRequests(child)[base], "the child's step after L1");
+    expect(toolTexts(afterL1).at(-1)).toContain("SESSION STOP REQUESTED");
+    return afterL1.receivedAt;
+  }
+
+  /** The parent's requests after its task result; each must show the note exactly once, wherever it sits. */
+  async function parentAfterTask(parent: string) {
+    await serve.http.waitIdle([parent], 30_000);
+    const after = agentRequests(parent).filter((r) => toolTexts(r).length >= 1);
+    expect(after.length, "the parent's steps after its task result").toBeGreaterThanOrEqual(2);
+    return after;
+  }
+
+  test("L1 at once, then a summary streamed for three deadlines: not cut off; stopped as compliance; the parent reads all of it and 'stopped as asked'", async () => {
+    const { parent, child } = await start("SUMMARY");
+    await stopAndReleaseOneCall(child);
+    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
+    const trace = childEvents(child).map((e) => `${e.type} ${JSON.stringify(e)}`);
+    expect(childEvents(child).some((e) => e.type === "session_hard_stopped"), trace.join("\n")).toBe(false);
+    expect(await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped")).toMatchObject({ how: "compliance" });
+    expect(record.stop.delivered).toEqual([1]);
+    const after = await parentAfterTask(parent);
+    expect(toolTexts(after[0]!)[0]).toContain("END-OF-SUMMARY"); // the whole summary came back as the task result
+    for (const r of after) expect(count(conversation(r), NOTE), "the note, once per request").toBe(1);
+    expect(conversation(after[0]!)).toContain("It stopped as asked");
+  });
+
+  test("L1, then silence (no output, no tool call): hard-stopped one deadline after its last sign of life; the parent keeps the note on every later step, once", async () => {
+    const { parent, child } = await start("SILENT");
+    const lastLife = await stopAndReleaseOneCall(child);
+    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
+    const hard = childEvents(child).find((e) => e.type === "session_hard_stopped");
+    expect(hard, childEvents(child).map((e) => e.type).join(", ")).toBeDefined();
+    expect(hard!.at - lastLife).toBeGreaterThanOrEqual(DEADLINE_MS - 500);
+    expect(record.stoppedAt - lastLife).toBeLessThan(DEADLINE_MS + 3_000);
+    const after = await parentAfterTask(parent);
+    for (const r of after) expect(count(conversation(r), NOTE), `the note, once, in request ${r.index}`).toBe(1);
+    expect(conversation(after[0]!)).toContain("It was stuck");
+  });
+
+  test("an Escape (an abort governance did not send) while it writes its summary reads as the user's, not as 'made no tool call'", async () => {
+    const { parent, child } = await start("ESCAPE");
+    const l1 = await stopAndReleaseOneCall(child); // it writes its summary slowly: the stop stays pending
+    await waitFor(() => Date.now() - l1 > 1_000, "a second into its summary");
+    await serve.http.abort(child);
+    await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopped", "child stopped", 20_000);
+    const stopped = await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped");
+    expect(stopped).toMatchObject({ how: "user-abort" });
+    expect(childEvents(child).some((e) => e.type === "session_hard_stopped")).toBe(false);
+    const after = await parentAfterTask(parent);
+    expect(conversation(after[0]!)).toContain("The user interrupted it (Escape) while the stop was pending");
+    for (const q of after) expect(count(conversation(q), NOTE)).toBe(1);
+  });
+});
