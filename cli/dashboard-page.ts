@@ -66,6 +66,7 @@ let clockOffset = 0;
 
 function say(text, ok) { $("status").textContent = text; $("status").className = ok ? "ok" : "err"; }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
+function span(ms) { const s = Math.max(0, Math.round(ms / 1000)); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + " min" : Math.round(s / 3600) + " h"; }
 function ago(at) { const s = Math.max(0, Math.round((Date.now() + clockOffset - at) / 1000)); return s < 120 ? s + "s ago" : s < 7200 ? Math.round(s / 60) + " min ago" : Math.round(s / 3600) + " h ago"; }
 
 async function post(path, body) {
@@ -89,7 +90,7 @@ function rowFor(s) {
   for (const l of [1, 2, 3]) { const o = el("option", "L" + l); o.value = String(l); level.appendChild(o); }
   const stop = el("button", "Stop");
   stop.addEventListener("click", () => post("/api/stop", { target: s.sessionId, level: Number(level.value), reason: "stopped from the dashboard" }));
-  const text = el("input"); text.type = "text"; text.maxLength = 500; text.placeholder = "guidance for its next tool result";
+  const text = el("input"); text.type = "text"; text.maxLength = snapshot.injectMaxLength; text.placeholder = "guidance for its next tool result";
   text.setAttribute("aria-label", "guidance for " + s.sessionId);
   const inject = el("button", "Inject");
   const send = async () => { if (text.value.trim() && (await post("/api/inject", { target: s.sessionId, text: text.value }))) text.value = ""; };
@@ -116,7 +117,7 @@ function renderSessions() {
     if (s.cycle) id.appendChild(el("span", " (parent cycle)", "cycle"));
     agent.textContent = s.agent || "?";
     depth.textContent = String(s.depth);
-    state.textContent = s.state + " / " + s.control;
+    state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")";
     tool.textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")";
     row.tr.className = s.running ? "" : "done";
     if (s.running && row.box.parentNode !== controls) controls.appendChild(row.box);

@@ -2,7 +2,7 @@ import { stat } from "node:fs/promises";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
-import { isRunning, type ControlContext } from "../governance/stop/control-requests.ts";
+import { isRunning, sessionStatus, type ControlContext } from "../governance/stop/control-requests.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
 
@@ -17,6 +17,8 @@ export type SessionRow = {
   state: string;
   control: string;
   running: boolean;
+  /** One word for where it stands (`sessionStatus`): running, stopping, idle, interrupted, stopped, completed … */
+  status: string;
   createdAt: number;
   lastActivityAt: number;
   lastToolCall: { tool: string; summary: string; at: number } | null;
@@ -25,7 +27,7 @@ export type SessionRow = {
 export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
 
 /** Everything the page shows, sent whole on every change (small: a project has tens of sessions, not thousands). */
-export type Snapshot = { now: number; sessions: SessionRow[]; resumable: Resumable[]; audit: AuditRow[] };
+export type Snapshot = { now: number; sessions: SessionRow[]; resumable: Resumable[]; audit: AuditRow[]; injectMaxLength: number };
 
 const AUDIT_TAIL = 30;
 const DETAIL_KEYS = ["agent", "level", "reason", "preview", "state", "from", "to", "detail", "by"] as const;
@@ -53,6 +55,7 @@ export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
       state: r.state,
       control: r.control,
       running: isRunning(r),
+      status: sessionStatus(r),
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
       lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
@@ -86,6 +89,8 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     sessions,
     resumable: resumable.map((r) => ({ ...plainDeep(r), context: plainLines(r.context) })),
     audit: plainDeep(audit),
+    // The inject box honours the configured limit (the server validates again with the same value).
+    injectMaxLength: loaded.config.inject.maxLength,
   };
 }
 

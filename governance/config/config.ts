@@ -68,9 +68,7 @@ export const GovernanceConfig = z.strictObject({
     .prefault({})
     .refine((r) => r.minIdle < r.maxIdle, { message: "resume.minIdle must be shorter than resume.maxIdle", path: ["maxIdle"] }),
   orphans: z.strictObject({ staleAfter: Duration.prefault("10m") }).prefault({}),
-  stop: z
-    .strictObject({ deadline: Duration.prefault("5s"), retryDeadline: Duration.prefault("5s"), maxWait: Duration.prefault("60s") })
-    .prefault({}),
+  stop: z.strictObject({ deadline: Duration.prefault("5s"), retryDeadline: Duration.prefault("5s"), maxWait: Duration.prefault("60s") }).prefault({}),
   inject: z.strictObject({ maxLength: z.number().int().min(1).max(4000).default(500) }).prefault({}),
   anchors: z
     .array(Anchor)

@@ -1,4 +1,5 @@
 import * as z from "../zod.ts";
+import { recentAction } from "../texts/tool-call-summary.ts";
 import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";
@@ -241,6 +242,8 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
         lastToolCall: { tool: ev.tool, callId: ev.callId, at: ev.at, summary: ev.summary.slice(0, 200) },
         firstTool: r.firstTool ?? ev.tool,
         counters: { ...r.counters, toolCalls: r.counters.toolCalls + 1 },
+        // Every tool call is an action the reminder recalls after a compaction (S2-R03), not only delegations.
+        recentActions: [...r.recentActions, recentAction(ev.tool, ev.summary)].slice(-3),
       };
     case "idle": {
       // Only an idle that ends a turn with a step in it retires turn-scoped context (state left compacted/resumed).

@@ -22,8 +22,57 @@ export type TargetResult = { ok: true; sessions: SessionRecord[] } | { ok: false
 
 const RUNNING: ReadonlySet<string> = new Set(["active", "stopping"]);
 
+/**
+ * The session's last recorded activity is the end of a turn (`session.idle`): nothing runs in it now. A root waits
+ * for its user's next prompt; a child's task has returned. A new turn's first model step moves `lastActivityAt` past
+ * `idleAt` (written within a second: the write-behind).
+ */
+export function isIdle(r: SessionRecord): boolean {
+  return r.idleAt !== null && r.idleAt >= r.lastActivityAt;
+}
+
+/** Something runs in the session now: it can be stopped or given guidance. Not idle, interrupted, stopped or ended. */
 export function isRunning(r: SessionRecord): boolean {
-  return RUNNING.has(r.control) && r.state !== "interrupted";
+  return RUNNING.has(r.control) && r.state !== "interrupted" && !isIdle(r) && !r.end;
+}
+
+/** One word for where a session stands, the same in the CLI, the tool and the dashboard. */
+export type SessionStatus = "running" | "stopping" | "idle" | "interrupted" | "stopped" | "completed" | "failed" | "deleted" | "orphaned";
+
+export function sessionStatus(r: SessionRecord): SessionStatus {
+  if (r.end?.how === "deleted") return "deleted";
+  if (r.control === "stopped") return "stopped";
+  if (r.control === "orphaned" || r.end?.how === "orphaned") return "orphaned";
+  if (r.end?.how === "failed") return "failed";
+  if (r.control === "completed" || r.end) return "completed";
+  if (r.state === "interrupted") return "interrupted";
+  if (isIdle(r)) return "idle";
+  return r.control === "stopping" ? "stopping" : "running";
+}
+
+/** After `state/control` in the tree: the status word when it says more than they do (idle, deleted, failed …). */
+function statusNote(r: SessionRecord): string {
+  const status = sessionStatus(r);
+  return status === "running" || status === r.control ? "" : ` (${status})`;
+}
+
+/** Why a known session cannot be stopped or given guidance, in words the user can act on. */
+function notRunning(r: SessionRecord, now: number): string {
+  const id = r.sessionId;
+  switch (sessionStatus(r)) {
+    case "idle": {
+      const ago = Math.max(0, Math.round((now - (r.idleAt ?? now)) / 1000));
+      return r.parentId === null
+        ? `session ${id} is not running: it is idle, waiting for its user's next prompt (its turn ended ${ago}s ago)`
+        : `session ${id} is not running: its turn ended ${ago}s ago and its task returned to its parent`;
+    }
+    case "deleted":
+      return `session ${id} is not running: it was deleted`;
+    case "interrupted":
+      return `session ${id} is not running: it was interrupted (Escape) and waits to be resumed`;
+    default:
+      return `session ${id} is not running (${sessionStatus(r)}; state ${r.state}, ${r.control})`;
+  }
 }
 
 /**
@@ -34,7 +83,7 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
   if (isSessionId(target)) {
     const record = await ctx.store.read(target);
     if (!record) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
-    if (!isRunning(record)) return { ok: false, reason: `session ${target} is not running (state ${record.state}, ${record.control})` };
+    if (!isRunning(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
     if (record.hostedBy && (await ownerIsGone(record.hostedBy)))
       return { ok: false, reason: `session ${target} is not running: its OpenCode process ${record.hostedBy.pid} is gone (it will be recorded orphaned)` };
     return { ok: true, sessions: [record] };
@@ -72,7 +121,14 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   if (!checked.valid) return { ok: false, reason: `guidance refused: ${checked.warnings.join("; ") || "nothing left after sanitizing"}` };
   const resolved = await resolveTarget(ctx, target);
   if (!resolved.ok) return resolved;
-  for (const s of resolved.sessions) {
+  // Stop wins over inject: guidance for a session being stopped would be dropped at delivery, so it is refused now.
+  const stopping = resolved.sessions.filter((s) => s.control === "stopping");
+  const targets = resolved.sessions.filter((s) => s.control !== "stopping");
+  const refusedFor = (s: SessionRecord) =>
+    `session ${s.sessionId} is being stopped${s.stop?.reason ? ` ("${oneLine(s.stop.reason, 60)}")` : ""}: a stopping session gets no guidance, only its stop directives`;
+  if (targets.length === 0) return { ok: false, reason: `guidance refused: ${stopping.map(refusedFor).join("; ")}` };
+  const warnings = [...checked.warnings, ...stopping.map((s) => `not sent to ${refusedFor(s)}`)];
+  for (const s of targets) {
     const id = newId("inject");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "inject", id, at: ctx.clock.now(), text: checked.sanitized, by: ctx.by.slice(0, 100) });
     if (!res.ok) return { ok: false, reason: res.reason };
@@ -84,7 +140,7 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
       by: ctx.by,
     });
   }
-  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: checked.warnings };
+  return { ok: true, sessionIds: targets.map((s) => s.sessionId), warnings };
 }
 
 /**
@@ -105,7 +161,7 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     const last = r.lastToolCall ? oneLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     lines.push(
-      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`,
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`,
     );
   }
   return lines;

@@ -242,7 +242,11 @@ export function confirmStopped(record: SessionRecord, at: number, how: StopHow):
   const notice = noticeOf(record, how);
   const told = tellParent(stopped, notice);
   const effects: StopEffect[] = [
-    audit("session_stopped", { how: notice === "user-abort" ? "user-abort" : how, requestId: record.stop?.requestId ?? null, delivered: record.stop?.delivered ?? [] }),
+    audit("session_stopped", {
+      how: notice === "user-abort" ? "user-abort" : how,
+      requestId: record.stop?.requestId ?? null,
+      delivered: record.stop?.delivered ?? [],
+    }),
     ...told.effects,
   ];
   return { next: told.next, stoppedNow: true, effects };

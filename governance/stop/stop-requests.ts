@@ -1,4 +1,5 @@
 import type { SessionRecord } from "../session/session-record.ts";
+import { isIdle } from "./control-requests.ts";
 import type { StopDirective } from "./directive-queue.ts";
 
 /** Why queued stop requests are claimed without acting on them (audited `stop_ignored`). */
@@ -16,12 +17,16 @@ export interface StopTriage {
  * every watch event and poll until a tool result claims it, so the same request is seen many times: it is begun once
  * (the record names the request it is acting on) and a request that asks for no more than what is pending changes
  * nothing. A stopped session's requests are drained ("already stopped"); a finished one's (`completed`, `orphaned`)
- * too ("not running"), so its queue file does not stay behind. An unknown session (no record) is left alone.
+ * too ("not running"), and an active one whose turn has ended (idle), so its queue file does not stay behind and an
+ * idle session is never hard-stopped. An unknown session (no record) is left alone.
  */
 export function triageStopRequests(record: SessionRecord | undefined, stops: readonly StopDirective[]): StopTriage {
   if (!record || stops.length === 0) return { begin: [], drain: null };
   if (record.control === "stopped") return { begin: [], drain: "already stopped" };
   if (record.control === "completed" || record.control === "orphaned") return { begin: [], drain: "not running" };
+  // Its turn had ended before the request came (a child whose task just returned, a root waiting for its user):
+  // nothing to stop, nothing to abort, and no parent to tell about a stop that did not happen.
+  if (record.control === "active" && isIdle(record)) return { begin: [], drain: "not running" };
   const pending = record.control === "stopping" ? record.stop : null;
   let level = pending?.nextLevel ?? 0;
   const begin: StopDirective[] = [];

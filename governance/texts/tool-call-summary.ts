@@ -13,3 +13,14 @@ export function toolCallSummary(tool: string, args: Record<string, unknown> | un
   if (pick === undefined || pick === null) return "";
   return cleanLine(String(typeof pick === "object" ? JSON.stringify(pick) : pick).slice(0, 4_000), 120);
 }
+
+/**
+ * One entry of a session's recent actions (the post-compaction reminder's and the compaction context's "last
+ * actions", S2-R03): every tool call, from its already clean and redacted summary — a delegation reads "delegated to
+ * <agent>", anything else "<tool> <what>" (e.g. "bash npm test", "edit src/app.ts").
+ */
+export function recentAction(tool: string, summary: string): string {
+  const what = summary.trim();
+  if (tool === "task") return `delegated to ${what || "a subagent"}`.slice(0, 200);
+  return (what ? `${tool} ${what}` : tool).slice(0, 200);
+}

@@ -56,6 +56,4 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
       scope: typeof args.description === "string" ? args.description : undefined,
     });
   }
-  // Soft, like the tool call itself: the recent-actions list is a reminder, and the task should not wait for a write.
-  await runner.dispatch(sessionId, { type: "action_remembered", at: ctx.clock.now(), action: `delegated to ${targetAgent}` }, { soft: true });
 }

@@ -3,6 +3,7 @@ import type { ChildLink, SessionRecord } from "../../governance/session/session-
 import type { InterruptedWork } from "../../governance/texts/resume-context.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
+import { drainGuidance } from "../stop/stop-drain.ts";
 
 const MAX_WALK = 50;
 /** When the cascade of an abort is checked: anything still busy then is aborted by governance. */
@@ -54,6 +55,7 @@ export async function interruptDescendants(runner: EffectRunner, sessionId: stri
   for (const { record } of running) {
     await runner.dispatch(record.sessionId, { type: "aborted", at });
     if (record.parentId) await runner.step(record.parentId, (p) => closeChild(p, record.sessionId, "aborted", at));
+    await drainGuidance(ctx, record.sessionId, `interrupted: ${sessionId} above it was aborted (Escape)`);
   }
   if (root.parentId) await runner.step(root.parentId, (p) => closeChild(p, sessionId, "aborted", at));
   if (running.length === 0) return;

@@ -96,7 +96,15 @@ export class StopController {
     const triage = triageStopRequests(this.#runner.sessions.peek(sessionId), stops);
     if (triage.drain) return drainStops(this.#ctx, sessionId, triage.drain);
     for (const d of triage.begin) {
-      const req = { requestId: d.id, at: clock.now(), level: d.level, reason: d.reason, by: d.by, deadlineMs: config.stop.deadline, maxWaitMs: config.stop.maxWait };
+      const req = {
+        requestId: d.id,
+        at: clock.now(),
+        level: d.level,
+        reason: d.reason,
+        by: d.by,
+        deadlineMs: config.stop.deadline,
+        maxWaitMs: config.stop.maxWait,
+      };
       const { next } = await this.#runner.step(sessionId, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));
       if (next?.control === "stopping" && next.stop) this.#schedule(sessionId, next.stop.deadlineAt);
     }
@@ -167,6 +175,7 @@ export class StopController {
   async onEnded(sessionId: string): Promise<void> {
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
+    this.#life.delete(sessionId);
     const left = await claimAll(this.#ctx.paths, sessionId, { clock: this.#ctx.clock });
     if (left.length > 0) await this.#ctx.record("stop_ignored", { sessionId, count: left.length, because: "session ended" });
     await removeQueueFolder(this.#ctx.paths, sessionId);
@@ -179,10 +188,12 @@ export class StopController {
 
   forget(sessionId: string): void {
     this.#watcher.forget(sessionId);
+    this.#life.delete(sessionId);
+    this.notes.set(sessionId, []);
   }
 
-  sizes(): { deadlines: number; looking: number; watched: number } {
-    return { deadlines: this.#deadlines.size, looking: this.#looking.size, watched: this.#watcher.size() };
+  sizes(): { deadlines: number; looking: number; watched: number; owedNotes: number } {
+    return { deadlines: this.#deadlines.size, looking: this.#looking.size, watched: this.#watcher.size(), owedNotes: this.notes.size() };
   }
 
   /** Sessions whose queues the watcher polls now (none while nothing is queued). */

@@ -7,3 +7,12 @@ export async function drainStops(ctx: PluginContext, sessionId: string, because:
   const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["stop"] });
   if (drained.length > 0) await ctx.record("stop_ignored", { sessionId, count: drained.length, because });
 }
+
+/**
+ * Guidance queued for a descendant cut off by an Escape higher up: nothing will run in it to read it (a later `task`
+ * resume starts a new piece of work), so it is claimed and audited `inject_dropped` rather than left queued forever.
+ */
+export async function drainGuidance(ctx: PluginContext, sessionId: string, because: string): Promise<void> {
+  const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
+  if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
+}

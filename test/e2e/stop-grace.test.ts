@@ -21,10 +21,12 @@ import {
  * off mid-answer, one that goes quiet after the directive is still hard-stopped, an Escape during a pending stop is
  * reported as the user's, and the parent's note survives past the one model request it was first attached to.
  */
-const DEADLINE_MS = 3_000;
-/** The summary streams for three deadlines: a fixed deadline would cut it off. */
-const SUMMARY_MS = 3 * DEADLINE_MS;
-const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\n  maxWait: 30s\n`;
+/** Long enough that the child's next tool call (which carries L1) comes before it on a loaded 2-core machine. */
+const DEADLINE_MS = 6_000;
+/** The summary streams for 2.5 deadlines: a fixed deadline would cut it off. */
+const SUMMARY_MS = 2.5 * DEADLINE_MS;
+const LONG = 150_000;
+const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\n  maxWait: 45s\n`;
 const NOTE = "SUBAGENT INTERRUPTED";
 
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
@@ -64,7 +66,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       if (last.includes("SESSION STOP")) {
         const summary = `Summary: ${"I did the reading and stopped as asked. ".repeat(8)}END-OF-SUMMARY`;
         if (mode === "SUMMARY") return { text: summary, streamMs: SUMMARY_MS };
-        if (mode === "ESCAPE") return { text: summary, streamMs: 20_000 };
+        if (mode === "ESCAPE") return { text: summary, streamMs: 30_000 };
         return { hang: true, silent: true };
       }
       return (tools.length > 0 ? gateOf(req.sessionId).wait() : Promise.resolve()).then(() => ({
@@ -121,44 +123,67 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
     return after;
   }
 
-  test("L1 at once, then a summary streamed for three deadlines: not cut off; stopped as compliance; the parent reads all of it and 'stopped as asked'", async () => {
-    const { parent, child } = await start("SUMMARY");
-    await stopAndReleaseOneCall(child);
-    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
-    const trace = childEvents(child).map((e) => `${e.type} ${JSON.stringify(e)}`);
-    expect(childEvents(child).some((e) => e.type === "session_hard_stopped"), trace.join("\n")).toBe(false);
-    expect(await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped")).toMatchObject({ how: "compliance" });
-    expect(record.stop.delivered).toEqual([1]);
-    const after = await parentAfterTask(parent);
-    expect(toolTexts(after[0]!)[0]).toContain("END-OF-SUMMARY"); // the whole summary came back as the task result
-    for (const r of after) expect(count(conversation(r), NOTE), "the note, once per request").toBe(1);
-    expect(conversation(after[0]!)).toContain("It stopped as asked");
-  });
+  test(
+    "L1 at once, then a summary streamed for three deadlines: not cut off; stopped as compliance; the parent reads all of it and 'stopped as asked'",
+    async () => {
+      const { parent, child } = await start("SUMMARY");
+      await stopAndReleaseOneCall(child);
+      const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
+      const trace = childEvents(child).map((e) => `${e.type} ${JSON.stringify(e)}`);
+      expect(
+        childEvents(child).some((e) => e.type === "session_hard_stopped"),
+        trace.join("\n"),
+      ).toBe(false);
+      expect(await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped")).toMatchObject({ how: "compliance" });
+      expect(record.stop.delivered).toEqual([1]);
+      const after = await parentAfterTask(parent);
+      expect(toolTexts(after[0]!)[0]).toContain("END-OF-SUMMARY"); // the whole summary came back as the task result
+      for (const r of after) expect(count(conversation(r), NOTE), "the note, once per request").toBe(1);
+      expect(conversation(after[0]!)).toContain("It stopped as asked");
+    },
+    LONG,
+  );
 
-  test("L1, then silence (no output, no tool call): hard-stopped one deadline after its last sign of life; the parent keeps the note on every later step, once", async () => {
-    const { parent, child } = await start("SILENT");
-    const lastLife = await stopAndReleaseOneCall(child);
-    const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
-    const hard = childEvents(child).find((e) => e.type === "session_hard_stopped");
-    expect(hard, childEvents(child).map((e) => e.type).join(", ")).toBeDefined();
-    expect(hard!.at - lastLife).toBeGreaterThanOrEqual(DEADLINE_MS - 500);
-    expect(record.stoppedAt - lastLife).toBeLessThan(DEADLINE_MS + 3_000);
-    const after = await parentAfterTask(parent);
-    for (const r of after) expect(count(conversation(r), NOTE), `the note, once, in request ${r.index}`).toBe(1);
-    expect(conversation(after[0]!)).toContain("It was stuck");
-  });
+  test(
+    "L1, then silence (no output, no tool call): hard-stopped one deadline after its last sign of life; the parent keeps the note on every later step, once",
+    async () => {
+      const { parent, child } = await start("SILENT");
+      const lastLife = await stopAndReleaseOneCall(child);
+      const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 30_000);
+      const hard = childEvents(child).find((e) => e.type === "session_hard_stopped");
+      const trace = childEvents(child)
+        .map((e) => `${e.at - lastLife} ${e.type}`)
+        .join("\n");
+      expect(hard, trace).toBeDefined();
+      expect(hard!.at - lastLife, trace).toBeGreaterThanOrEqual(DEADLINE_MS - 500);
+      expect(record.stoppedAt - lastLife).toBeLessThan(DEADLINE_MS + 5_000);
+      const after = await parentAfterTask(parent);
+      for (const r of after) expect(count(conversation(r), NOTE), `the note, once, in request ${r.index}`).toBe(1);
+      expect(conversation(after[0]!)).toContain("It was stuck");
+    },
+    LONG,
+  );
 
-  test("an Escape (an abort governance did not send) while it writes its summary reads as the user's, not as 'made no tool call'", async () => {
-    const { parent, child } = await start("ESCAPE");
-    const l1 = await stopAndReleaseOneCall(child); // it writes its summary slowly: the stop stays pending
-    await waitFor(() => Date.now() - l1 > 1_000, "a second into its summary");
-    await serve.http.abort(child);
-    await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopped", "child stopped", 20_000);
-    const stopped = await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped");
-    expect(stopped).toMatchObject({ how: "user-abort" });
-    expect(childEvents(child).some((e) => e.type === "session_hard_stopped")).toBe(false);
-    const after = await parentAfterTask(parent);
-    expect(conversation(after[0]!)).toContain("The user interrupted it (Escape) while the stop was pending");
-    for (const q of after) expect(count(conversation(q), NOTE)).toBe(1);
-  });
+  test(
+    "an Escape (an abort governance did not send) while it writes its summary reads as the user's, not as 'made no tool call'",
+    async () => {
+      const { parent, child } = await start("ESCAPE");
+      const l1 = await stopAndReleaseOneCall(child); // it writes its summary slowly: the stop stays pending
+      await waitFor(() => Date.now() - l1 > 1_000, "a second into its summary");
+      await serve.http.abort(child);
+      await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopped", "child stopped", 20_000);
+      const stopped = await waitFor(() => childEvents(child).find((e) => e.type === "session_stopped"), "audit session_stopped");
+      expect(
+        stopped,
+        childEvents(child)
+          .map((e) => `${e.at - l1} ${e.type}`)
+          .join("\n"),
+      ).toMatchObject({ how: "user-abort" });
+      expect(childEvents(child).some((e) => e.type === "session_hard_stopped")).toBe(false);
+      const after = await parentAfterTask(parent);
+      expect(conversation(after[0]!)).toContain("The user interrupted it (Escape) while the stop was pending");
+      for (const q of after) expect(count(conversation(q), NOTE)).toBe(1);
+    },
+    LONG,
+  );
 });

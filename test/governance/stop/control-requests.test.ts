@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";
+import { renderTree, requestInject, requestStop, sessionStatus, type ControlContext } from "../../../governance/stop/control-requests.ts";
 import { claimAll } from "../../../governance/stop/directive-queue.ts";
 import { AuditLog } from "../../../governance/storage/audit-log.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
@@ -11,6 +11,9 @@ import { createFakeClock } from "../../../governance/time/clock.ts";
 import { makeRecord } from "../helpers.ts";
 
 const RUN = "ses_runningcccccccccccccccc";
+const STOPPING = "ses_stoppingccccccccccccccc";
+const IDLE_ROOT = "ses_idlerootccccccccccccccc";
+const DELETED = "ses_deletedcccccccccccccccc";
 let root: string;
 let ctx: ControlContext;
 
@@ -22,6 +25,10 @@ beforeAll(async () => {
   const clock = createFakeClock(1_000);
   const store = new SessionStore({ projectDir: project, clock });
   await store.update(RUN, () => makeRecord(RUN, 1_000, { control: "active" }));
+  const stop = { requestId: "s1", requestedAt: 900, reason: "enough", requestedBy: "cli", nextLevel: 1 as const, delivered: [], deadlineAt: 6_000, abortAttempts: 0, parentNotified: false, quietMs: 5_000, capAt: 60_000 };
+  await store.update(STOPPING, () => makeRecord(STOPPING, 1_000, { control: "stopping", stop }));
+  await store.update(IDLE_ROOT, () => makeRecord(IDLE_ROOT, 1_000, { control: "active", idleAt: 1_000, lastActivityAt: 1_000 }));
+  await store.update(DELETED, () => makeRecord(DELETED, 1_000, { control: "completed", end: { at: 1_000, how: "deleted", detail: null } }));
   const paths = governancePaths(project);
   ctx = { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli" };
 });
@@ -33,5 +40,29 @@ describe("requestStop stores the reason clean (issue 8 §6)", () => {
     expect(res.ok).toBe(true);
     const [d] = await claimAll(ctx.paths, RUN);
     expect(d?.kind === "stop" && d.reason).toBe("stop now Bearer [redacted]");
+  });
+});
+
+describe("what stop and inject answer is true (issue 21 item 8)", () => {
+  it("guidance for a session being stopped is refused with why, not queued to be dropped", async () => {
+    const res = await requestInject(ctx, STOPPING, "keep going");
+    expect(res).toEqual({ ok: false, reason: expect.stringMatching(/guidance refused: session ses_stopping\w+ is being stopped \("enough"\)/) });
+    expect(await claimAll(ctx.paths, STOPPING)).toEqual([]);
+  });
+  it("guidance made only of invisible characters is refused like an empty one", async () => {
+    const res = await requestInject(ctx, RUN, "\u{1D159}\u{1BCA0}\u200b");
+    expect(res.ok).toBe(false);
+  });
+  it("an idle root (waiting for its user) is not running: stop and inject say so; the default tree leaves it out", async () => {
+    const stop = await requestStop(ctx, IDLE_ROOT);
+    expect(stop).toEqual({ ok: false, reason: expect.stringMatching(/is not running: it is idle, waiting for its user's next prompt/) });
+    expect((await requestInject(ctx, IDLE_ROOT, "hello")).ok).toBe(false);
+    const records = await ctx.store.list();
+    expect(renderTree(records, { now: 2_000 }).join("\n")).not.toContain(IDLE_ROOT);
+    expect(renderTree(records, { now: 2_000, all: true }).find((l) => l.includes(IDLE_ROOT))).toContain("(idle)");
+  });
+  it("a deleted session says it was deleted", async () => {
+    expect(await requestInject(ctx, DELETED, "hello")).toEqual({ ok: false, reason: `session ${DELETED} is not running: it was deleted` });
+    expect(sessionStatus((await ctx.store.read(DELETED))!)).toBe("deleted");
   });
 });

@@ -28,3 +28,14 @@ describe("triageStopRequests: each stop request is acted on once", () => {
     expect(triageStopRequests({ ...makeChildRecord(), control: "stopped" }, [])).toEqual({ begin: [], drain: null });
   });
 });
+
+describe("triageStopRequests: a session whose turn has ended is not stopped", () => {
+  it("an idle child (its task just returned) or an idle root: drained as not running, nothing begun", () => {
+    const idle = { ...makeChildRecord(), idleAt: T0 + SECOND, lastActivityAt: T0 + SECOND };
+    expect(triageStopRequests(idle, [stop("s1")])).toEqual({ begin: [], drain: "not running" });
+  });
+  it("a new turn after the idle (activity later than it) is running again", () => {
+    const busy = { ...makeChildRecord(), idleAt: T0 + SECOND, lastActivityAt: T0 + 2 * SECOND };
+    expect(ids(triageStopRequests(busy, [stop("s1")]))).toEqual(["s1"]);
+  });
+});

@@ -111,7 +111,7 @@ describe("parseEvent: anything else is ignored, never thrown", () => {
     ["a number", 42],
     ["an array", [{ type: "session.idle" }]],
     ["no type", { properties: { sessionID: ID } }],
-    ["an unknown type", { type: "message.part.updated", properties: { sessionID: ID } }],
+    ["an unknown type", { type: "message.part.removed", properties: { sessionID: ID } }],
     ["permission.asked", { type: "permission.asked", properties: { sessionID: ID, id: "per_1" } }],
     ["no properties", { type: "session.idle" }],
     ["properties not an object", { type: "session.created", properties: "x" }],
@@ -122,5 +122,11 @@ describe("parseEvent: anything else is ignored, never thrown", () => {
     ["created with info.id missing", { type: "session.created", properties: { info: { parentID: PARENT } } }],
   ])("%s → undefined", (_label, raw) => {
     expect(parseEvent(raw)).toBeUndefined();
+  });
+});
+
+describe("parseEvent: streamed output is a sign of life", () => {
+  it.each(["message.part.updated", "message.part.delta"])("%s → output", (type) => {
+    expect(parseEvent({ type, properties: { sessionID: "ses_abc12345678", delta: "." } })).toEqual({ type: "output", sessionId: "ses_abc12345678" });
   });
 });

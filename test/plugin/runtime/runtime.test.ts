@@ -39,7 +39,7 @@ describe("hot-path events are written behind, never lost", () => {
     const r = f.onDisk(SESSION);
     expect(r.counters.toolCalls).toBe(3);
     expect(r.lastToolCall.callId).toBe("c3");
-    expect(r.recentActions).toEqual(["checked"]);
+    expect(r.recentActions).toEqual(["bash echo 2", "bash echo 3", "checked"]); // in order: the soft tool calls first
   });
 
   test("flush (OpenCode's dispose) writes what is pending", async () => {

@@ -147,6 +147,14 @@ describe("stop controller", () => {
     expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
   });
 
+  test("guidance queued for a child whose parent is then Escaped is dropped with an audit line, not left queued forever", async () => {
+    await toolCall(); // the child is running
+    await enqueue(f.rt.ctx.paths, CHILD, { kind: "inject", id: "inject-1", at: f.clock.now(), text: "also check the docs", by: "cli" });
+    await onEvent(f.rt, events.aborted(ROOT));
+    expect((await f.audit("inject_dropped")).find((e) => e.sessionId === CHILD)).toMatchObject({ injectIds: ["inject-1"], because: expect.stringMatching(/interrupted/) });
+    expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
+  });
+
   test("with nothing queued, the queue watcher polls nothing", async () => {
     await f.timers.advance(5 * SECOND);
     expect(f.rt.stops.polled()).toEqual([]);
