@@ -1,7 +1,7 @@
 import * as z from "../zod.ts";
-import { recentAction } from "../texts/tool-call-summary.ts";
 import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
+import { recordToolCall } from "./tool-call-record.ts";
 import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";
 
 export type { Effect } from "./effects.ts";
@@ -236,15 +236,7 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
     case "model_step":
       return { ...r, lastActivityAt, counters: { ...r.counters, modelSteps: r.counters.modelSteps + 1 } };
     case "tool_before":
-      return {
-        ...r,
-        lastActivityAt,
-        lastToolCall: { tool: ev.tool, callId: ev.callId, at: ev.at, summary: ev.summary.slice(0, 200) },
-        firstTool: r.firstTool ?? ev.tool,
-        counters: { ...r.counters, toolCalls: r.counters.toolCalls + 1 },
-        // Every tool call is an action the reminder recalls after a compaction (S2-R03), not only delegations.
-        recentActions: [...r.recentActions, recentAction(ev.tool, ev.summary)].slice(-3),
-      };
+      return recordToolCall(r, ev, lastActivityAt);
     case "idle": {
       // Only an idle that ends a turn with a step in it retires turn-scoped context (state left compacted/resumed).
       const turnDone = to === "between_turn";
