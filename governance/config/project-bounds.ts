@@ -14,9 +14,11 @@ import type { ConfigProblem, GovernanceConfig } from "./config.ts";
  * | `enforcement` | `enforce` | `log-only` (enforcement off) |
  * | `audit.maxBytes` | 1 MiB (the default) or more | less than 1 MiB (down to 4 KiB) |
  * | `stop.deadline`, `stop.retryDeadline` | up to 60 s | longer (a stop that never escalates) |
+ * | `stop.maxWait` | up to 120 s | longer (a lively session that never gets hard-stopped) |
  */
 export const PROJECT_MIN_AUDIT_BYTES = 1_048_576;
 export const PROJECT_MAX_STOP_DEADLINE_MS = 60_000;
+export const PROJECT_MAX_STOP_WAIT_MS = 120_000;
 
 const Ms = z.union([z.number(), z.string()]).transform((value, ctx) => {
   const parsed = parseDuration(value);
@@ -33,6 +35,7 @@ export const UserSettings = z.strictObject({
     .strictObject({
       deadline: Ms.optional(),
       retryDeadline: Ms.optional(),
+      maxWait: Ms.optional(),
     })
     .optional(),
 });
@@ -64,25 +67,21 @@ export function applyProjectBounds(config: GovernanceConfig, user: UserSettings 
     );
     maxBytes = PROJECT_MIN_AUDIT_BYTES;
   }
-  const deadline = (key: "deadline" | "retryDeadline"): number => {
+  const deadline = (key: "deadline" | "retryDeadline" | "maxWait", max = PROJECT_MAX_STOP_DEADLINE_MS): number => {
     const own = user.stop?.[key];
     if (own !== undefined) return own;
-    if (config.stop[key] <= PROJECT_MAX_STOP_DEADLINE_MS) return config.stop[key];
-    problems.push(
-      problem(
-        `stop.${key}`,
-        `stop.${key} above ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s is taken only from your user config; using ${PROJECT_MAX_STOP_DEADLINE_MS / 1000}s`,
-      ),
-    );
-    return PROJECT_MAX_STOP_DEADLINE_MS;
+    if (config.stop[key] <= max) return config.stop[key];
+    problems.push(problem(`stop.${key}`, `stop.${key} above ${max / 1000}s is taken only from your user config; using ${max / 1000}s`));
+    return max;
   };
-  const stop = { deadline: deadline("deadline"), retryDeadline: deadline("retryDeadline") };
+  const stop = { deadline: deadline("deadline"), retryDeadline: deadline("retryDeadline"), maxWait: deadline("maxWait", PROJECT_MAX_STOP_WAIT_MS) };
   if (
     problems.length === 0 &&
     enforcement === config.enforcement &&
     maxBytes === config.audit.maxBytes &&
     stop.deadline === config.stop.deadline &&
-    stop.retryDeadline === config.stop.retryDeadline
+    stop.retryDeadline === config.stop.retryDeadline &&
+    stop.maxWait === config.stop.maxWait
   ) {
     return { config, problems };
   }

@@ -30,12 +30,12 @@ describe("what a project's governance.yaml may change (issue 20 §2)", () => {
     const loaded = await loadConfig(file, undefined, env);
     expect(loaded.config.enforcement).toBe("enforce");
     expect(loaded.config.audit.maxBytes).toBe(PROJECT_MIN_AUDIT_BYTES);
-    expect(loaded.config.stop).toEqual({ deadline: 60_000, retryDeadline: 30_000 });
+    expect(loaded.config.stop).toEqual({ deadline: 60_000, retryDeadline: 30_000, maxWait: 60_000 });
     expect(loaded.problems.map((p) => p.path)).toEqual(["enforcement", "audit.maxBytes", "stop.deadline"]);
   });
 
   it("tightening is free: a larger audit log and shorter deadlines come through unchanged", () => {
-    const config = { ...DEFAULT_CONFIG, audit: { maxBytes: 8 << 20 }, stop: { deadline: 1_000, retryDeadline: 1_000 } };
+    const config = { ...DEFAULT_CONFIG, audit: { maxBytes: 8 << 20 }, stop: { deadline: 1_000, retryDeadline: 1_000, maxWait: 10_000 } };
     expect(applyProjectBounds(config)).toEqual({ config, problems: [] });
   });
 
