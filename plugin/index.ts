@@ -29,12 +29,21 @@ async function server(input: PluginInput): Promise<Hooks> {
   detectV1Host(rt);
   // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
   const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
+  // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
+  const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => rt.telemetry.timed(hook, contain(hook, fn, sink));
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
-    event: contain("event", ({ event }) => onEvent(rt, event), sink),
+    event: timed("event", async ({ event }) => {
+      rt.telemetry.event(event, "start");
+      try {
+        await onEvent(rt, event);
+      } finally {
+        rt.telemetry.event(event, "done");
+      }
+    }),
     "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
-    "experimental.chat.system.transform": contain("system.transform", (i, o) => systemTransform(rt, i, o), sink),
-    "experimental.chat.messages.transform": contain("messages.transform", (_i, o) => messagesTransform(rt, o), sink),
+    "experimental.chat.system.transform": timed("system.transform", (i, o) => systemTransform(rt, i, o)),
+    "experimental.chat.messages.transform": timed("messages.transform", (_i, o) => messagesTransform(rt, o)),
     "experimental.session.compacting": contain(
       "session.compacting",
       (i, o) => {
@@ -44,8 +53,8 @@ async function server(input: PluginInput): Promise<Hooks> {
       },
       sink,
     ),
-    "tool.execute.before": contain("tool.execute.before", (i, o) => toolBefore(rt, i, o), sink),
-    "tool.execute.after": contain("tool.execute.after", (i, o) => toolAfter(rt, i, o), sink),
+    "tool.execute.before": timed("tool.execute.before", (i, o) => toolBefore(rt, i, o)),
+    "tool.execute.after": timed("tool.execute.after", (i, o) => toolAfter(rt, i, o)),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i), sink),
     dispose: () => rt.dispose(),

@@ -5,7 +5,8 @@
  *   their type declarations, and emits the declarations of plugin/.
  * - esbuild then replaces dist/plugin/index.js with one self-contained ESM file: plugin/ + governance/ + its runtime
  *   dependencies, tree-shaken, whitespace-minified — and, beside it, the chunks of what the plugin imports only on
- *   demand (the YAML config parser: `loadConfig` needs it only for a file that differs from the generated defaults). OpenCode loads this file into its own process for every project,
+ *   demand (the YAML config parser: `loadConfig` needs it only for a file that differs from the generated defaults;
+ *   the OpenTelemetry SDK: plugin/telemetry/telemetry.ts imports it only when export is switched on). OpenCode loads this file into its own process for every project,
  *   so it pays for every module it resolves and parses: the unbundled tree (two copies of zod — ours and the one
  *   `@opencode-ai/plugin` pins —, all of date-fns, graceful-fs (gone since) …) cost ~43 MiB RSS and ~230 ms to import under Bun,
  *   the bundle ~28 MiB and ~150 ms, ~25 MiB once zod is imported as a namespace (docs/performance.md). One zod: `@opencode-ai/plugin`'s `tool()` is the identity
@@ -84,6 +85,9 @@ if (heavy.length > 0)
 // The YAML parser is loaded on demand only; a static import of it (or of config-parse.ts) would load it in every session.
 const yamlAtStart = inputsOf(loadedAtStart).filter((f) => /node_modules\/yaml\/|config-parse\.ts$/.test(f));
 if (yamlAtStart.length > 0) throw new Error(`dist/plugin/index.js loads the YAML parser at start (${yamlAtStart[0]}): import it with import() only`);
+// Likewise the OpenTelemetry SDK: with telemetry off (the default) it is never loaded (plugin/telemetry/telemetry.ts).
+const otelAtStart = inputsOf(loadedAtStart).filter((f) => /node_modules\/@opentelemetry\/|plugin\/telemetry\/otel-backend\.ts$/.test(f));
+if (otelAtStart.length > 0) throw new Error(`dist/plugin/index.js loads the OpenTelemetry SDK at start (${otelAtStart[0]}): import it with import() only`);
 const kib = (files: Iterable<string>) => ([...files].reduce((n, f) => n + (outputs[f]?.bytes ?? 0), 0) / 1024).toFixed(0);
 const onDemand = Object.keys(outputs).filter((f) => !loadedAtStart.has(f) && f.endsWith(".js"));
 console.log(`dist/plugin/index.js: ${kib(loadedAtStart)} KiB loaded at start (${loadedAtStart.size} file(s)), ${kib(onDemand)} KiB on demand`);

@@ -78,6 +78,13 @@ export const DESCRIPTIONS: Record<string, string> = {
   "loops.repeat": "Identical calls (same tool, same arguments) with identical results in a row that count as a loop.",
   "loops.pingPong": "Full A-B cycles with unchanged results that count as a ping-pong.",
   "loops.stopAfter": "Looping calls allowed after the notice before the stop ladder starts.",
+  telemetry: "OpenTelemetry export of sessions (GenAI spans), governance decisions, metrics and audit events; see docs/observability.md.",
+  "telemetry.enabled":
+    "`auto`: on when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT`) is set, like OpenCode's own export, or when `endpoint` is set; `true` forces it on (default endpoint http://localhost:4318); `false` keeps the SDK unloaded.",
+  "telemetry.endpoint":
+    "OTLP/HTTP base URL (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended); empty = the `OTEL_EXPORTER_OTLP_*` variables. Headers only from `OTEL_EXPORTER_OTLP_HEADERS`.",
+  "telemetry.toolSpans": "Also export an `execute_tool {tool}` span per tool call (tool name and call id only, never arguments or results).",
+  "telemetry.exportTimeout": `Longest wait for the collector per export, retries included; what does not fit is dropped and reported once. ${DURATION}`,
 };
 
 /** The same ten limits under each budget object. */

@@ -157,4 +157,15 @@ loops:
   pingPong: 2
   # Looping calls allowed after the notice before the stop ladder starts.
   stopAfter: 2
+
+# OpenTelemetry export of sessions, decisions, metrics and audit events (docs/observability.md).
+telemetry:
+  # auto: on when OTEL_EXPORTER_OTLP_ENDPOINT is set (like OpenCode's own export); true or false to force it.
+  enabled: auto
+  # OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318; empty = the OTEL_EXPORTER_OTLP_* variables.
+  endpoint: ""
+  # Also export one execute_tool span per tool call.
+  toolSpans: false
+  # Longest wait for the collector per export; what does not fit is dropped.
+  exportTimeout: 5s
 `;

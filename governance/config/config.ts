@@ -48,6 +48,19 @@ export const Anchor = z.strictObject({
 });
 export type Anchor = z.infer<typeof Anchor>;
 
+/**
+ * OpenTelemetry export (docs/observability.md). `auto` (the default) follows OpenCode's own switch: on when
+ * `OTEL_EXPORTER_OTLP_ENDPOINT` (or a signal's own endpoint variable) is set. `endpoint` here turns it on too.
+ * Off, the OpenTelemetry SDK is never loaded.
+ */
+export const TelemetryConfig = z.strictObject({
+  enabled: z.union([z.literal("auto"), z.boolean()]).default("auto"),
+  endpoint: z.union([z.literal(""), z.string().regex(/^https?:\/\/[^\s]+$/, "telemetry.endpoint: an http(s) URL such as http://127.0.0.1:4318")]).default(""),
+  toolSpans: z.boolean().default(false),
+  exportTimeout: Duration.prefault("5s"),
+});
+export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
+
 const LanguageName = z.string().trim().min(1).max(40);
 
 /**
@@ -81,6 +94,7 @@ export const GovernanceConfig = z.strictObject({
   concurrency: ConcurrencyConfig.prefault({}),
   /** Loop guards: the same call with the same result again and again, or A-B-A-B. */
   loops: LoopConfig.prefault({}),
+  telemetry: TelemetryConfig.prefault({}),
 });
 export type GovernanceConfig = z.infer<typeof GovernanceConfig>;
 

@@ -56,6 +56,9 @@ export const AuditEventType = z.enum([
   "budget_raised",
   "spawn_refused_concurrency",
   "loop_detected",
+  "telemetry_started",
+  "telemetry_stopped",
+  "telemetry_export_failed",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 

@@ -15,6 +15,7 @@ export class AuditSink {
   readonly #reported = new Set<string>();
 
   readonly #notify: (p: StoreProblem) => void;
+  #tap: ((type: string, data: Record<string, unknown>) => void) | undefined;
 
   /** `notify` sees each new store problem once (the plugin shows a toast: the audit log itself may be what failed). */
   constructor(paths: GovernancePaths, clock: Clock, maxBytes: number, notify: (p: StoreProblem) => void = () => undefined) {
@@ -38,7 +39,19 @@ export class AuditSink {
     if (maxBytes !== this.#log.maxBytes) this.#log = this.#open(maxBytes);
   }
 
+  /** One listener that sees every event this process records (the telemetry export). Must not throw. */
+  tap(listener: (type: string, data: Record<string, unknown>) => void): void {
+    this.#tap = listener;
+  }
+
   async record(type: AuditEventType, data: Record<string, unknown> = {}): Promise<void> {
+    if (this.#tap) {
+      try {
+        this.#tap(type, data);
+      } catch {
+        // Telemetry must never break auditing.
+      }
+    }
     const p = this.#log.append(type, data);
     this.#inFlight.add(p);
     try {

@@ -23,10 +23,19 @@ import { InFlight } from "./in-flight.ts";
 import { BudgetGuard } from "../budget/budget-guard.ts";
 import { applyBudgetRaise } from "../budget/budget-raises.ts";
 import { systemTimers, type Timers } from "./timers.ts";
+import { Telemetry, type TelemetryDeps } from "../telemetry/telemetry.ts";
 
 /** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
-export type RuntimeOptions = { clock?: Clock; timers?: Timers; api?: OpencodeApi; host?: HostInfo };
+/** `env` is what the telemetry switch reads (default `process.env`); `loadTelemetry` replaces the SDK chunk in tests. */
+export type RuntimeOptions = {
+  clock?: Clock;
+  timers?: Timers;
+  api?: OpencodeApi;
+  host?: HostInfo;
+  env?: TelemetryDeps["env"];
+  loadTelemetry?: TelemetryDeps["load"];
+};
 
 /** How long an exit waits for hook calls under way before writing what it has (a hung hook cannot hold it longer). */
 export const EXIT_SETTLE_MS = 1_500;
@@ -51,6 +60,8 @@ export class Runtime {
   readonly resumeNotes = new ResumeNotes();
   /** Sessions whose compaction is being prepared: the next messages transform is the summarizer's input. */
   readonly summarizing = new Set<string>();
+  /** OpenTelemetry export: off (and its SDK unloaded) unless the switch says so. */
+  readonly telemetry: Telemetry;
 
   readonly host: HostInfo;
 
@@ -80,6 +91,17 @@ export class Runtime {
       stats: () => this.stats(),
       onEnded: (id) => this.stops.onEnded(id),
     });
+    const ctx = this.ctx;
+    this.telemetry = new Telemetry({
+      env: options.env ?? process.env,
+      config: () => ctx.config,
+      now: () => clock.now(),
+      record: (type, data) => void ctx.record(type, data),
+      reportError: (where, error) => ctx.reportHookError(where, error),
+      ...(options.loadTelemetry ? { load: options.loadTelemetry } : {}),
+    });
+    const telemetry = this.telemetry;
+    sink.tap((type, data) => telemetry.audit(type, data));
   }
 
   /**
@@ -142,6 +164,8 @@ export class Runtime {
     const { ctx } = this;
     await ensureGovernanceDir(ctx.paths);
     await ctx.configWatcher.reload();
+    // Not awaited: with export on, the SDK chunk loads behind; what happens meanwhile is queued (bounded).
+    void this.telemetry.configure();
     const startupMs = Math.round(performance.now() - began);
     await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
@@ -171,6 +195,7 @@ export class Runtime {
     this.ctx.configWatcher.stop();
     await this.inFlight.settle(EXIT_SETTLE_MS);
     await this.flush();
+    await this.telemetry.dispose();
   }
 
   async flush(): Promise<void> {

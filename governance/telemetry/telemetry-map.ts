@@ -1,0 +1,155 @@
+import { cleanLine } from "../texts/untrusted-text.ts";
+
+/**
+ * What each audit event becomes in OpenTelemetry (docs/observability.md): a span event on the session's current
+ * `invoke_agent` turn span and/or one count on a counter. Every audit event also becomes a log record; this table
+ * adds the rest. ONE table, keyed by the audit type as a string, so a renamed or new audit type (h-core's stop
+ * renames, h-budget's `budget_*`) is a one-line change here; test/governance/telemetry checks every key is a real
+ * audit type (or listed as expected-but-optional).
+ */
+export type Counter =
+  | "governance.stops"
+  | "governance.spawn.halts"
+  | "governance.spawn.refusals"
+  | "governance.injects"
+  | "governance.budget.breaches"
+  | "governance.escapes"
+  | "governance.hook.errors";
+
+export type Attributes = Record<string, string | number | boolean>;
+
+export type TelemetryMapping = {
+  /** Span event name on the session's open turn span (none when the session has no open turn). */
+  event?: string;
+  /** A counter incremented by one, with these attributes (low cardinality: never ids or free text). */
+  count?: { metric: Counter; attrs: (data: Record<string, unknown>) => Attributes };
+};
+
+const str = (v: unknown, fallback = "unknown"): string =>
+  typeof v === "string" && v !== "" ? cleanLine(v, 40) : typeof v === "number" || typeof v === "boolean" ? String(v) : fallback;
+
+export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
+  session_stop_requested: {
+    event: "governance.stop.requested",
+    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.level), outcome: "requested" }) },
+  },
+  session_stop_escalated: {
+    event: "governance.stop.directive_delivered",
+    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.delivered ?? d.to), outcome: d.delivered !== undefined ? "delivered" : "escalated" }) },
+  },
+  session_stopped: {
+    event: "governance.stop.completed",
+    count: { metric: "governance.stops", attrs: (d) => ({ level: "any", outcome: "stopped", how: str(d.how) }) },
+  },
+  session_hard_stopped: {
+    event: "governance.stop.hard_abort",
+    count: { metric: "governance.stops", attrs: () => ({ level: "any", outcome: "hard_stopped" }) },
+  },
+  stop_failed: { event: "governance.stop.failed", count: { metric: "governance.stops", attrs: () => ({ level: "any", outcome: "failed" }) } },
+  stop_ignored: { event: "governance.stop.ignored" },
+  tool_blocked: { event: "governance.tool.blocked" },
+  session_injected: { event: "governance.inject.delivered", count: { metric: "governance.injects", attrs: () => ({ outcome: "delivered" }) } },
+  inject_dropped: { event: "governance.inject.dropped", count: { metric: "governance.injects", attrs: () => ({ outcome: "dropped" }) } },
+  emergency_halt: {
+    event: "governance.spawn.halted",
+    count: { metric: "governance.spawn.halts", attrs: (d) => ({ reason: str(d.kind), enforced: d.enforced !== false }) },
+  },
+  delegation_blocked: {
+    event: "governance.spawn.refused",
+    count: { metric: "governance.spawn.refusals", attrs: (d) => ({ reason: str(d.kind), enforced: d.enforced !== false }) },
+  },
+  session_aborted: { event: "governance.escape", count: { metric: "governance.escapes", attrs: (d) => ({ from: str(d.from) }) } },
+  descendants_interrupted: { event: "governance.descendants_interrupted" },
+  descendant_aborted: { event: "governance.descendant_aborted" },
+  session_resumed: { event: "governance.resume" },
+  expired_resume: { event: "governance.resume.expired" },
+  session_compacted: { event: "governance.compacted" },
+  child_linked: { event: "governance.child.linked" },
+  child_closed: { event: "governance.child.closed" },
+  parent_notified: { event: "governance.parent_notified" },
+  directive_rejected: { event: "governance.directive.rejected" },
+  steer_refused: { event: "governance.steer.refused" },
+  budget_warning: {
+    event: "governance.budget.warning",
+    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "warning", limit: str(d.limit ?? d.budget) }) },
+  },
+  budget_exceeded: {
+    event: "governance.budget.exceeded",
+    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "exceeded", limit: str(d.limit ?? d.budget) }) },
+  },
+  hook_error: { count: { metric: "governance.hook.errors", attrs: (d) => ({ hook: str(d.hook) }) } },
+};
+
+/** Keys of TELEMETRY_MAP that may not exist as audit types yet (another branch adds them). */
+export const OPTIONAL_AUDIT_TYPES: readonly string[] = ["budget_warning", "budget_exceeded"];
+
+/**
+ * Audit data keys that may leave the machine, and nothing else. The rule: what `sessions` and the dashboard's audit
+ * tail show (ids, agent, level, state, depth, reason, preview, who) — never file paths, error messages, tool
+ * arguments, the project directory or the pid. Strings are cleaned like the CLI's output (controls and invisible
+ * characters removed, secrets redacted, one line) and clipped to 80 characters, the dashboard's length.
+ */
+const EXPORTED_KEYS: Readonly<Record<string, string>> = {
+  sessionId: "gen_ai.conversation.id",
+  parentId: "governance.parent_id",
+  childId: "governance.child_id",
+  rootId: "governance.root_id",
+  requestId: "governance.request_id",
+  injectId: "governance.inject_id",
+  agent: "governance.agent",
+  callerAgent: "governance.caller_agent",
+  targetAgent: "governance.target_agent",
+  level: "governance.level",
+  depth: "governance.depth",
+  callerDepth: "governance.caller_depth",
+  childDepth: "governance.child_depth",
+  state: "governance.state",
+  previousState: "governance.previous_state",
+  from: "governance.from",
+  to: "governance.to",
+  on: "governance.on",
+  via: "governance.via",
+  kind: "governance.kind",
+  enforced: "governance.enforced",
+  reason: "governance.reason",
+  because: "governance.because",
+  preview: "governance.preview",
+  by: "governance.by",
+  how: "governance.how",
+  outcome: "governance.outcome",
+  delivered: "governance.delivered",
+  attempt: "governance.attempt",
+  count: "governance.count",
+  idleMs: "governance.idle_ms",
+  interrupted: "governance.interrupted",
+  trigger: "governance.trigger",
+  tool: "governance.tool",
+  hook: "governance.hook",
+  rule: "governance.rule",
+  action: "governance.action",
+  limit: "governance.budget.limit",
+  budget: "governance.budget.name",
+  used: "governance.budget.used",
+  max: "governance.budget.max",
+  signal: "governance.telemetry.signal",
+};
+
+const MAX_TEXT = 80;
+
+function exportable(value: unknown): string | number | boolean | undefined {
+  if (typeof value === "number") return Number.isFinite(value) ? value : undefined;
+  if (typeof value === "boolean") return value;
+  if (typeof value === "string") return cleanLine(value, MAX_TEXT);
+  if (Array.isArray(value) && value.every((v) => typeof v === "string" || typeof v === "number")) return cleanLine(value.join(","), MAX_TEXT);
+  return undefined;
+}
+
+/** The redacted attributes of one audit event: whitelisted keys only, cleaned values, `governance.event` = its type. */
+export function auditAttributes(type: string, data: Record<string, unknown>): Attributes {
+  const out: Attributes = { "governance.event": cleanLine(type, 60) };
+  for (const [key, name] of Object.entries(EXPORTED_KEYS)) {
+    const value = exportable(data[key]);
+    if (value !== undefined && value !== "") out[name] = value;
+  }
+  return out;
+}

@@ -1,0 +1,56 @@
+import { describe, expect, test } from "vitest";
+import { AuditEventType } from "../../../governance/storage/audit-log.ts";
+import { auditAttributes, OPTIONAL_AUDIT_TYPES, TELEMETRY_MAP } from "../../../governance/telemetry/telemetry-map.ts";
+
+describe("TELEMETRY_MAP: audit events → span events and counters, in one table", () => {
+  test("every key is an audit type this build writes (a rename upstream fails here, not silently in a dashboard)", () => {
+    const known = new Set<string>(AuditEventType.options);
+    const stale = Object.keys(TELEMETRY_MAP).filter((k) => !known.has(k) && !OPTIONAL_AUDIT_TYPES.includes(k));
+    expect(stale).toEqual([]);
+  });
+
+  test("the decisions the issue names all have a span event", () => {
+    for (const type of [
+      "session_stop_requested",
+      "session_stop_escalated",
+      "session_injected",
+      "emergency_halt",
+      "delegation_blocked",
+      "session_aborted",
+      "session_resumed",
+      "budget_warning",
+      "budget_exceeded",
+    ]) {
+      expect(TELEMETRY_MAP[type]?.event, type).toMatch(/^governance\./);
+    }
+  });
+
+  test("counter attributes are low-cardinality: no ids, no free text", () => {
+    const attrs = TELEMETRY_MAP.emergency_halt!.count!.attrs({ kind: "max_depth", enforced: true, sessionId: "ses_1", callerAgent: "x" });
+    expect(attrs).toEqual({ reason: "max_depth", enforced: true });
+    expect(TELEMETRY_MAP.session_stop_requested!.count!.attrs({ level: 2, reason: "free text" })).toEqual({ level: "2", outcome: "requested" });
+  });
+});
+
+describe("auditAttributes: nothing leaves the machine that `sessions` would not show", () => {
+  test("whitelisted keys only: no paths, messages, pids or unknown keys", () => {
+    const attrs = auditAttributes("plugin_started", { directory: "/home/alice/secret-project", pid: 4242, startupMs: 3, message: "ENOENT /home/alice" });
+    expect(attrs).toEqual({ "governance.event": "plugin_started" });
+  });
+
+  test("the session id becomes gen_ai.conversation.id; free text is cleaned, secrets redacted, clipped to 80", () => {
+    const attrs = auditAttributes("session_stop_requested", {
+      sessionId: "ses_abc",
+      level: 3,
+      by: "cli",
+      reason: `stop now \u001b[31m token=sk-proj-abcdefghijklmnopqrstuvwxyz ${"x".repeat(200)}`,
+    });
+    expect(attrs["gen_ai.conversation.id"]).toBe("ses_abc");
+    expect(attrs["governance.level"]).toBe(3);
+    const reason = String(attrs["governance.reason"]);
+    expect(reason).toContain("[redacted]");
+    expect(reason).not.toContain("sk-proj");
+    expect(reason).not.toContain("\u001b");
+    expect(Array.from(reason).length).toBeLessThanOrEqual(80);
+  });
+});
