@@ -21,6 +21,8 @@ export type Attributes = Record<string, string | number | boolean>;
 export type TelemetryMapping = {
   /** Span event name on the session's open turn span (none when the session has no open turn). */
   event?: string;
+  /** The span event instead, when the same turn already carries a stop request (an abort that a stop caused). */
+  eventAfterStop?: string;
   /** A counter incremented by one, with these attributes (low cardinality: never ids or free text). */
   count?: { metric: Counter; attrs: (data: Record<string, unknown>) => Attributes };
 };
@@ -58,7 +60,11 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
     event: "governance.spawn.refused",
     count: { metric: "governance.spawn.refusals", attrs: (d) => ({ reason: str(d.kind), enforced: d.enforced !== false }) },
   },
-  session_aborted: { event: "governance.escape", count: { metric: "governance.escapes", attrs: (d) => ({ from: str(d.from) }) } },
+  session_aborted: {
+    event: "governance.escape",
+    eventAfterStop: "governance.stop.aborted",
+    count: { metric: "governance.escapes", attrs: (d) => ({ from: str(d.from) }) },
+  },
   descendants_interrupted: { event: "governance.descendants_interrupted" },
   descendant_aborted: { event: "governance.descendant_aborted" },
   session_resumed: { event: "governance.resume" },

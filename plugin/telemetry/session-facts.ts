@@ -12,6 +12,8 @@ export type Turn = {
   provider?: string;
   model?: string;
   interrupted: boolean;
+  /** A stop was requested during this turn: its abort is the stop's, not the user's Escape. */
+  stopped?: boolean;
   error?: string;
   /** Set when OpenCode reported the turn over; the span ends a little later (turn-spans.ts), at this time. */
   endAt?: number;

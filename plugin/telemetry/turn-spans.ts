@@ -181,7 +181,9 @@ export class TurnSpans {
     const id = typeof data.sessionId === "string" ? data.sessionId : undefined;
     if (!id) return;
     const s = this.#facts.learn(id, type, data);
-    const event = TELEMETRY_MAP[type]?.event;
+    const mapping = TELEMETRY_MAP[type];
+    if (s.turn && type === "session_stop_requested") s.turn.stopped = true;
+    const event = s.turn?.stopped && mapping?.eventAfterStop ? mapping.eventAfterStop : mapping?.event;
     // A decision handled just after OpenCode ended the turn (within the grace) belongs to it, at its end.
     if (event && s.turn) s.turn.span.addEvent(event, auditAttributes(type, data), Math.min(this.#o.now(), s.turn.endAt ?? Infinity));
   }

@@ -141,7 +141,7 @@ describe("OpenTelemetry export: the session tree as GenAI spans, decisions as ev
     const tools = ours().filter((s) => s.name.startsWith("execute_tool") && s.traceId === rootSpan.traceId);
     expect(tools.filter((t) => t.attributes["gen_ai.tool.name"] === "task").length).toBe(4);
     for (const t of tools) expect(byId(t.parentSpanId)?.name).toMatch(/^invoke_agent /);
-  });
+  }, 120_000);
 
   test("a CLI stop of a running subagent: stop requested, directive delivered and the stop as events on the child's turn", async () => {
     const root = (await serve.http.createSession()).id;
@@ -165,7 +165,7 @@ describe("OpenTelemetry export: the session tree as GenAI spans, decisions as ev
     expect(events.map((e) => e.name)).toEqual(expect.arrayContaining(["governance.stop.requested", "governance.stop.directive_delivered"]));
     // Nothing secret left the machine, in any signal.
     expect(JSON.stringify([receiver.spans, receiver.logs, receiver.metrics])).not.toContain(SECRET);
-  });
+  }, 120_000);
 
   test("Escape on the parent: the parent's turn and its running child's end interrupted, with the Escape as an event", async () => {
     const root = (await serve.http.createSession()).id;
@@ -179,7 +179,7 @@ describe("OpenTelemetry export: the session tree as GenAI spans, decisions as ev
     expect(turnsOf(root)[0]!.attributes["governance.turn.outcome"]).toBe("interrupted");
     expect(turnsOf(root)[0]!.events.map((e) => e.name)).toContain("governance.escape");
     expect(turnsOf(child)[0]!.attributes["governance.turn.outcome"]).toBe("interrupted");
-  });
+  }, 60_000);
 
   test("metrics and the audit events as log records reach the receiver; OpenCode's own spans carry the same session ids", async () => {
     const metric = (name: string) => receiver.metrics.filter((m) => m.service === "opencode-governance" && m.name === name);

@@ -18,6 +18,8 @@ export type ReceivedSpan = {
   attributes: Attrs;
   events: { name: string; attributes: Attrs }[];
   status: { code?: string | number; message?: string };
+  startTimeUnixNano: string;
+  endTimeUnixNano: string;
 };
 export type ReceivedMetric = { service: string; name: string; unit?: string; points: { attributes: Attrs; value: number }[] };
 export type ReceivedLog = { service: string; body: unknown; eventName?: string; severityText?: string; traceId: string; spanId: string; attributes: Attrs };
@@ -59,6 +61,8 @@ export async function startOtlpReceiver(): Promise<{
               attributes: s.attributes ?? {},
               events: (s.events ?? []).map((e: { name: string; attributes?: Attrs }) => ({ name: e.name, attributes: e.attributes ?? {} })),
               status: s.status ?? {},
+              startTimeUnixNano: String(s.startTimeUnixNano ?? "0"),
+              endTimeUnixNano: String(s.endTimeUnixNano ?? "0"),
             });
     },
     onMetrics: (raw: unknown) => {
