@@ -70,7 +70,8 @@ for (const [i, traceId] of traces.entries()) {
   walk(rootSpan.parentSpanId, 0);
   y += 30;
 }
-const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W + 260}" height="${y}" font-family="monospace" font-size="12">
+const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${W + 260}" height="${y}" font-family="monospace" font-size="12" role="img">
+<title>Governance spans exported by the end-to-end test</title>
 <style>.h{font-weight:bold;font-size:13px}.s{fill:#222}.t{fill:#666}.e{fill:#b03000}.o{fill:#fff;font-size:10px}.bs{fill:#4a78c2}.bi{fill:#c2644a}.bt{fill:#9bb5dd}</style>
 <rect width="100%" height="100%" fill="#fff"/>
 <text x="10" y="20" class="h">opencode-governance → OTLP: invoke_agent spans per turn, nested like the session tree (from test/e2e/telemetry.test.ts)</text>
