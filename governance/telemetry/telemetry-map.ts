@@ -77,17 +77,23 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   steer_refused: { event: "governance.steer.refused" },
   budget_warning: {
     event: "governance.budget.warning",
-    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "warning", limit: str(d.limit ?? d.budget) }) },
+    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "warning", scope: str(d.scope), key: str(d.key) }) },
   },
   budget_exceeded: {
     event: "governance.budget.exceeded",
-    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "exceeded", limit: str(d.limit ?? d.budget) }) },
+    count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "exceeded", scope: str(d.scope), key: str(d.key) }) },
   },
+  budget_raised: { event: "governance.budget.raised" },
+  spawn_refused_concurrency: {
+    event: "governance.spawn.refused",
+    count: { metric: "governance.spawn.refusals", attrs: () => ({ reason: "concurrency", enforced: true }) },
+  },
+  loop_detected: { event: "governance.loop.detected" },
   hook_error: { count: { metric: "governance.hook.errors", attrs: (d) => ({ hook: str(d.hook) }) } },
 };
 
 /** Keys of TELEMETRY_MAP that may not exist as audit types yet (another branch adds them). */
-export const OPTIONAL_AUDIT_TYPES: readonly string[] = ["budget_warning", "budget_exceeded"];
+export const OPTIONAL_AUDIT_TYPES: readonly string[] = [];
 
 /**
  * Audit data keys that may leave the machine, and nothing else. The rule: what `sessions` and the dashboard's audit
@@ -133,10 +139,14 @@ const EXPORTED_KEYS: Readonly<Record<string, string>> = {
   hook: "governance.hook",
   rule: "governance.rule",
   action: "governance.action",
-  limit: "governance.budget.limit",
-  budget: "governance.budget.name",
+  scope: "governance.scope",
+  key: "governance.budget.key",
+  limit: "governance.limit",
   used: "governance.budget.used",
-  max: "governance.budget.max",
+  add: "governance.budget.add",
+  running: "governance.running",
+  shape: "governance.loop.shape",
+  stage: "governance.stage",
   signal: "governance.telemetry.signal",
 };
 

@@ -30,7 +30,8 @@ async function start(yaml: string, env: Record<string, string>): Promise<{ hooks
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-otel-"));
   dirs.push(dir);
   fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
-  fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), yaml);
+  // The loop guard (docs/budgets.md) would stop this synthetic session's repetitive calls: not what is measured here.
+  fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), `${yaml}loops:\n  enabled: false\n`);
   Object.assign(process.env, env);
   {
     const hooks = (await plugin.server({
