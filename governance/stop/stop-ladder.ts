@@ -252,7 +252,11 @@ export function confirmStopped(record: SessionRecord, at: number, how: StopHow):
   return { next: told.next, stoppedNow: true, effects };
 }
 
-/** `session.idle` while stopping: the session ended its turn, it complied. Same contract as {@link confirmStopped}. */
+/**
+ * `session.idle` while stopping: the session ended its turn, it complied — unless the turn ended because it was
+ * aborted (the record is already `interrupted`: OpenCode reports idle after an abort, and the two events race), which
+ * is an abort. Same contract as {@link confirmStopped}.
+ */
 export function onCompliance(record: SessionRecord, at: number): ConfirmResult {
-  return confirmStopped(record, at, "compliance");
+  return confirmStopped(record, at, record.state === "interrupted" ? "abort" : "compliance");
 }

@@ -25,7 +25,19 @@ beforeAll(async () => {
   const clock = createFakeClock(1_000);
   const store = new SessionStore({ projectDir: project, clock });
   await store.update(RUN, () => makeRecord(RUN, 1_000, { control: "active" }));
-  const stop = { requestId: "s1", requestedAt: 900, reason: "enough", requestedBy: "cli", nextLevel: 1 as const, delivered: [], deadlineAt: 6_000, abortAttempts: 0, parentNotified: false, quietMs: 5_000, capAt: 60_000 };
+  const stop = {
+    requestId: "s1",
+    requestedAt: 900,
+    reason: "enough",
+    requestedBy: "cli",
+    nextLevel: 1 as const,
+    delivered: [],
+    deadlineAt: 6_000,
+    abortAttempts: 0,
+    parentNotified: false,
+    quietMs: 5_000,
+    capAt: 60_000,
+  };
   await store.update(STOPPING, () => makeRecord(STOPPING, 1_000, { control: "stopping", stop }));
   await store.update(IDLE_ROOT, () => makeRecord(IDLE_ROOT, 1_000, { control: "active", idleAt: 1_000, lastActivityAt: 1_000 }));
   await store.update(DELETED, () => makeRecord(DELETED, 1_000, { control: "completed", end: { at: 1_000, how: "deleted", detail: null } }));

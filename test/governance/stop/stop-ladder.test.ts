@@ -302,3 +302,10 @@ describe("what the parent is told really happened", () => {
     expect(notifications(confirmStopped(hard.next, T0 + 6 * SECOND, "abort").effects)).toEqual([]);
   });
 });
+
+describe("an idle that races an abort", () => {
+  it("an idle reported after the session was recorded interrupted is the abort, not compliance", () => {
+    const interrupted = { ...stopping(), state: "interrupted" as const };
+    expect(notifications(onCompliance(interrupted, T0 + SECOND).effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "user-abort" }]);
+  });
+});
