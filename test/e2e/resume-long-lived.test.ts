@@ -134,7 +134,6 @@ describe("resume on the next prompt in one long-lived opencode serve (wall clock
     expect(note).toContain(child);
     expect(note).toContain("governance-executor");
     expect(note).toMatch(/last tool call `read`.*PLAN\.md/);
-
   });
 
   // Skipped: in the last run the child's new prompt produced no model request of the child (cause not found; see the
