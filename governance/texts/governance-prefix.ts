@@ -9,7 +9,7 @@ export const GOVERNANCE_PREFIX_HEADING = "## Governance Context (opencode-govern
 /**
  * Everything the prefix says. Every input is stable for the session's life (or until the config is edited): the
  * prefix goes into the system prompt, which must not change between steps, nor across turns for a counter
- * (docs/decisions/0007-stable-system-prompt.md). What moves (todo counts, orphan warnings, resume context,
+ * (docs/decisions/0011-stable-system-prompt.md). What moves (todo counts, orphan warnings, resume context,
  * post-compaction reminder) is in the status note at the end of the request (status-note.ts).
  */
 export interface GovernancePrefixInput {

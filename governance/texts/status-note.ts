@@ -28,7 +28,7 @@ const MAX_ORPHANS = 5;
  * at the very end of the request (after the last message, so after every cache breakpoint the host sets): the resume
  * context of a resumed turn, the post-compaction reminder, the todo count, orphan warnings. The system prompt keeps
  * only what is stable for the session (the governance prefix), so a provider's prompt cache survives every step
- * (docs/decisions/0007-stable-system-prompt.md). Undefined when there is nothing to say: no bytes are added then.
+ * (docs/decisions/0011-stable-system-prompt.md). Undefined when there is nothing to say: no bytes are added then.
  *
  * The texts are the same as when they were placed in the system prompt or appended to the last message; only the
  * heading that says where they come from is added.

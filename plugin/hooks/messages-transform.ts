@@ -58,7 +58,7 @@ function attachNotice(messages: Message[], text: string, now: number): void {
  * change between steps (resume context, post-compaction reminder until a turn completes after the compaction
  * (S2-R01), todos, orphans), as one synthetic user message after the last message. Nothing is added to a message a
  * later step sends again without it, so each request repeats the previous one up to this note and a provider's
- * prompt cache holds (docs/decisions/0007-stable-system-prompt.md).
+ * prompt cache holds (docs/decisions/0011-stable-system-prompt.md).
  */
 export async function messagesTransform(rt: Runtime, output: { messages: Message[] }): Promise<void> {
   const { ctx, tracker, runner, sessions } = rt;

@@ -12,7 +12,7 @@ function isHousekeeping(system: string[]): boolean {
  * is rebuilt by OpenCode each step, so nothing is injected "once"). The prefix is built only from what is stable for
  * the session (who the agent is, config), so the system prompt is byte-identical from step to step and a provider's
  * prompt cache survives; what changes (resume context, reminder, todos, orphans) is in the status note at the end of
- * the request (messages-transform.ts, docs/decisions/0007-stable-system-prompt.md).
+ * the request (messages-transform.ts, docs/decisions/0011-stable-system-prompt.md).
  */
 export async function systemTransform(rt: Runtime, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
   const sessionId = input.sessionID;
