@@ -151,7 +151,10 @@ describe("stop controller", () => {
     await toolCall(); // the child is running
     await enqueue(f.rt.ctx.paths, CHILD, { kind: "inject", id: "inject-1", at: f.clock.now(), text: "also check the docs", by: "cli" });
     await onEvent(f.rt, events.aborted(ROOT));
-    expect((await f.audit("inject_dropped")).find((e) => e.sessionId === CHILD)).toMatchObject({ injectIds: ["inject-1"], because: expect.stringMatching(/interrupted/) });
+    expect((await f.audit("inject_dropped")).find((e) => e.sessionId === CHILD)).toMatchObject({
+      injectIds: ["inject-1"],
+      because: expect.stringMatching(/interrupted/),
+    });
     expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
   });
 
