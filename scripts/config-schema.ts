@@ -52,6 +52,7 @@ export const DESCRIPTIONS: Record<string, string> = {
   stop: "The stop ladder's deadlines.",
   "stop.deadline": `Time a stopped session has to make its next tool call before it is aborted through OpenCode's API. ${DURATION}`,
   "stop.retryDeadline": `Time an abort has to take effect before it is retried. ${DURATION}`,
+  "stop.maxWait": `Longest a stopping session that keeps showing signs of life (streaming its final answer, ending its turn) is given before the hard stop. A project's own file may set at most 120s; longer only from your own config. ${DURATION}`,
   inject: "Guidance injected into a running subagent.",
   "inject.maxLength": "Longest guidance, in characters.",
   anchors: "Facts every agent must keep; critical and high ones survive compaction.",
