@@ -66,7 +66,12 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     return { text: "ok" };
   };
   const model = await startScriptedModel(respond);
-  const project = createTestProject({ modelUrl: model.url, files: { "README.md": "# load\n" }, governanceYaml: "stop:\n  deadline: 10s\n" });
+  const project = createTestProject({
+    modelUrl: model.url,
+    files: { "README.md": "# load\n" },
+    governanceYaml:
+      "stop:\n  deadline: 10s\n# 20 subagents at once and repeated reads, by design\nconcurrency:\n  perParent: 100\n  perProject: 1000\nloops:\n  enabled: false\n",
+  });
   const serve = await serveOpencode(project);
   const started = Date.now();
   const directives: Directive[] = [];
