@@ -4,7 +4,7 @@
  * control characters again before they reach a terminal or a page (defence in depth: an ESC or BEL sequence must
  * never be interpreted by the user's terminal). Tabs and line breaks inside a value become spaces.
  */
-import { displayText } from "../governance/texts/display-text.ts";
+import { displayText, mapStrings } from "../governance/texts/display-text.ts";
 
 const CONTROLS = /[\u0000-\u001f\u007f-\u009f]/g;
 
@@ -23,10 +23,5 @@ export function plainLines(text: string): string {
 
 /** A JSON-able value with every string (keys included) cleaned; numbers, booleans and null as they are. */
 export function plainDeep<T>(value: T): T {
-  if (typeof value === "string") return plain(value) as T;
-  if (Array.isArray(value)) return value.map((v) => plainDeep(v)) as T;
-  if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [plain(k), plainDeep(v)])) as T;
-  }
-  return value;
+  return mapStrings(value, plain);
 }

@@ -33,6 +33,20 @@ const ActiveTime = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return parsed.ms;
 });
 
+/** The counted limits, shared by the config (BudgetLimits) and a raise (BudgetAmounts). */
+const CALLS = {
+  modelRequests: count("modelRequests").optional(),
+  toolCalls: count("toolCalls").optional(),
+};
+const TOKENS = {
+  tokens: count("tokens", MAX_TOKENS).optional(),
+  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
+  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
+  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
+  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
+  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
+};
+
 /** The budget keys, in the order they are shown. */
 export const BudgetKey = z.enum([
   "modelRequests",
@@ -49,15 +63,9 @@ export const BudgetKey = z.enum([
 export type BudgetKey = z.infer<typeof BudgetKey>;
 
 export const BudgetLimits = z.strictObject({
-  modelRequests: count("modelRequests").optional(),
-  toolCalls: count("toolCalls").optional(),
+  ...CALLS,
   activeTime: ActiveTime.optional(),
-  tokens: count("tokens", MAX_TOKENS).optional(),
-  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
-  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
-  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
-  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
-  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
+  ...TOKENS,
   cost: z
     .number()
     .positive("cost must be more than 0 (US dollars; leave the key out for no limit)")
@@ -106,15 +114,9 @@ export type LoopConfig = z.infer<typeof LoopConfig>;
  * transform: what was signed is what is read back.
  */
 export const BudgetAmounts = z.strictObject({
-  modelRequests: count("modelRequests").optional(),
-  toolCalls: count("toolCalls").optional(),
+  ...CALLS,
   activeTime: z.number().int().min(MIN_ACTIVE_MS, "activeTime must be at least 1s").max(MAX_ACTIVE_MS, "activeTime must be at most 7d").optional(),
-  tokens: count("tokens", MAX_TOKENS).optional(),
-  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
-  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
-  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
-  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
-  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
+  ...TOKENS,
   cost: z.number().positive("cost must be more than 0").max(MAX_COST_USD, `cost must be at most ${MAX_COST_USD}`).optional(),
 });
 export type BudgetAmounts = z.infer<typeof BudgetAmounts>;

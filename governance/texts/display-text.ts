@@ -15,12 +15,17 @@ export function displayText(value: string): string {
   return /^[\x20-\x7E\n]*$/.test(value) ? value : printable(value);
 }
 
-/** A JSON-able value with every string (object keys included) passed through {@link displayText}. */
-export function displayDeep<T>(value: T): T {
-  if (typeof value === "string") return displayText(value) as T;
-  if (Array.isArray(value)) return value.map((v) => displayDeep(v)) as T;
+/** A JSON-able value with every string (object keys included) passed through `filter`; other values as they are. */
+export function mapStrings<T>(value: T, filter: (text: string) => string): T {
+  if (typeof value === "string") return filter(value) as T;
+  if (Array.isArray(value)) return value.map((v) => mapStrings(v, filter)) as T;
   if (value && typeof value === "object") {
-    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [displayText(k), displayDeep(v)])) as T;
+    return Object.fromEntries(Object.entries(value as Record<string, unknown>).map(([k, v]) => [filter(k), mapStrings(v, filter)])) as T;
   }
   return value;
+}
+
+/** A JSON-able value with every string (object keys included) passed through {@link displayText}. */
+export function displayDeep<T>(value: T): T {
+  return mapStrings(value, displayText);
 }

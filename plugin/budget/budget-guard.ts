@@ -59,13 +59,13 @@ export class BudgetGuard {
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
   async onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> {
     if (this.#ctx.config.loops.enabled) this.#callArgs.set(callId, callKey(tool, args));
-    await this.#count(record, { toolCalls: 1 });
+    this.#count(record, { toolCalls: 1 });
     await this.#check(sessionId);
   }
 
   /** One model request of the session (the machine's soft `model_step`). */
   async onModelStep(sessionId: string, record: SessionRecord): Promise<void> {
-    await this.#count(record, { modelRequests: 1 });
+    this.#count(record, { modelRequests: 1 });
     await this.#check(sessionId);
   }
 
@@ -78,7 +78,7 @@ export class BudgetGuard {
       return { next: taken.next, effects: [] };
     });
     if (!applied || applied.next === applied.previous) return;
-    await this.#count(applied.next as SessionRecord, delta);
+    this.#count(applied.next as SessionRecord, delta);
     await this.#check(sessionId);
   }
 
@@ -139,7 +139,7 @@ export class BudgetGuard {
   }
 
   /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
-  async #count(record: SessionRecord, delta: UseDelta): Promise<void> {
+  #count(record: SessionRecord, delta: UseDelta): void {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: addTreeUse(root, delta), effects: [] }));
   }
 

@@ -1,4 +1,5 @@
 import type { PluginInput } from "@opencode-ai/plugin";
+import { settle } from "./settle.ts";
 
 /**
  * The one layer that talks to OpenCode's SDK client. Every call is bounded and returns a value instead of throwing:
@@ -13,17 +14,6 @@ export type OpencodeApi = {
 };
 
 type Client = PluginInput["client"];
-
-async function settle<T>(p: Promise<T>, ms = 5_000): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
-}
 
 export function createOpencodeApi(client: Client, directory: string): OpencodeApi {
   const query = { directory };

@@ -1,16 +1,6 @@
 import type { OpencodeApi } from "../opencode-api.ts";
 import type { V2Context } from "./v2-types.ts";
-
-async function settle<T>(p: Promise<T>, ms = 5_000): Promise<T | undefined> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  try {
-    return await Promise.race([p, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
-  } catch {
-    return undefined;
-  } finally {
-    clearTimeout(timer);
-  }
-}
+import { settle } from "../settle.ts";
 
 /**
  * Which sessions are running a turn, as OpenCode 2 tells it on the event stream (`session.execution.started` until
