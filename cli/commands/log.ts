@@ -1,6 +1,7 @@
 import { constants } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { AuditEvent } from "../../governance/storage/audit-log.ts";
+import { matchesAuditType } from "../../governance/storage/audit-names.ts";
 import { safeJson } from "../output.ts";
 import type { Style } from "../output.ts";
 import type { CommandContext } from "./command-context.ts";
@@ -13,14 +14,13 @@ const MAX_READ = 16 * 1024 * 1024;
 type Filter = (e: AuditEvent) => boolean;
 
 function buildFilter(types: readonly string[], session: string | undefined): Filter {
-  const wanted = new Set(
-    types
-      .flatMap((t) => t.split(","))
-      .map((t) => t.trim())
-      .filter(Boolean),
-  );
+  const wanted = types
+    .flatMap((t) => t.split(","))
+    .map((t) => t.trim())
+    .filter(Boolean);
   return (e) => {
-    if (wanted.size > 0 && !wanted.has(e.type)) return false;
+    // A renamed type is found under its old and its new name (governance/storage/audit-names.ts).
+    if (wanted.length > 0 && !wanted.some((t) => matchesAuditType(e, t))) return false;
     if (session === undefined) return true;
     // A session's own events, and the events that name it (a parent notified about it, a child it spawned).
     return e.sessionId === session || Object.values(e).some((v) => v === session || (Array.isArray(v) && v.includes(session)));

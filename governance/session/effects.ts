@@ -1,5 +1,5 @@
 import type { AuditEventType } from "../storage/audit-log.ts";
-import type { SessionRecord } from "./session-record.ts";
+import type { NoticeHow, SessionRecord } from "./session-record.ts";
 
 /**
  * What a pure step of the core asks the adapter to do. The core never performs I/O; plugin/runtime/effect-runner.ts is the
@@ -10,28 +10,14 @@ export type AuditEffect = { type: "audit"; event: AuditEventType; data: Record<s
 export type InterruptDescendantsEffect = { type: "interrupt_descendants" };
 /** A resume was synthesized; `allowed` is false for level ≥ 2 (S5-R08; see `resumeContextDue`). */
 export type ResumeContextEffect = { type: "resume_context"; allowed: boolean };
-/** The record passed in was replaced by a fresh one (expired resume): the previous one is reported. */
-export type ArchivePreviousEffect = { type: "archive_previous" };
-/**
- * How the parent is told its child stopped: the ladder's L3 (at its next call), a hard stop (stuck: SDK abort), the
- * child ending its turn (obeyed), or an abort governance did not send (the user pressed Escape) while it was pending.
- */
-export type ParentNoticeHow = "ladder" | "hard-stop" | "compliance" | "user-abort";
 /** Queue a notification for the parent session (the stop ladder emits it once per stop: `stop.parentNotified`). */
-export type NotifyParentEffect = { type: "notify_parent"; parentId: string; how: ParentNoticeHow };
+export type NotifyParentEffect = { type: "notify_parent"; parentId: string; how: NoticeHow };
 /** The SDK abort (`client.session.abort`) after `delayMs`; the adapter then verifies the session went idle. */
 export type AbortSessionEffect = { type: "abort_session"; delayMs: number };
 /** A message in the user's terminal. */
 export type ToastEffect = { type: "toast"; message: string; variant: "info" | "warning" | "error" };
 
-export type Effect =
-  | AuditEffect
-  | InterruptDescendantsEffect
-  | ResumeContextEffect
-  | ArchivePreviousEffect
-  | NotifyParentEffect
-  | AbortSessionEffect
-  | ToastEffect;
+export type Effect = AuditEffect | InterruptDescendantsEffect | ResumeContextEffect | NotifyParentEffect | AbortSessionEffect | ToastEffect;
 
 /** The shape of every record change: the next record (undefined = none) and what to do about it. */
 export type Step = { next: SessionRecord | undefined; effects: Effect[] };

@@ -338,7 +338,8 @@ function linkParent(record: SessionRecord, ev: SessionEvent): TransitionResult {
 
 /**
  * S5: the gap since `lastActivityAt` decides. `resume` → state `resumed` with `resume` filled; `expired` → a fresh
- * S1 record with the same id and hierarchy (the adapter archives the old one); `continue` → the stored state is
+ * S1 record with the same id and hierarchy (the old one is replaced, its last activity kept in the `session_expired`
+ * audit line; records idle beyond the window are archived by the periodic archive, not here); `continue` → the stored state is
  * kept (usually `between_turn`; a pending compaction or resume stays pending). A model step on an interrupted record
  * is then applied on top of the result, so its counters and state follow the same rules as any other step.
  */
@@ -354,7 +355,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     const fresh = freshRecord(record.sessionId, at, agent, { parentId, rootId, depth, level });
     if (!fresh) return illegal(record, "invalid_record");
     next = record.control === "stopped" ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt } : fresh;
-    effects.push({ type: "archive_previous" }, audit("expired_resume", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state }));
+    effects.push(audit("session_expired", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state, lastActivityAt: record.lastActivityAt }));
   } else if (kind === "resume") {
     const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
     const resume = { at, idleMs: idleMs(record.lastActivityAt, at), previousActivityAt: record.lastActivityAt, previousState, interrupted };

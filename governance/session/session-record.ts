@@ -31,6 +31,20 @@ export function levelOf(depth: number): number {
   return Math.min(depth + 1, 3);
 }
 
+/**
+ * How a stop became final, the one name used by the stop ladder, the parent's notification (queue file) and its text:
+ * `ladder` = L3 delivered after the directives, `hard-stop` = no tool call in time so the SDK aborted it (confirmed
+ * idle), `compliance` = the session ended its turn itself while stopping.
+ */
+export const StopHow = z.enum(["ladder", "hard-stop", "compliance"]);
+export type StopHow = z.infer<typeof StopHow>;
+/**
+ * What the parent is told really happened: a {@link StopHow}, or `user-abort` — an abort governance did not send (the
+ * user pressed Escape, or another client aborted it) while the stop was pending.
+ */
+export const NoticeHow = z.enum([...StopHow.options, "user-abort"]);
+export type NoticeHow = z.infer<typeof NoticeHow>;
+
 export const StopLevel = z.union([z.literal(1), z.literal(2), z.literal(3)]);
 export type StopLevel = z.infer<typeof StopLevel>;
 

@@ -5,7 +5,7 @@ import { ownerIsGone } from "../storage/lock-owner.ts";
 import { enqueue } from "./directive-queue.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
-import { agentToken, oneLine, sessionToken } from "../texts/text-parts.ts";
+import { agentToken, plainLine, sessionToken } from "../texts/text-parts.ts";
 import { cleanLine } from "../texts/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
@@ -111,7 +111,7 @@ export async function requestStop(ctx: ControlContext, target: string, opts: { l
     const id = newId("stop");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "stop", id, at: ctx.clock.now(), level, reason, by: ctx.by.slice(0, 100) });
     if (!res.ok) return { ok: false, reason: res.reason };
-    await ctx.audit.append("session_interrupted", { sessionId: s.sessionId, requestId: id, level, reason, by: ctx.by, agent: s.agent });
+    await ctx.audit.append("stop_queued", { sessionId: s.sessionId, requestId: id, level, reason, by: ctx.by, agent: s.agent });
   }
   return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: [] };
 }
@@ -125,7 +125,7 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   const stopping = resolved.sessions.filter((s) => s.control === "stopping");
   const targets = resolved.sessions.filter((s) => s.control !== "stopping");
   const refusedFor = (s: SessionRecord) =>
-    `session ${s.sessionId} is being stopped${s.stop?.reason ? ` ("${oneLine(s.stop.reason, 60)}")` : ""}: a stopping session gets no guidance, only its stop directives`;
+    `session ${s.sessionId} is being stopped${s.stop?.reason ? ` ("${plainLine(s.stop.reason, 60)}")` : ""}: a stopping session gets no guidance, only its stop directives`;
   if (targets.length === 0) return { ok: false, reason: `guidance refused: ${stopping.map(refusedFor).join("; ")}` };
   const warnings = [...checked.warnings, ...stopping.map((s) => `not sent to ${refusedFor(s)}`)];
   for (const s of targets) {
@@ -158,7 +158,7 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     if (!keep) continue;
     // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,
     // directive-like text flagged) before it reaches a terminal or, through the `governance` tool, a model.
-    const last = r.lastToolCall ? oneLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
+    const last = r.lastToolCall ? plainLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     lines.push(
       `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`,

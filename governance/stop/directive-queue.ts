@@ -6,7 +6,7 @@ import { isProcessAlive, sweepTempFiles, writeFileAtomic } from "../storage/atom
 import { systemClock, type Clock } from "../time/clock.ts";
 import { ensureGovernanceDir, sessionScopedPath, type GovernancePaths, type PathResult } from "../storage/governance-paths.ts";
 import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/quarantine.ts";
-import { SessionId, StopLevel } from "../session/session-record.ts";
+import { NoticeHow, SessionId, StopLevel } from "../session/session-record.ts";
 import { checkRealDir, DIR_MODE, readRegularFile } from "../storage/safe-fs.ts";
 import { loadKey, sign, verify } from "./directive-signing.ts";
 import { BudgetAmounts } from "../budget/budget-config.ts";
@@ -35,13 +35,12 @@ export type InjectDirective = z.infer<typeof InjectDirective>;
  * A parent's child was stopped. Structured data only, never free text: the receiving process renders the message at
  * delivery from its own records of the child (see `renderNotification`), so a queue file cannot carry words to a model.
  */
-export const NotifyHow = z.enum(["ladder", "hard-stop", "compliance", "user-abort"]);
 export const NotifyDirective = z.object({
   kind: z.literal("notify"),
   id: DirectiveId,
   at: z.number().int(),
   childId: SessionId,
-  how: NotifyHow,
+  how: NoticeHow,
 });
 export type NotifyDirective = z.infer<typeof NotifyDirective>;
 /** A user raised a running session's (or, on a root, its task tree's) budget: `opencode-governance budget … --add`. */

@@ -1,6 +1,6 @@
 import * as z from "../zod.ts";
-import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ParentNoticeHow, type ToastEffect } from "../session/effects.ts";
-import { type SessionRecord, StopLevel } from "../session/session-record.ts";
+import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ToastEffect } from "../session/effects.ts";
+import { type NoticeHow, type SessionRecord, StopHow, StopLevel } from "../session/session-record.ts";
 import { stopDeadline } from "./stop-deadline.ts";
 
 /**
@@ -23,25 +23,21 @@ export const L3_GRACE_MS = 1_500;
 /** A stopped session that makes another tool call is aborted almost at once. */
 export const BLOCKED_CALL_ABORT_MS = 50;
 
-const NOTICE: Record<StopHow, ParentNoticeHow> = { ladder: "ladder", abort: "hard-stop", compliance: "compliance" };
-
 /**
  * What the parent is told really happened. An abort this process did not send (no abort attempt recorded: the
  * user pressed Escape, or another client aborted it) while the stop was pending is the user's, not a hard stop.
  */
-function noticeOf(record: SessionRecord, how: StopHow): ParentNoticeHow {
-  return how === "abort" && (record.stop?.abortAttempts ?? 0) === 0 ? "user-abort" : NOTICE[how];
+function noticeOf(record: SessionRecord, how: StopHow): NoticeHow {
+  return how === "hard-stop" && (record.stop?.abortAttempts ?? 0) === 0 ? "user-abort" : how;
 }
 
 /** `notify_parent` for a child whose parent was not told yet, and the record that says it now is. */
-function tellParent(record: SessionRecord, how: ParentNoticeHow): { next: SessionRecord; effects: StopEffect[] } {
+function tellParent(record: SessionRecord, how: NoticeHow): { next: SessionRecord; effects: StopEffect[] } {
   if (record.parentId === null || record.stop === null || record.stop.parentNotified) return { next: record, effects: [] };
   return { next: { ...record, stop: { ...record.stop, parentNotified: true } }, effects: [{ type: "notify_parent", parentId: record.parentId, how }] };
 }
 
-/** How a stop became final: L3 delivered, SDK abort confirmed idle, or the session ended its turn itself. */
-export const StopHow = z.enum(["ladder", "abort", "compliance"]);
-export type StopHow = z.infer<typeof StopHow>;
+export { StopHow };
 
 export const StopRequest = z.object({
   requestId: z.string().min(1),
@@ -88,7 +84,7 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
     return {
       next: { ...record, stop, updatedAt: Math.max(record.updatedAt, req.at) },
       outcome: "escalated",
-      effects: [audit("session_stop_escalated", { requestId: req.requestId, from: current.nextLevel, to: req.level, by: req.by })],
+      effects: [audit("stop_escalated", { requestId: req.requestId, from: current.nextLevel, to: req.level, by: req.by })],
     };
   }
   const stop = {
@@ -135,7 +131,7 @@ export function onToolResult(record: SessionRecord, at: number): ToolResultOutco
   // The tool call is a sign of life, and the directive has now reached the session: the deadline counts from here.
   const told = { ...stop, nextLevel, delivered: [...stop.delivered, level] };
   const delivered = { ...record, stop: { ...told, deadlineAt: stopDeadline(told, at) }, updatedAt: Math.max(record.updatedAt, at) };
-  const effects: StopEffect[] = [audit("session_stop_escalated", { requestId: stop.requestId, delivered: level })];
+  const effects: StopEffect[] = [audit("stop_level_delivered", { requestId: stop.requestId, delivered: level })];
   if (level !== 3) return { next: delivered, action: { kind: "deliver", level }, effects };
   const final = confirmStopped(delivered, at, "ladder");
   return {
@@ -170,7 +166,7 @@ export interface DeadlineOutcome {
 /**
  * The hard stop. Due when `at ≥` the deadline (exactly at it counts), the deadline being `stopDeadline(stop, lifeAt)`:
  * with signs of life since it was set it may have moved, and the answer is `wait` with the record's new `deadlineAt`. First due call → `abort` (SDK
- * abort, then confirm idle and call {@link confirmStopped} with "abort"); the next due call, `retryDeadlineMs`
+ * abort, then confirm idle and call {@link confirmStopped} with "hard-stop"); the next due call, `retryDeadlineMs`
  * later → `retry-abort`; the next → `give-up`, returned once: `abortAttempts` becomes `MAX_ABORT_ATTEMPTS + 1`,
  * the marker read by {@link gaveUp}, and the record stays `stopping` so a late compliance can still stop it.
  */
@@ -210,12 +206,12 @@ export interface AfterAbortOutcome extends ConfirmResult {
 
 /**
  * The re-abort policy, after an SDK abort this process asked for (`abort_session`): if OpenCode reported the session
- * idle (`idle`), the stop is final ({@link confirmStopped}, "abort"; idempotent, so an L3 stop already final stays as
+ * idle (`idle`), the stop is final ({@link confirmStopped}, "hard-stop"; idempotent, so an L3 stop already final stays as
  * it is). If it is still busy: a `stopped` session (L3, or a refused call) is aborted once more at once — nothing else
  * will; a `stopping` one waits for the ladder's retry deadline ({@link onDeadline}), so it is not aborted twice.
  */
 export function afterAbort(record: SessionRecord, at: number, idle: boolean): AfterAbortOutcome {
-  if (idle) return { ...confirmStopped(record, at, "abort"), action: "none" };
+  if (idle) return { ...confirmStopped(record, at, "hard-stop"), action: "none" };
   return { next: record, stoppedNow: false, effects: [], action: record.control === "stopped" ? "abort-again" : "none" };
 }
 
@@ -258,5 +254,5 @@ export function confirmStopped(record: SessionRecord, at: number, how: StopHow):
  * is an abort. Same contract as {@link confirmStopped}.
  */
 export function onCompliance(record: SessionRecord, at: number): ConfirmResult {
-  return confirmStopped(record, at, record.state === "interrupted" ? "abort" : "compliance");
+  return confirmStopped(record, at, record.state === "interrupted" ? "hard-stop" : "compliance");
 }

@@ -11,7 +11,7 @@ export const AuditEventType = z.enum([
   "session_created",
   "state_transition",
   "session_resumed",
-  "session_interrupted",
+  "stop_queued",
   "session_aborted",
   "session_compacted",
   "delegation_blocked",
@@ -19,7 +19,8 @@ export const AuditEventType = z.enum([
   "child_linked",
   "child_closed",
   "session_stop_requested",
-  "session_stop_escalated",
+  "stop_escalated",
+  "stop_level_delivered",
   "session_stopped",
   "session_hard_stopped",
   "stop_failed",
@@ -35,7 +36,6 @@ export const AuditEventType = z.enum([
   "compaction_context_added",
   "descendants_interrupted",
   "descendant_aborted",
-  "expired_resume",
   "session_expired",
   "session_error",
   "resume_context_skipped",
@@ -61,6 +61,7 @@ export const AuditEventType = z.enum([
   "telemetry_export_failed",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
+// Renamed types (old lines keep their names; readers match both): audit-names.ts.
 
 /** One parsed line. `type` stays a string on read so lines written by a newer build are still shown. */
 export const AuditEvent = z.looseObject({ at: z.number(), type: z.string(), sessionId: z.string().optional() });

@@ -35,9 +35,13 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
     event: "governance.stop.requested",
     count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.level), outcome: "requested" }) },
   },
-  session_stop_escalated: {
+  stop_level_delivered: {
     event: "governance.stop.directive_delivered",
-    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.delivered ?? d.to), outcome: d.delivered !== undefined ? "delivered" : "escalated" }) },
+    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.delivered), outcome: "delivered" }) },
+  },
+  stop_escalated: {
+    event: "governance.stop.escalated",
+    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.to), outcome: "escalated" }) },
   },
   session_stopped: {
     event: "governance.stop.completed",
@@ -68,7 +72,7 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   descendants_interrupted: { event: "governance.descendants_interrupted" },
   descendant_aborted: { event: "governance.descendant_aborted" },
   session_resumed: { event: "governance.resume" },
-  expired_resume: { event: "governance.resume.expired" },
+  session_expired: { event: "governance.resume.expired" },
   session_compacted: { event: "governance.compacted" },
   child_linked: { event: "governance.child.linked" },
   child_closed: { event: "governance.child.closed" },

@@ -1,7 +1,7 @@
 import type { Anchor } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
 import { importantAnchors } from "./post-compact-reminder.ts";
-import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
 
 export interface CompactionContextInput {
   language: { communication: string; documents: string };
@@ -26,12 +26,12 @@ export function buildCompactionContext(input: CompactionContextInput): string[] 
     "opencode-governance: copy the following lines VERBATIM into the summary; the agent must keep obeying them.",
     `Language: ${languageText(input.language)}. MUST MAINTAIN.`,
     `Agent: ${agentToken(input.who.agent)}, ${ROLE_LABEL[input.who.role]} (level ${input.who.level}). ${hierarchyRule(input.who)}`,
-    `Phase: ${oneLine(input.phase, 60)}`,
+    `Phase: ${plainLine(input.phase, 60)}`,
   ];
   for (const anchor of [...critical, ...normal]) {
-    lines.push(`Anchor [${oneLine(anchor.id, 40)}] (${anchor.priority}): ${oneLine(anchor.text, 300)}`);
+    lines.push(`Anchor [${plainLine(anchor.id, 40)}] (${anchor.priority}): ${plainLine(anchor.text, 300)}`);
   }
   const actions = input.recentActions.slice(-3);
-  actions.forEach((action, i) => lines.push(`Recent action ${i + 1} of ${actions.length}: ${oneLine(action, 160)}`));
+  actions.forEach((action, i) => lines.push(`Recent action ${i + 1} of ${actions.length}: ${plainLine(action, 160)}`));
   return lines;
 }

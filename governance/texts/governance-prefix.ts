@@ -1,7 +1,7 @@
 import type { AgentRole } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
 import { sealRule } from "./directive-seal.ts";
-import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
 
 /** Stable first line; adapters and tests find the prefix by it (and strip a stale copy by it). */
 export const GOVERNANCE_PREFIX_HEADING = "## Governance Context (opencode-governance)";
@@ -62,7 +62,7 @@ export function buildGovernancePrefix(input: GovernancePrefixInput): string {
   const lines = [
     GOVERNANCE_PREFIX_HEADING,
     `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
-    `**You:** ${agentToken(who.agent)}, ${ROLE_LABEL[who.role]} (level ${who.level}, depth ${who.depth} of max ${who.maxDepth}). **Phase:** ${oneLine(input.phase, 60)}`,
+    `**You:** ${agentToken(who.agent)}, ${ROLE_LABEL[who.role]} (level ${who.level}, depth ${who.depth} of max ${who.maxDepth}). **Phase:** ${plainLine(input.phase, 60)}`,
     `**Rules:** ${[rule1, extraRule(who.role, who.depth), PROTOCOL_RULE[who.role]]
       .filter((r) => r !== undefined)
       .map((r, i) => `${i + 1}. ${r}`)
@@ -73,7 +73,7 @@ export function buildGovernancePrefix(input: GovernancePrefixInput): string {
   lines.push(
     `**First action required:** ${firstActions
       .slice(0, 3)
-      .map((a) => oneLine(a, 160))
+      .map((a) => plainLine(a, 160))
       .join(" Then: ")}`,
   );
   return lines.join("\n");

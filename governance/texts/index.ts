@@ -6,7 +6,7 @@ export * from "./resume-context.ts";
 export * from "./stop-directives.ts";
 export * from "./delegation-messages.ts";
 export * from "./task-context-block.ts";
-export { fence, quoteInline, agentToken, describeTargets } from "./text-parts.ts";
+export { fence, untrustedLine, agentToken, describeTargets } from "./text-parts.ts";
 export * as InjectSanitizer from "./inject-sanitizer.ts";
 export * as UntrustedText from "./untrusted-text.ts";
 export * as DirectiveDetector from "./directive-detector.ts";

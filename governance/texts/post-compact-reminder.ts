@@ -1,6 +1,6 @@
 import type { Anchor } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
-import { agentToken, hierarchyRule, languageText, oneLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
 
 export const POST_COMPACT_HEADING = "## Post-Compaction Context Recovery (opencode-governance)";
 
@@ -22,7 +22,7 @@ export function importantAnchors(anchors: readonly Anchor[]): Anchor[] {
 
 /** `- [ANCHOR-001] (critical) text` */
 export function anchorLine(anchor: Anchor): string {
-  return `- [${oneLine(anchor.id, 40)}] (${anchor.priority}) ${oneLine(anchor.text, 300)}`;
+  return `- [${plainLine(anchor.id, 40)}] (${anchor.priority}) ${plainLine(anchor.text, 300)}`;
 }
 
 /**
@@ -34,13 +34,13 @@ export function buildPostCompactReminder(input: PostCompactReminderInput): strin
   const lines = [
     POST_COMPACT_HEADING,
     `**Language:** ${languageText(input.language)}. MUST MAINTAIN.`,
-    `**Phase:** ${oneLine(input.phase, 60)}`,
+    `**Phase:** ${plainLine(input.phase, 60)}`,
     `**You:** ${agentToken(input.who.agent)}, ${ROLE_LABEL[input.who.role]} (level ${input.who.level}). ${hierarchyRule(input.who)}`,
   ];
   const actions = input.recentActions.slice(-3);
   if (actions.length > 0) {
     lines.push(`**Last ${actions.length} action${actions.length === 1 ? "" : "s"}:**`);
-    actions.forEach((action, i) => lines.push(`${i + 1}. ${oneLine(action, 160)}`));
+    actions.forEach((action, i) => lines.push(`${i + 1}. ${plainLine(action, 160)}`));
   }
   const anchors = importantAnchors(input.anchors);
   if (anchors.length > 0) {

@@ -2,7 +2,7 @@ import type { Anchor } from "../config/config.ts";
 import type { SessionState } from "../session/session-record.ts";
 import { formatIdle, formatTimeOfDay, formatTimestamp } from "../time/time-format.ts";
 import { anchorLine, importantAnchors } from "./post-compact-reminder.ts";
-import { agentToken, quoteInline, sessionToken } from "./text-parts.ts";
+import { agentToken, untrustedLine, sessionToken } from "./text-parts.ts";
 
 export const RESUME_HEADING = "## Resumed Session (opencode-governance)";
 
@@ -44,7 +44,7 @@ const MAX_ANCHORS = 10;
 function workLine(work: InterruptedWork, indent: number, timeZone: string | undefined): string {
   const call = work.lastToolCall;
   const last = call
-    ? `last tool call \`${agentToken(call.tool)}\` ${quoteInline(call.summary, 80)} at ${formatTimeOfDay(call.at, timeZone)}`
+    ? `last tool call \`${agentToken(call.tool)}\` ${untrustedLine(call.summary, 80)} at ${formatTimeOfDay(call.at, timeZone)}`
     : "no tool call yet";
   const head = `${agentToken(work.agent)} (${sessionToken(work.sessionId)}, depth ${work.depth}, ${agentToken(work.state)})`;
   return `${"  ".repeat(indent)}- ${head}: ${last}`;

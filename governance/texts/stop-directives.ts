@@ -1,6 +1,6 @@
-import type { StopLevel } from "../session/session-record.ts";
+import type { NoticeHow, StopLevel } from "../session/session-record.ts";
 import { sealedHeading } from "./directive-seal.ts";
-import { agentToken, fence, quoteInline, sessionToken } from "./text-parts.ts";
+import { agentToken, fence, untrustedLine, sessionToken } from "./text-parts.ts";
 
 /** Separates an L1 directive from the tool output it is prepended to. */
 export const ORIGINAL_TOOL_OUTPUT_MARKER = "--- ORIGINAL TOOL OUTPUT ---";
@@ -31,7 +31,7 @@ export interface StopDirectiveInput {
 const SUMMARY = "a short summary for your parent of what you did, what is unfinished and where you stood";
 
 function reasonLine(reason: string): string[] {
-  return reason.trim() ? [`Reason (from the user): ${quoteInline(reason, 200)}`] : [];
+  return reason.trim() ? [`Reason (from the user): ${untrustedLine(reason, 200)}`] : [];
 }
 
 /**
@@ -80,13 +80,13 @@ export interface ParentNotificationInput {
    * ladder: terminated at its next tool call after the directives; hard-stop: aborted because stuck; compliance: it
    * obeyed; user-abort: the user interrupted it (Escape) while the stop was pending.
    */
-  how: "ladder" | "hard-stop" | "compliance" | "user-abort";
+  how: NoticeHow;
   lastToolCall: { tool: string; summary: string; at?: number } | null;
   /** The receiving (parent) session's seal. */
   seal: string;
 }
 
-const HOW_TEXT: Record<ParentNotificationInput["how"], string> = {
+const HOW_TEXT: Record<NoticeHow, string> = {
   ladder: "It kept making tool calls after the stop directives, so it was terminated at its next call.",
   "hard-stop": "It was stuck (no tool call, no progress toward stopping, its turn did not end in time), so it was aborted.",
   compliance: "It stopped as asked; its final answer is its summary.",
@@ -102,7 +102,7 @@ export function buildParentNotification(input: ParentNotificationInput): string 
   return [
     `${sealedHeading(SUBAGENT_INTERRUPTED_HEADING, input.seal)}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by the user. ${HOW_TEXT[input.how]}`,
     ...reasonLine(input.reason),
-    call ? `Its last tool call: \`${agentToken(call.tool)}\` ${quoteInline(call.summary, 80)}.` : "It made no tool call.",
+    call ? `Its last tool call: \`${agentToken(call.tool)}\` ${untrustedLine(call.summary, 80)}.` : "It made no tool call.",
     "Its work may be incomplete. Check what it left, then decide whether to re-attempt or proceed differently; do not silently re-spawn the same work. Tell the user what you decided.",
   ].join("\n");
 }

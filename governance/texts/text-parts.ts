@@ -1,6 +1,6 @@
 import type { AgentRole } from "../config/config.ts";
 import { detectDirective } from "./directive-detector.ts";
-import { clip, flagLine, plainLine, untrustedBlock, untrustedLine } from "./untrusted-text.ts";
+import { clip, flagLine, plainLine, untrustedBlock } from "./untrusted-text.ts";
 
 /**
  * Small building blocks shared by the text builders. They exist so that every value that did not come from this
@@ -8,17 +8,11 @@ import { clip, flagLine, plainLine, untrustedBlock, untrustedLine } from "./untr
  * in exactly one of two shapes: a clipped, single-line quoted value, or a fenced block labelled as data.
  */
 
-export { clip } from "./untrusted-text.ts";
-
-/** Text as one plain line (config values, our own records): cleaned, clipped, flagged when it reads as a directive. */
-export function oneLine(text: string, max = 160): string {
-  return plainLine(text, max);
-}
-
-/** Untrusted text as one quoted line: cleaned, secrets redacted, clipped, JSON-quoted, flagged when it reads as a directive. */
-export function quoteInline(text: string, max = 120): string {
-  return untrustedLine(text, max);
-}
+/**
+ * The two single-line shapes live in untrusted-text.ts under one name each: `plainLine` (config values, our own
+ * records) and `untrustedLine` (anything else, quoted). They are re-exported here so the builders import one module.
+ */
+export { clip, plainLine, untrustedLine } from "./untrusted-text.ts";
 
 /**
  * An agent name as a bare token. Names come from config, OpenCode, or a model's `task` arguments; anything outside
@@ -49,8 +43,8 @@ export const ROLE_LABEL: Record<AgentRole, string> = { primary: "PRIMARY", deleg
 
 /** "English" when both languages agree, else "English (communication), German (documents)". */
 export function languageText(language: { communication: string; documents: string }): string {
-  const c = oneLine(language.communication, 40);
-  const d = oneLine(language.documents, 40);
+  const c = plainLine(language.communication, 40);
+  const d = plainLine(language.documents, 40);
   return c === d ? `${c} (communication and documents)` : `${c} (communication), ${d} (documents)`;
 }
 

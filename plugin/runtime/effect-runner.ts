@@ -40,27 +40,20 @@ export class EffectRunner {
     return applied;
   }
 
-  async run(
-    sessionId: string,
-    effects: readonly Effect[],
-    records: { previous?: SessionRecord | undefined; next?: SessionRecord | undefined } = {},
-  ): Promise<void> {
+  async run(sessionId: string, effects: readonly Effect[], records: { next?: SessionRecord | undefined } = {}): Promise<void> {
     for (const effect of effects) {
       try {
-        await this.#one(sessionId, effect, records.previous, records.next);
+        await this.#one(sessionId, effect, records.next);
       } catch (error) {
         this.ctx.reportHookError(`effect:${effect.type}`, error);
       }
     }
   }
 
-  async #one(sessionId: string, effect: Effect, previous: SessionRecord | undefined, next: SessionRecord | undefined): Promise<void> {
+  async #one(sessionId: string, effect: Effect, next: SessionRecord | undefined): Promise<void> {
     switch (effect.type) {
       case "audit":
         return this.ctx.record(effect.event, { sessionId, ...effect.data });
-      case "archive_previous":
-        if (previous) await this.ctx.record("session_expired", { sessionId, lastActivityAt: previous.lastActivityAt });
-        return;
       case "resume_context":
         if (!effect.allowed) await this.ctx.record("resume_context_skipped", { sessionId, level: next?.level, rule: "S5-R08" });
         return;

@@ -165,7 +165,7 @@ export class StopController {
 
   async onAborted(sessionId: string): Promise<void> {
     this.#idle.onStatus(sessionId, "idle");
-    if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "abort");
+    if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "hard-stop");
   }
 
   /**

@@ -210,14 +210,14 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "the plugin took the stop", 30_000);
     // The page follows by itself: the row says stopping, the audit tail shows the request.
     await expect.poll(() => childRow.locator("td").nth(3).textContent(), { timeout: 30_000 }).toContain("stopping");
-    await expect.poll(() => page.locator("#audit-rows tr", { hasText: "session_interrupted" }).count()).toBeGreaterThan(0);
+    await expect.poll(() => page.locator("#audit-rows tr", { hasText: "stop_queued" }).count()).toBeGreaterThan(0);
     const base = agentRequests(child).length;
     gate.release();
     const l1 = lastToolText(await waitFor(() => agentRequests(child)[base], "child step after the stop", 60_000));
     expect(l1).toContain(STOP_HEADINGS[1]);
     expect(l1).toContain("stopped from the dashboard");
     expect(l1).toMatch(/loop-output-(even|odd)/);
-    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_stop_escalated" && e.sessionId === child), "L1 delivered", 30_000);
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "stop_level_delivered" && e.sessionId === child), "L1 delivered", 30_000);
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     expect((await page.screenshot({ path: SCREENSHOT, fullPage: true })).length).toBeGreaterThan(10_000);

@@ -124,10 +124,11 @@ describe("log", () => {
   async function seedAudit(p: CliProject): Promise<AuditLog> {
     const audit = new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock });
     await audit.append("session_created", { sessionId: BUSY, agent: "governance-coordinator" });
+    // A stop request as an older version wrote it (renamed to stop_queued): `log --type` finds it under both names.
     await audit.append("session_interrupted", { sessionId: IDLE, level: 1, reason: "enough", by: "cli:test" });
     await audit.append("inject_queued", { sessionId: BUSY, preview: "small commits" });
     await audit.append("parent_notified", { sessionId: IDLE, childId: BUSY });
-    await audit.append("session_interrupted", { sessionId: BUSY, level: 2, reason: `bad ${HOSTILE} reason` });
+    await audit.append("stop_queued", { sessionId: BUSY, level: 2, reason: `bad ${HOSTILE} reason` });
     return audit;
   }
 
@@ -141,9 +142,16 @@ describe("log", () => {
         .trim()
         .split("\n")
         .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "session_interrupted"]);
-    const stops = await runCli(["log", "--type", "session_interrupted"], { cwd: p.dir });
-    expect(stops.stdout.trim().split("\n")).toHaveLength(2);
+    ).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "stop_queued"]);
+    for (const name of ["stop_queued", "session_interrupted"]) {
+      const stops = await runCli(["log", "--type", name], { cwd: p.dir });
+      expect(
+        stops.stdout
+          .trim()
+          .split("\n")
+          .map((l) => l.split(/\s+/)[1]),
+      ).toEqual(["session_interrupted", "stop_queued"]);
+    }
     const two = await runCli(["log", "--type", "session_created,inject_queued"], { cwd: p.dir });
     expect(
       two.stdout
@@ -158,7 +166,7 @@ describe("log", () => {
         .trim()
         .split("\n")
         .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "inject_queued", "parent_notified", "session_interrupted"]);
+    ).toEqual(["session_created", "inject_queued", "parent_notified", "stop_queued"]);
     const last = await runCli(["log", "--limit", "1"], { cwd: p.dir });
     expect(last.stdout.trim().split("\n")).toHaveLength(1);
     expect(last.stdout).toContain("level=2");
@@ -273,7 +281,7 @@ describe("colours and control characters", () => {
   async function hostileProject(): Promise<CliProject> {
     const p = await project();
     await p.put({ sessionId: BUSY, agent: `coord${HOSTILE}`, lastToolCall: tool("bash", `echo ${HOSTILE} done`) });
-    await new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock }).append("session_interrupted", {
+    await new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock }).append("stop_queued", {
       sessionId: BUSY,
       reason: HOSTILE,
     });
@@ -286,10 +294,10 @@ describe("colours and control characters", () => {
     expect(tty.code).toBe(0);
     expect(tty.stdout).toMatch(/\u001b\[3\dm/);
     const noColor = await runRaw(["log"], { cwd: p.dir, tty: true, env: { NO_COLOR: "1" } });
-    expect(noColor.stdout).toContain("session_interrupted");
+    expect(noColor.stdout).toContain("stop_queued");
     expect(noColor.stdout).not.toContain("\u001b");
     const piped = await runRaw(["log"], { cwd: p.dir });
-    expect(piped.stdout).toContain("session_interrupted");
+    expect(piped.stdout).toContain("stop_queued");
     expect(piped.stdout).not.toContain("\u001b");
   });
 

@@ -156,7 +156,7 @@ describe("resume on the next prompt in one long-lived opencode serve (wall clock
     const step = stepsOf(root, from)[0]!;
     expect(allText(step)).not.toContain(RESUME);
     expect(step.system).toContain(PREFIX);
-    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "expired_resume" && e.sessionId === root), "expired_resume audited");
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_expired" && e.sessionId === root), "session_expired audited");
     const record = sessionRecord(project.governanceDir, root)!;
     expect(record.counters.resumes).toBe(0);
     expect(record.createdAt).toBeGreaterThan(Date.now() + 48 * 3_600_000);

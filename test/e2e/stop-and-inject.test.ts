@@ -204,8 +204,8 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const types = auditEvents(project.governanceDir)
       .filter((e) => e.sessionId === child)
       .map((e) => e.type);
-    expect(types).toContain("session_interrupted");
-    expect(types.filter((t) => t === "session_stop_escalated").length).toBeGreaterThanOrEqual(3);
+    expect(types).toContain("stop_queued");
+    expect(types.filter((t) => t === "stop_level_delivered").length).toBeGreaterThanOrEqual(3);
     expect(types.filter((t) => t === "session_stopped").length).toBe(1);
     expect(auditEvents(project.governanceDir).filter((e) => e.type === "parent_notified" && e.childId === child).length).toBe(1);
   });
@@ -216,7 +216,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "stuck child");
     const stream = await waitFor(() => agentRequests(child).find((r) => r.closedAt === undefined), "stuck child streaming");
     expect((await cli(project, "stop", child, "--reason", "stuck")).code).toBe(0);
-    const requested = auditEvents(project.governanceDir).find((e) => e.type === "session_interrupted" && e.sessionId === child)!.at;
+    const requested = auditEvents(project.governanceDir).find((e) => e.type === "stop_queued" && e.sessionId === child)!.at;
     const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 20_000);
     const trace = auditEvents(project.governanceDir)
       .filter((e) => e.sessionId === child)

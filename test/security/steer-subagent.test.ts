@@ -89,6 +89,6 @@ describe("who may steer: a subagent cannot stop or inject into its parent (real 
     expect(toolTexts(parentSteps.at(-1)!).join("\n")).toContain("child done");
     const audit = auditEvents(project.governanceDir);
     expect(audit.filter((e) => e.type === "steer_refused" && e.sessionId === child!.sessionId).map((e) => e.action)).toEqual(["stop", "inject"]);
-    expect(audit.some((e) => (e.type === "session_interrupted" || e.type === "inject_queued") && e.sessionId === parent)).toBe(false);
+    expect(audit.some((e) => (e.type === "stop_queued" || e.type === "inject_queued") && e.sessionId === parent)).toBe(false);
   });
 });

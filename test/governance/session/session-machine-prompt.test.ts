@@ -37,8 +37,7 @@ describe("resume on the next prompt (a process that stays up)", () => {
     const r = transition(old, prompt(48 * HOUR), ctx);
     expect(r.next).toMatchObject({ state: "beginning", resume: null, todo: null, createdAt: T0 + 48 * HOUR });
     expect(r.next!.counters.toolCalls).toBe(0);
-    expect(r.effects.map((e) => e.type)).toContain("archive_previous");
-    expect(audits(r.effects)).toContain("expired_resume");
+    expect(audits(r.effects)).toContain("session_expired");
   });
 
   it("a subagent (level 2+) is resumed in its record but never gets a resume context (S5-R08)", () => {

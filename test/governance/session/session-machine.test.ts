@@ -198,8 +198,10 @@ describe("S5: first_seen with a record on disk, at the 1 h / 48 h boundaries", (
     expect(next).toMatchObject({ sessionId: CHILD_ID, parentId: ROOT_ID, level: 2, depth: 1, state: "beginning", control: "active" });
     expect(next).toMatchObject({ createdAt: T0 + 48 * HOUR, compactedPending: false, resume: null });
     expect(next?.counters.toolCalls).toBe(0);
-    expect(effects).toContainEqual({ type: "archive_previous" });
-    expect(audits(effects)).toEqual(["expired_resume"]);
+    expect(audits(effects)).toEqual(["session_expired"]);
+    expect(effects).toContainEqual(
+      expect.objectContaining({ data: expect.objectContaining({ lastActivityAt: old.lastActivityAt, previousState: "interrupted" }) }),
+    );
   });
 
   it("an interrupted record resumes whatever the gap under 48 h, saying where it stood", () => {

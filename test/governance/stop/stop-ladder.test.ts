@@ -145,7 +145,7 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
     expect(first.next.stop?.parentNotified).toBe(true);
     const retried = onDeadline(first.next, T0 + 10 * SECOND, retry);
     expect(notifications(retried.effects)).toEqual([]);
-    const final = confirmStopped(retried.next, T0 + 11 * SECOND, "abort");
+    const final = confirmStopped(retried.next, T0 + 11 * SECOND, "hard-stop");
     expect(final.stoppedNow).toBe(true);
     expect(notifications(final.effects)).toEqual([]);
   });
@@ -182,7 +182,7 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
 
   it("an abort confirmed idle stops the session; a later deadline does nothing", () => {
     const aborted = onDeadline(stopping(), T0 + 5 * SECOND, retry).next;
-    const confirmed = confirmStopped(aborted, T0 + 5 * SECOND + 40, "abort");
+    const confirmed = confirmStopped(aborted, T0 + 5 * SECOND + 40, "hard-stop");
     expect(confirmed.stoppedNow).toBe(true);
     expect(confirmed.next).toMatchObject({ control: "stopped", stoppedAt: T0 + 5 * SECOND + 40 });
     expect(onDeadline(confirmed.next, T0 + 10 * SECOND, retry).action).toBe("none");
@@ -195,8 +195,8 @@ describe("the hard stop: deadline → abort → retry → give up", () => {
 });
 
 describe('exactly one "you stopped it"', () => {
-  type Path = "ladder" | "abort" | "compliance";
-  const paths: Path[] = ["ladder", "abort", "compliance"];
+  type Path = "ladder" | "hard-stop" | "compliance";
+  const paths: Path[] = ["ladder", "hard-stop", "compliance"];
   const orders: Path[][] = paths.flatMap((a) => paths.filter((b) => b !== a).flatMap((b) => [[a, b, paths.find((c) => c !== a && c !== b)!]]));
 
   it.each(orders.map((o) => [o.join(" → "), o] as const))("%s: one stoppedNow, one notification", (_name, order) => {
@@ -211,7 +211,7 @@ describe('exactly one "you stopped it"', () => {
         effects.push(...r.effects);
         record = r.next;
       } else {
-        const r = path === "abort" ? confirmStopped(record, at, "abort") : onCompliance(record, at);
+        const r = path === "hard-stop" ? confirmStopped(record, at, "hard-stop") : onCompliance(record, at);
         if (r.stoppedNow) stoppedNow++;
         effects.push(...r.effects);
         record = r.next;
@@ -293,13 +293,13 @@ describe("graceful deadline: counted from the last sign of life once a directive
 
 describe("what the parent is told really happened", () => {
   it("an abort governance did not send (Escape) while the stop was pending is the user's", () => {
-    const done = confirmStopped(stopping(), T0 + SECOND, "abort");
+    const done = confirmStopped(stopping(), T0 + SECOND, "hard-stop");
     expect(notifications(done.effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "user-abort" }]);
   });
   it("after the hard stop's own abort it stays a hard stop (the parent was told before the abort)", () => {
     const hard = onDeadline(stopping(), T0 + 5 * SECOND, { retryDeadlineMs: 5 * SECOND });
     expect(notifications(hard.effects)).toEqual([{ type: "notify_parent", parentId: ROOT_ID, how: "hard-stop" }]);
-    expect(notifications(confirmStopped(hard.next, T0 + 6 * SECOND, "abort").effects)).toEqual([]);
+    expect(notifications(confirmStopped(hard.next, T0 + 6 * SECOND, "hard-stop").effects)).toEqual([]);
   });
 });
 

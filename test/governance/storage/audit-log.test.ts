@@ -33,7 +33,7 @@ describe("AuditLog", () => {
   });
 
   it("lists the governance event types", () => {
-    for (const type of ["plugin_started", "session_interrupted", "session_aborted", "session_injected", "session_stop_escalated", "hook_error"]) {
+    for (const type of ["plugin_started", "stop_queued", "session_aborted", "session_injected", "stop_escalated", "stop_level_delivered", "hook_error"]) {
       expect(AuditEventType.options).toContain(type);
     }
   });

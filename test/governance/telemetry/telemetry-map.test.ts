@@ -12,7 +12,8 @@ describe("TELEMETRY_MAP: audit events → span events and counters, in one table
   test("the decisions the issue names all have a span event", () => {
     for (const type of [
       "session_stop_requested",
-      "session_stop_escalated",
+      "stop_level_delivered",
+      "stop_escalated",
       "session_injected",
       "emergency_halt",
       "delegation_blocked",

@@ -45,7 +45,7 @@ describe("stop controller", () => {
     expect(f.calls.aborts).toEqual([CHILD]);
     expect(await notifications()).toHaveLength(1);
     expect((await claimAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
-    expect((await f.audit("session_stopped"))[0]).toMatchObject({ sessionId: CHILD, how: "abort" });
+    expect((await f.audit("session_stopped"))[0]).toMatchObject({ sessionId: CHILD, how: "hard-stop" });
   });
 
   test("a child the abort does not stop: one retry, then a loud give-up; it stays stopping", async () => {
