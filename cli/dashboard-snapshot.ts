@@ -2,7 +2,8 @@ import { stat } from "node:fs/promises";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
-import { isRunning, sessionStatus, type ControlContext } from "../governance/stop/control-requests.ts";
+import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
+import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
 
@@ -54,7 +55,7 @@ export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
       cycle,
       state: r.state,
       control: r.control,
-      running: isRunning(r),
+      running: isRunningSession(r),
       status: sessionStatus(r),
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,

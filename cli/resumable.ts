@@ -1,7 +1,8 @@
 import type { Anchor } from "../governance/config/config.ts";
+import { cutOffWork } from "../governance/delegation/descendants.ts";
 import { classifyResume, idleMs } from "../governance/session/resume-window.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
-import { buildResumeContext, type InterruptedWork } from "../governance/texts/resume-context.ts";
+import { buildResumeContext } from "../governance/texts/resume-context.ts";
 
 /**
  * A root session the user can bring back with `opencode -s <id>` and get a resume context: interrupted (Escape,
@@ -20,34 +21,6 @@ export type Resumable = {
   /** The resume context the plugin will put before the model's first request, as it would be built now. */
   context: string;
 };
-
-const MAX_WORK = 50;
-
-/** Descendants cut off by the interruption, parents first, like the plugin's own walk (bounded, cycle-safe). */
-function interruptedWork(root: SessionRecord, byId: ReadonlyMap<string, SessionRecord>): InterruptedWork[] {
-  const out: InterruptedWork[] = [];
-  const seen = new Set<string>([root.sessionId]);
-  const walk = (r: SessionRecord): void => {
-    for (const link of r.children) {
-      if (out.length >= MAX_WORK || seen.has(link.sessionId)) continue;
-      seen.add(link.sessionId);
-      const child = byId.get(link.sessionId);
-      if (!child) continue;
-      if (link.outcome === "running" || link.outcome === "aborted" || child.state === "interrupted" || child.control === "stopped") {
-        out.push({
-          sessionId: child.sessionId,
-          agent: child.agent,
-          depth: child.depth,
-          lastToolCall: child.lastToolCall ? { tool: child.lastToolCall.tool, summary: child.lastToolCall.summary, at: child.lastToolCall.at } : null,
-          state: child.control === "stopped" ? "stopped" : child.state,
-        });
-      }
-      walk(child);
-    }
-  };
-  walk(root);
-  return out;
-}
 
 /** Resumable root sessions, most recently active first. Pure: the caller passes the records, the config and now. */
 export function resumableSessions(
@@ -71,7 +44,7 @@ export function resumableSessions(
         previousActivityAt: r.lastActivityAt,
         previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
         interrupted,
-        interruptedWork: interruptedWork(r, byId),
+        interruptedWork: cutOffWork(r, byId),
         anchors: opts.anchors,
         todo: r.todo,
         timeZone: opts.timeZone,

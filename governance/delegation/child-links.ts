@@ -1,4 +1,5 @@
 import { audit, type Step } from "../session/effects.ts";
+import { isRunningChild } from "../session/running.ts";
 import type { ChildLink, SessionRecord } from "../session/session-record.ts";
 
 /**
@@ -6,10 +7,7 @@ import type { ChildLink, SessionRecord } from "../session/session-record.ts";
  * opened when the child is created, closed once when its task ends (however it ends), or by orphan detection.
  */
 
-/** The one definition of a running child: its link was never closed. */
-export function isRunningChild(link: ChildLink): boolean {
-  return link.outcome === "running";
-}
+export { isRunningChild };
 
 export type ChildEnd = "completed" | "aborted" | "failed";
 

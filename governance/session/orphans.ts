@@ -1,4 +1,5 @@
 import * as z from "../zod.ts";
+import { isRunningChild } from "./running.ts";
 import { type ChildLink, type SessionRecord, SessionId, ToolCall } from "./session-record.ts";
 
 /**
@@ -38,7 +39,7 @@ export interface FindOrphansOptions {
 export function findOrphans(children: readonly ChildLink[], childRecords: ReadonlyMap<string, SessionRecord>, opts: FindOrphansOptions): Orphan[] {
   const orphans: Orphan[] = [];
   for (const link of children) {
-    if (link.outcome !== "running") continue;
+    if (!isRunningChild(link)) continue;
     const record = childRecords.get(link.sessionId);
     if (record && record.control !== "active") continue;
     const lastToolCall = record?.lastToolCall ?? null;

@@ -47,8 +47,11 @@ export const SessionEvent = z.discriminatedUnion("type", [
   z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string() }),
   /** `session.idle`: after EVERY turn, not a user stop; it only ends the turn. */
   z.object({ type: z.literal("idle"), at: At }),
-  /** `session.error` with MessageAbortedError (Escape, SDK abort, cascade from the parent). */
-  z.object({ type: z.literal("aborted"), at: At }),
+  /**
+   * `session.error` with MessageAbortedError (Escape, SDK abort), or an ancestor's cascade (`cascade: true`): the
+   * ancestor's cascade already covers this session's subtree, so a cascaded abort does not cascade again.
+   */
+  z.object({ type: z.literal("aborted"), at: At, cascade: z.boolean().optional() }),
   /** Any other `session.error`: logged, no state change. */
   z.object({ type: z.literal("errored"), at: At, message: z.string() }),
   /**
@@ -276,6 +279,7 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
   const to = after.state;
   switch (ev.type) {
     case "aborted":
+      if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true })];
       return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall })];
     case "compacted":
       return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];

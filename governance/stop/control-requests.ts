@@ -9,6 +9,7 @@ import { agentToken, plainLine, sessionToken } from "../texts/text-parts.ts";
 import { cleanLine } from "../texts/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
+import { isRunningChild, isRunningSession, sessionStatus } from "../session/running.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 
 /**
@@ -19,36 +20,6 @@ import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 export type ControlContext = { paths: GovernancePaths; store: SessionStore; audit: AuditLog; clock: Clock; by: string };
 
 export type TargetResult = { ok: true; sessions: SessionRecord[] } | { ok: false; reason: string };
-
-const RUNNING: ReadonlySet<string> = new Set(["active", "stopping"]);
-
-/**
- * The session's last recorded activity is the end of a turn (`session.idle`): nothing runs in it now. A root waits
- * for its user's next prompt; a child's task has returned. A new turn's first model step moves `lastActivityAt` past
- * `idleAt` (written within a second: the write-behind).
- */
-export function isIdle(r: SessionRecord): boolean {
-  return r.idleAt !== null && r.idleAt >= r.lastActivityAt;
-}
-
-/** Something runs in the session now: it can be stopped or given guidance. Not idle, interrupted, stopped or ended. */
-export function isRunning(r: SessionRecord): boolean {
-  return RUNNING.has(r.control) && r.state !== "interrupted" && !isIdle(r) && !r.end;
-}
-
-/** One word for where a session stands, the same in the CLI, the tool and the dashboard. */
-export type SessionStatus = "running" | "stopping" | "idle" | "interrupted" | "stopped" | "completed" | "failed" | "deleted" | "orphaned";
-
-export function sessionStatus(r: SessionRecord): SessionStatus {
-  if (r.end?.how === "deleted") return "deleted";
-  if (r.control === "stopped") return "stopped";
-  if (r.control === "orphaned" || r.end?.how === "orphaned") return "orphaned";
-  if (r.end?.how === "failed") return "failed";
-  if (r.control === "completed" || r.end) return "completed";
-  if (r.state === "interrupted") return "interrupted";
-  if (isIdle(r)) return "idle";
-  return r.control === "stopping" ? "stopping" : "running";
-}
 
 /** After `state/control` in the tree: the status word when it says more than they do (idle, deleted, failed …). */
 function statusNote(r: SessionRecord): string {
@@ -83,14 +54,14 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
   if (isSessionId(target)) {
     const record = await ctx.store.read(target);
     if (!record) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
-    if (!isRunning(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
+    if (!isRunningSession(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
     if (record.hostedBy && (await ownerIsGone(record.hostedBy)))
       return { ok: false, reason: `session ${target} is not running: its OpenCode process ${record.hostedBy.pid} is gone (it will be recorded orphaned)` };
     return { ok: true, sessions: [record] };
   }
   if (!/^[\w.@-]{1,80}$/.test(target))
     return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
-  const running = (await ctx.store.list()).filter((r) => r.agent === target && isRunning(r));
+  const running = (await ctx.store.list()).filter((r) => r.agent === target && isRunningSession(r));
   if (running.length === 0) return { ok: false, reason: `no running session of agent "${target}"` };
   return { ok: true, sessions: running };
 }
@@ -153,7 +124,7 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
   const childIndent = new Map<string, number>();
   for (const { record: r, cycle } of sessionTree(records)) {
     const indent = Math.min(cycle ? 0 : (r.parentId && childIndent.get(r.parentId)) || 0, MAX_TREE_INDENT);
-    const keep = opts.all || isRunning(r) || r.children.some((c) => c.outcome === "running");
+    const keep = opts.all || isRunningSession(r) || r.children.some(isRunningChild);
     childIndent.set(r.sessionId, keep ? indent + 1 : indent);
     if (!keep) continue;
     // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,

@@ -1,5 +1,5 @@
 import type { SessionRecord } from "../session/session-record.ts";
-import { isIdle } from "./control-requests.ts";
+import { isIdle } from "../session/running.ts";
 import type { StopDirective } from "./directive-queue.ts";
 
 /** Why queued stop requests are claimed without acting on them (audited `stop_ignored`). */

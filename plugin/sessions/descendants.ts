@@ -1,59 +1,49 @@
-import { closeChild, isRunningChild } from "../../governance/delegation/child-links.ts";
-import type { ChildLink, SessionRecord } from "../../governance/session/session-record.ts";
+import { closeChild } from "../../governance/delegation/child-links.ts";
+import { cutOffWork, MAX_DESCENDANTS, planCascade } from "../../governance/delegation/descendants.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { InterruptedWork } from "../../governance/texts/resume-context.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { drainGuidance } from "../stop/stop-drain.ts";
 
-const MAX_WALK = 50;
 /** When the cascade of an abort is checked: anything still busy then is aborted by governance. */
 const CASCADE_CHECK_MS = 1_000;
 
-type Descendant = { record: SessionRecord; link: ChildLink };
-
-/** The session's descendants in tree order (parents before children), read from their records. Bounded. */
-export async function descendants(ctx: PluginContext, root: SessionRecord): Promise<Descendant[]> {
-  const out: Descendant[] = [];
+/** The records of `root`'s subtree, read from the store (bounded, cycle-safe); the core decides what they mean. */
+async function subtree(ctx: PluginContext, root: SessionRecord): Promise<Map<string, SessionRecord>> {
+  const byId = new Map<string, SessionRecord>();
   const walk = async (r: SessionRecord): Promise<void> => {
     for (const link of r.children) {
-      if (out.length >= MAX_WALK) return;
+      if (byId.size >= MAX_DESCENDANTS || byId.has(link.sessionId) || link.sessionId === root.sessionId) continue;
       const child = await ctx.store.read(link.sessionId);
       if (!child) continue;
-      out.push({ record: child, link });
+      byId.set(child.sessionId, child);
       await walk(child);
     }
   };
   await walk(root);
-  return out;
+  return byId;
 }
 
-/** What a resume context reports as cut off: descendants that were running or were interrupted, with their last calls. */
+/** What a resume context reports as cut off (the core's `cutOffWork`, the same function `resume` previews with). */
 export async function interruptedWork(ctx: PluginContext, record: SessionRecord): Promise<InterruptedWork[]> {
-  const all = await descendants(ctx, record);
-  return all
-    .filter(({ record: r, link }) => isRunningChild(link) || link.outcome === "aborted" || r.state === "interrupted" || r.control === "stopped")
-    .map(({ record: r }) => ({
-      sessionId: r.sessionId,
-      agent: r.agent,
-      depth: r.depth,
-      lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
-      state: r.control === "stopped" ? "stopped" : r.state,
-    }));
+  return cutOffWork(record, await subtree(ctx, record));
 }
 
 /**
  * Escape / abort of a session: OpenCode 1.18 cascades the abort to running descendants itself; governance records
  * each running descendant interrupted (keeping its last tool call for the resume context), then verifies that none
- * is still busy and aborts any that is.
+ * is still busy and aborts any that is. The core plans the whole subtree once (`planCascade`); each descendant's
+ * abort is dispatched as part of the cascade, so it does not start a cascade of its own.
  */
 export async function interruptDescendants(runner: EffectRunner, sessionId: string): Promise<void> {
   const { ctx } = runner;
   const root = await ctx.store.read(sessionId);
   if (!root) return;
-  const running = (await descendants(ctx, root)).filter((d) => isRunningChild(d.link) && d.record.control !== "completed");
+  const running = planCascade(root, await subtree(ctx, root));
   const at = ctx.clock.now();
   for (const { record } of running) {
-    await runner.dispatch(record.sessionId, { type: "aborted", at });
+    await runner.dispatch(record.sessionId, { type: "aborted", at, cascade: true });
     if (record.parentId) await runner.step(record.parentId, (p) => closeChild(p, record.sessionId, "aborted", at));
     await drainGuidance(ctx, record.sessionId, `interrupted: ${sessionId} above it was aborted (Escape)`);
   }

@@ -7,7 +7,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { isRunning } from "../../governance/stop/control-requests.ts";
+import { isRunningSession } from "../../governance/session/running.ts";
 import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
@@ -71,7 +71,7 @@ describe("registry (session store + directive queues)", () => {
     expect(record).toMatchObject({ sessionId: CHILD, parentId: HUB, agent: "governance-executor", control: "active" });
     expect(
       (await gov.store.list())
-        .filter(isRunning)
+        .filter(isRunningSession)
         .map((r) => r.sessionId)
         .sort(),
     ).toEqual([CHILD, HUB].sort());
@@ -122,7 +122,7 @@ describe("registry (session store + directive queues)", () => {
 
   test("7. a completed session is no longer listed as active", async () => {
     await toolAfter(rt, { tool: "task", sessionID: HUB, callID: "call_task" }, { title: "task", output: "done", metadata: { sessionId: CHILD } });
-    expect((await gov.store.list()).filter(isRunning).map((r) => r.sessionId)).toEqual([HUB]);
+    expect((await gov.store.list()).filter(isRunningSession).map((r) => r.sessionId)).toEqual([HUB]);
   });
 
   test("8. the start-up sweep archives only records idle past 48 hours", async () => {

@@ -223,6 +223,13 @@ describe("S5-R08: never a primary's resume context in a level 2+ session", () =>
 });
 
 describe("aborted (S4)", () => {
+  it("an abort that is part of an ancestor's cascade interrupts without cascading again", () => {
+    const r = transition(makeRecord({ state: "between_turn" }), { type: "aborted", at: AT, cascade: true }, ctx);
+    expect(r.next?.state).toBe("interrupted");
+    expect(r.effects.map((e) => e.type)).toEqual(["audit"]);
+    expect(r.effects[0]).toMatchObject({ event: "session_aborted", data: { cascade: true } });
+  });
+
   it("interrupts once: OpenCode's repeated aborts and idles add no second effect set", () => {
     const start = makeRecord({ state: "compacted", compactedPending: true, lastToolCall: { tool: "bash", callId: "c9", at: T0, summary: "npm test" } });
     const first = transition(start, { type: "aborted", at: AT }, ctx);

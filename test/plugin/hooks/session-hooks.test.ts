@@ -55,6 +55,24 @@ describe("event hook", () => {
     expect((await f.audit("descendant_aborted")).map((e) => e.sessionId)).toEqual([CHILD]);
   });
 
+  test("the cascade of an abort runs once for the whole subtree: root → A → B interrupts and checks B once (issue 15)", async () => {
+    const GRANDCHILD = "ses_grand0000000000000000000001";
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await onEvent(f.rt, events.created(GRANDCHILD, { parentID: CHILD }));
+    await onEvent(f.rt, events.aborted(ROOT));
+    expect([record(CHILD)?.state, record(GRANDCHILD)?.state]).toEqual(["interrupted", "interrupted"]);
+    expect((await f.audit("descendants_interrupted")).map((e) => [e.sessionId, e.ids])).toEqual([[ROOT, [CHILD, GRANDCHILD]]]);
+    expect((await f.audit("session_aborted")).map((e) => e.sessionId).sort()).toEqual([CHILD, GRANDCHILD, ROOT]);
+    expect((await f.rt.ctx.store.read(CHILD))?.children[0]).toMatchObject({ sessionId: GRANDCHILD, outcome: "aborted" });
+    f.busy.add(CHILD);
+    f.busy.add(GRANDCHILD);
+    await f.timers.advance(1_000);
+    await f.rt.ctx.sink.settle();
+    expect(f.calls.aborts).toEqual([CHILD, GRANDCHILD]);
+    expect((await f.audit("descendant_aborted")).map((e) => e.sessionId)).toEqual([CHILD, GRANDCHILD]);
+  });
+
   test("events that are not about a governed session are ignored", async () => {
     await onEvent(f.rt, { type: "session.idle", properties: { sessionID: "not-a-session" } });
     await onEvent(f.rt, { type: "message.updated", properties: {} });
