@@ -7,7 +7,9 @@ import type { Runtime } from "../runtime/runtime.ts";
  */
 export async function compacting(rt: Runtime, input: { sessionID: string }, output: { context: string[] }): Promise<void> {
   const { ctx, tracker, sessions } = rt;
-  const record = (await tracker.ensureSeen(input.sessionID)) ?? sessions.peek(input.sessionID);
+  // The live record, not the one first seen: actions remembered and the agent learned since then must be carried over.
+  const seen = await tracker.ensureSeen(input.sessionID);
+  const record = sessions.peek(input.sessionID) ?? seen;
   const agent = record?.agent ?? null;
   const config = ctx.config;
   output.context.push(

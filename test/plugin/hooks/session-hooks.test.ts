@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-prefix.ts";
 import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
 import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
@@ -83,10 +84,28 @@ describe("event hook", () => {
 
 describe("compaction hooks", () => {
   test("the compacting hook adds anchors and recent actions; autocontinue then session.compacted count once", async () => {
+    f.close();
+    f = await pluginFixture({
+      config: [
+        "language: { communication: German, documents: English }",
+        "anchors:",
+        "  - { id: A-1, text: Never push to main, priority: critical }",
+        "  - { id: A-2, text: Keep commits small, priority: normal }",
+      ].join("\n"),
+    });
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await f.rt.runner.dispatch(ROOT, { type: "action_remembered", at: f.clock.now(), action: "delegated to governance-executor" });
     const output = { context: [] as string[] };
     await compacting(f.rt, { sessionID: ROOT }, output);
-    expect(output.context.join("\n")).toContain("Language");
+    expect(output.context).toEqual(
+      expect.arrayContaining([
+        "Language: German (communication), English (documents). MUST MAINTAIN.",
+        "Anchor [A-1] (critical): Never push to main",
+        "Anchor [A-2] (normal): Keep commits small",
+        "Recent action 1 of 1: delegated to governance-executor",
+      ]),
+    );
+    expect(output.context.find((l) => l.startsWith("Agent:"))).toContain("governance-coordinator, PRIMARY (level 1)");
     await markAutoCompaction(f.rt, { sessionID: ROOT });
     await onEvent(f.rt, events.compacted(ROOT));
     expect(record(ROOT)).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 1 } });
@@ -113,7 +132,8 @@ describe("transforms", () => {
   test("every step gets the same prefix; the post-compaction reminder rides in the status note until a turn with a step ends", async () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
     const first = await step();
-    expect(first.system).toContain("governance-coordinator");
+    expect(first.system).toContain(GOVERNANCE_PREFIX_HEADING);
+    expect(first.system).toContain("governance-coordinator, PRIMARY");
     expect(first.tail).toBeUndefined();
     await onEvent(f.rt, events.compacted(ROOT));
     const after = await step();

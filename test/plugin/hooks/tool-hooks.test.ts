@@ -46,8 +46,11 @@ describe("tool.execute.before / after", () => {
     await spawn("governance-high").run();
     const output = { title: "task", output: "child says hi", metadata: {} };
     await toolAfter(f.rt, { tool: "task", sessionID: ROOT, callID: "call_task" }, output);
-    expect(output.output).not.toBe("child says hi");
+    const note = output.output.slice(0, -"child says hi".length);
     expect(output.output.endsWith("child says hi")).toBe(true);
+    expect(note).toContain("(opencode-governance, log-only: governance-coordinator → governance-high would be blocked in enforce mode:");
+    expect(note).toContain("Allowed and logged.)");
+    expect((await f.audit("delegation_blocked"))[0]).toMatchObject({ kind: "leaf", enforced: false });
     expect(f.calls.toasts).toEqual([]);
   });
 
