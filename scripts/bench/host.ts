@@ -112,8 +112,19 @@ const benchTodos = (done: number) =>
   }));
 
 /**
+ * Ten small files the scenarios read in turn. Reading one file with an unchanged result again and again is what the
+ * loop guard (on by default, docs/budgets.md) stops after a few calls — no working agent does it, so neither does the bench.
+ */
+export const BENCH_FILES: Record<string, string> = Object.fromEntries(
+  Array.from({ length: 10 }, (_, i) => [`notes/${i}.md`, `# note ${i}\n\nA small file.\n`]),
+);
+
+/** The `n`th read of a scenario: the ten files in turn. */
+export const benchRead = (n: number) => ({ name: "read", args: { filePath: `notes/${n % 10}.md` } });
+
+/**
  * The scripted model for both scenarios, driven only by the request (stateless): scenario A makes `n` tool calls,
- * reads of README.md with a `todowrite` every 10th; scenario B's root hands one task to `general`, whose session reads `n` times.
+ * reads of the bench files with a `todowrite` every 10th; scenario B's root hands one task to `general`, whose session reads `n` times.
  */
 export function benchRespond(req: ModelRequest): Reply {
   const first = firstUser(req);
@@ -122,10 +133,10 @@ export function benchRespond(req: ModelRequest): Reply {
     const done = toolResults(req);
     if (done >= Number(a[1])) return { text: "done" };
     // Every 10th call updates the todo list, as a working agent does (what moves a todo count: issue 16).
-    return { toolCalls: [done % 10 === 9 ? { name: "todowrite", args: { todos: benchTodos(done) } } : { name: "read", args: { filePath: "README.md" } }] };
+    return { toolCalls: [done % 10 === 9 ? { name: "todowrite", args: { todos: benchTodos(done) } } : benchRead(done)] };
   }
   const child = /BENCH-B-CHILD (\d+)/.exec(first);
-  if (child) return toolResults(req) < Number(child[1]) ? { toolCalls: [{ name: "read", args: { filePath: "README.md" } }] } : { text: "child done" };
+  if (child) return toolResults(req) < Number(child[1]) ? { toolCalls: [benchRead(toolResults(req))] } : { text: "child done" };
   const root = /BENCH-B-ROOT (\d+)/.exec(first);
   if (root && toolResults(req) === 0) {
     return { toolCalls: [{ name: "task", args: { subagent_type: "general", description: "read the readme", prompt: `BENCH-B-CHILD ${root[1]}` } }] };
@@ -168,12 +179,12 @@ export type HostRun = {
   problem: string;
 };
 
-/** A fresh project for one run of `variant`: README.md to read, and the variant's plugin installed. */
+/** A fresh project for one run of `variant`: the bench files to read, and the variant's plugin installed. */
 export function benchProject(model: ScriptedModel, variant: Variant): TestProject {
   const project = createTestProject({
     modelUrl: model.url,
     plugin: variant === "governance" || variant === "cold" ? "local" : "none",
-    files: { "README.md": "# bench\n\nA small file.\n" },
+    files: BENCH_FILES,
   });
   const plugins = path.join(project.dir, ".opencode", "plugin");
   if (variant === "empty" || variant === "loaded" || variant === "tools" || variant === "tool1") {

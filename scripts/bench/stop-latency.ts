@@ -9,13 +9,14 @@ import {
   type ModelRequest,
   type Reply,
 } from "../../test/harness/index.ts";
+import { BENCH_FILES, benchRead } from "./host.ts";
 import { stats, type Stats } from "./stats.ts";
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const lastTool = (req: ModelRequest) => textOf([...req.messages].reverse().find((m) => m.role === "tool")?.content);
 
 /**
- * Root sessions each hand one task to `general`; a "LOOP" child reads README.md every 100 ms until a tool result
+ * Root sessions each hand one task to `general`; a "LOOP" child reads the bench files every 100 ms until a tool result
  * carries a stop directive, a "HANG" child streams forever.
  */
 function respond(req: ModelRequest): Reply {
@@ -28,7 +29,7 @@ function respond(req: ModelRequest): Reply {
   const child = /STOPLAT-CHILD (\w+)/.exec(first);
   if (child?.[1] === "HANG") return { hang: true };
   if (child && /SESSION STOP|SESSION TERMINATED/.test(lastTool(req))) return { text: "stopped" };
-  if (child) return { toolCalls: [{ name: "read", args: { filePath: "README.md" } }], delayMs: 100 };
+  if (child) return { toolCalls: [benchRead(req.messages.filter((m) => m.role === "tool").length)], delayMs: 100 };
   return { text: "ok" };
 }
 
@@ -42,7 +43,7 @@ export type StopLatency = { directive: Stats; confirmed: Stats; runs: number; fa
  */
 export async function stopLatency(runs: number, deadline = "2s"): Promise<StopLatency> {
   const model = await startScriptedModel(respond);
-  const project = createTestProject({ modelUrl: model.url, files: { "README.md": "# bench\n" }, governanceYaml: `stop:\n  deadline: ${deadline}\n` });
+  const project = createTestProject({ modelUrl: model.url, files: BENCH_FILES, governanceYaml: `stop:\n  deadline: ${deadline}\n` });
   const serve = await serveOpencode(project);
   const directive: number[] = [];
   const confirmed: number[] = [];
