@@ -274,13 +274,22 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
   }
 }
 
+/**
+ * Who aborted the session: `stop` when governance's own hard stop had sent an abort (the stop ladder recorded an
+ * attempt), otherwise `user` (Escape, or another client's abort — also during a pending stop). A descendant aborted
+ * with its ancestor is `cascade`.
+ */
+function abortCause(before: SessionRecord): "stop" | "user" {
+  return before.control === "stopping" && (before.stop?.abortAttempts ?? 0) > 0 ? "stop" : "user";
+}
+
 function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEvent): Effect[] {
   const from = before.state;
   const to = after.state;
   switch (ev.type) {
     case "aborted":
-      if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true })];
-      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall })];
+      if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true, cause: "cascade" })];
+      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: abortCause(before) })];
     case "compacted":
       return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];
     case "errored":

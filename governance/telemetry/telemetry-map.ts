@@ -24,7 +24,7 @@ export type TelemetryMapping = {
   /** The span event instead, when the same turn already carries a stop request (an abort that a stop caused). */
   eventAfterStop?: string;
   /** A counter incremented by one, with these attributes (low cardinality: never ids or free text). */
-  count?: { metric: Counter; attrs: (data: Record<string, unknown>) => Attributes };
+  count?: { metric: Counter; attrs: (data: Record<string, unknown>) => Attributes; when?: (data: Record<string, unknown>) => boolean };
 };
 
 const str = (v: unknown, fallback = "unknown"): string =>
@@ -67,7 +67,8 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   session_aborted: {
     event: "governance.escape",
     eventAfterStop: "governance.stop.aborted",
-    count: { metric: "governance.escapes", attrs: (d) => ({ from: str(d.from) }) },
+    // One count per Escape: not the abort of governance's own hard stop, not each descendant the Escape cut off.
+    count: { metric: "governance.escapes", attrs: (d) => ({ from: str(d.from) }), when: (d) => d.cause === undefined || d.cause === "user" },
   },
   descendants_interrupted: { event: "governance.descendants_interrupted" },
   descendant_aborted: { event: "governance.descendant_aborted" },

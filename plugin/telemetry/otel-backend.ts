@@ -10,7 +10,7 @@ import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trac
 import { auditAttributes, TELEMETRY_MAP } from "../../governance/telemetry/telemetry-map.ts";
 import type { TelemetryTargets } from "../../governance/telemetry/telemetry-switch.ts";
 import { CompleteTraces } from "./complete-traces.ts";
-import { parseHostSignal } from "./host-signals.ts";
+import { parseHostSignals } from "./host-signals.ts";
 import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry.ts";
 import { TurnSpans } from "./turn-spans.ts";
 
@@ -121,7 +121,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
     audit(type, data) {
       turns.audit(type, data);
       const mapping = TELEMETRY_MAP[type];
-      if (mapping?.count) counter(mapping.count.metric).add(1, mapping.count.attrs(data));
+      if (mapping?.count && (mapping.count.when?.(data) ?? true)) counter(mapping.count.metric).add(1, mapping.count.attrs(data));
       const attributes: Attributes = auditAttributes(type, data);
       const warn = type.endsWith("_problem") || type.endsWith("_error") || type.endsWith("_failed") || type === "emergency_halt";
       logger.emit({
@@ -135,11 +135,12 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
       });
     },
     event(raw, phase) {
-      const sig = parseHostSignal(raw);
-      if (!sig) return;
-      if (phase === "done") return turns.handling(sig.sessionId, -1);
-      turns.handling(sig.sessionId, 1);
-      turns.signal(sig);
+      const sigs = parseHostSignals(raw);
+      const sessionId = sigs[0]?.sessionId;
+      if (!sessionId) return;
+      if (phase === "done") return turns.handling(sessionId, -1);
+      turns.handling(sessionId, 1);
+      for (const sig of sigs) turns.signal(sig);
     },
     hook(name, ms) {
       hookDuration.record(ms / 1000, { "governance.hook": name });

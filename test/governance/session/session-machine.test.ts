@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { type SessionEvent, type SessionEventType, type StateKey, resumeContextDue, transition } from "../../../governance/session/session-machine.ts";
 import { SessionRecord, type SessionState } from "../../../governance/session/session-record.ts";
+import { startStop } from "../../../governance/stop/stop-ladder.ts";
 import { CHILD_ID, GRANDCHILD_ID, HOUR, MINUTE, ROOT_ID, T0, makeChildRecord, makeRecord, rehydrate } from "../fixtures/records.ts";
 import { AT, audits, childCtx, config, created, ctx, run, sample } from "./machine-fixture.ts";
 
@@ -228,6 +229,16 @@ describe("aborted (S4)", () => {
     expect(r.next?.state).toBe("interrupted");
     expect(r.effects.map((e) => e.type)).toEqual(["audit"]);
     expect(r.effects[0]).toMatchObject({ event: "session_aborted", data: { cascade: true } });
+  });
+
+  it("says who aborted: governance's hard stop (an abort attempt recorded) or the user (Escape, also during a pending stop)", () => {
+    const running = makeChildRecord({ state: "between_turn" });
+    const pending = startStop(running, { requestId: "req_1", at: T0, level: 1, reason: "enough", by: "cli", deadlineMs: 5_000 }).next;
+    const hard = { ...pending, stop: { ...pending.stop!, abortAttempts: 1 } };
+    const cause = (r: SessionRecord) => transition(r, { type: "aborted", at: AT }, childCtx).effects.find((e) => e.type === "audit")?.data.cause;
+    expect(cause(running)).toBe("user");
+    expect(cause(pending)).toBe("user");
+    expect(cause(hard)).toBe("stop");
   });
 
   it("interrupts once: OpenCode's repeated aborts and idles add no second effect set", () => {

@@ -33,6 +33,17 @@ describe("TELEMETRY_MAP: audit events → span events and counters, in one table
   });
 });
 
+describe("governance.escapes counts the user's Escapes only", () => {
+  const escapes = TELEMETRY_MAP.session_aborted!.count!;
+  test.each([
+    ["user", true],
+    ["stop", false],
+    ["cascade", false],
+  ])("cause %s counted: %s", (cause, counted) => {
+    expect(escapes.when?.({ from: "tool_running", cause }) ?? true).toBe(counted);
+  });
+});
+
 describe("auditAttributes: nothing leaves the machine that `sessions` would not show", () => {
   test("whitelisted keys only: no paths, messages, pids or unknown keys", () => {
     const attrs = auditAttributes("plugin_started", { directory: "/home/alice/secret-project", pid: 4242, startupMs: 3, message: "ENOENT /home/alice" });
