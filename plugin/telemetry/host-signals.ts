@@ -1,6 +1,6 @@
 /**
  * The OpenCode bus events telemetry reads (only while export is on): turn boundaries, the model and token usage of
- * assistant messages, tool parts. Parsed defensively by hand (the 1.18 runtime sends v2-shaped payloads; anything
+ * assistant messages, tool parts — OpenCode 1's, and OpenCode 2's (see parseV2Signal). Parsed defensively by hand (the 1.18 runtime sends v2-shaped payloads; anything
  * unexpected is ignored). Kept apart from plugin/host/opencode-events.ts, which parses what governance acts on.
  */
 export type Tokens = { input: number; output: number; cacheRead: number; cacheWrite: number };
@@ -25,8 +25,54 @@ function tokensOf(v: unknown): Tokens | undefined {
   return { input: num(t.input), output: num(t.output) + num(t.reasoning), cacheRead: num(cache?.read), cacheWrite: num(cache?.write) };
 }
 
-export function parseHostSignal(raw: unknown): HostSignal | undefined {
+/**
+ * OpenCode 2's events (`{type, data}`; packages/schema/src/session-event.ts @ 03130971): the turn is
+ * `session.execution.*` (`session.status`/`session.idle` are never emitted), a step's model and agent come with
+ * `session.step.started`, its usage with `session.step.ended`.
+ */
+function parseV2Signal(type: unknown, d: Obj): HostSignal[] {
+  const sessionId = str(d.sessionID);
+  if (!sessionId) return [];
+  const messageId = str(d.assistantMessageID);
+  switch (type) {
+    case "session.created":
+      return [{ type: "created", sessionId, parentId: str(d.parentID) ?? null }];
+    case "session.execution.started":
+      return [{ type: "busy", sessionId }];
+    case "session.execution.succeeded":
+      return [{ type: "idle", sessionId }];
+    case "session.execution.interrupted":
+      // Escape (`user`) is OpenCode 1's MessageAbortedError: the turn is marked interrupted, not failed.
+      return [
+        { type: "error", sessionId, name: d.reason === "user" ? "MessageAbortedError" : `Interrupted:${str(d.reason) ?? "unknown"}` },
+        { type: "idle", sessionId },
+      ];
+    case "session.execution.failed":
+      return [
+        { type: "error", sessionId, name: str(obj(d.error)?._tag) ?? str(obj(d.error)?.name) ?? "UnknownError" },
+        { type: "idle", sessionId },
+      ];
+    case "session.step.started": {
+      const model = obj(d.model);
+      return messageId ? [{ type: "assistant", sessionId, messageId, provider: str(model?.providerID), model: str(model?.id), agent: str(d.agent) }] : [];
+    }
+    case "session.step.ended":
+      return messageId ? [{ type: "assistant", sessionId, messageId, tokens: tokensOf(d.tokens) }] : [];
+    default:
+      return [];
+  }
+}
+
+/** The signals in one host event (OpenCode 2's end of a turn is two: how it ended, and that it ended). */
+export function parseHostSignals(raw: unknown): HostSignal[] {
   const event = obj(raw);
+  const v2 = obj(event?.data);
+  if (event && v2 && !event.properties) return parseV2Signal(event.type, v2);
+  const one = parseV1Signal(event);
+  return one ? [one] : [];
+}
+
+function parseV1Signal(event: Obj | undefined): HostSignal | undefined {
   const p = obj(event?.properties);
   if (!event || !p) return undefined;
   switch (event.type) {

@@ -162,6 +162,9 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
   };
 }
 
+/** Events only the telemetry export reads (plugin/telemetry/host-signals.ts). */
+const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.started", "session.step.ended"]);
+
 /**
  * The global event stream, read for this location only: `session.created` says its location; other events
  * (`session.execution.*` carry none) are resolved with `session.get` once per session and cached.
@@ -173,16 +176,22 @@ function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states:
     "event",
     async (raw: V2Event) => {
       const events = parseV2Event(raw);
-      if (events.length === 0) return;
+      // Telemetry (only while export is on) also reads the steps' model and usage, which governance does not act on.
+      if (events.length === 0 && !(rt.telemetry.active && TELEMETRY_ONLY.has(String(raw.type)))) return;
       const sessionId = sessionOf(raw);
       if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
       if (!sessionId || !(await filter.mine(sessionId, false))) return;
-      for (const event of events) {
-        // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
-        if (event.type === "created" && event.agent === null)
-          event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
-        if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
-        await handleEvent(rt, event);
+      rt.telemetry.event(raw, "start");
+      try {
+        for (const event of events) {
+          // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
+          if (event.type === "created" && event.agent === null)
+            event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
+          if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
+          await handleEvent(rt, event);
+        }
+      } finally {
+        rt.telemetry.event(raw, "done");
       }
     },
     sink,

@@ -18,7 +18,7 @@ export function locationOf(event: V2Event): string | undefined {
  * What an OpenCode 2 event means for governance, as the SAME events the OpenCode 1 adapter produces, or an empty list.
  * packages/schema/src/session-event.ts @ 03130971: the turn boundary is `session.execution.*` (`session.idle` and
  * `session.status` are never emitted), Escape is `session.execution.interrupted` with reason `user`, compaction ends
- * with `session.compaction.ended` (reason auto | manual).
+ * with `session.compaction.ended` (reason auto | manual), the session's usage (cost, tokens) is `session.usage.updated`.
  */
 export function parseV2Event(raw: unknown): GovernanceEvent[] {
   const event = obj(raw) as V2Event;
@@ -55,6 +55,21 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
     }
     case "session.compaction.ended":
       return [{ type: "compacted", sessionId, trigger: data.reason === "auto" ? "auto" : "summarize" }];
+    case "session.usage.updated": {
+      // The session's usage so far (cost in USD, TokenUsage.Info): what OpenCode 1 reports in `session.updated`.
+      const t = obj(data.tokens);
+      const cache = obj(t.cache);
+      const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
+      const cost = typeof data.cost === "number" && Number.isFinite(data.cost) && data.cost >= 0 ? data.cost : 0;
+      return [
+        {
+          type: "usage",
+          sessionId,
+          tokens: { input: n(t.input), output: n(t.output), reasoning: n(t.reasoning), cacheRead: n(cache.read), cacheWrite: n(cache.write) },
+          cost,
+        },
+      ];
+    }
     default:
       return [];
   }

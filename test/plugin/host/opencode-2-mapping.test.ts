@@ -26,6 +26,15 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
     expect(parseV2Event(ev("session.compaction.ended", { reason: "auto" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "auto" }]);
     expect(parseV2Event(ev("session.compaction.ended", { reason: "manual" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "summarize" }]);
   });
+  test("usage: the session's tokens and cost, as OpenCode 1's session.updated gives them to the budget", () => {
+    const usage = { cost: 0.0017, tokens: { input: 10995, output: 2, reasoning: 51, cache: { read: 7, write: 0 } } };
+    expect(parseV2Event(ev("session.usage.updated", usage))).toEqual([
+      { type: "usage", sessionId: S, tokens: { input: 10995, output: 2, reasoning: 51, cacheRead: 7, cacheWrite: 0 }, cost: 0.0017 },
+    ]);
+    expect(parseV2Event(ev("session.usage.updated", { cost: -1, tokens: { input: "x" } }))).toEqual([
+      { type: "usage", sessionId: S, tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 },
+    ]);
+  });
   test("the deprecated V1-named events and hostile input give nothing", () => {
     for (const raw of [ev("session.idle"), ev("session.status"), null, 42, { type: 1 }, { type: "session.created" }]) expect(parseV2Event(raw)).toEqual([]);
   });
