@@ -42,11 +42,20 @@ function respond(req: ModelRequest): Reply {
   const turnStart = conversation(req).at(-1)?.role === "user";
   // Children, told apart by the prompt their parent gave them.
   if (first.includes("SLOW-WORKER")) return { toolCalls: [{ name: "bash", args: { command: "sleep 0.3", description: "a slow step" } }] };
+  // A worker whose calls run (the executor may not run `sleep`: its bash calls are denied, and a denied call has no
+  // tool result to carry guidance), reading on line by line, so no two calls are the same (the loop guard).
+  if (first.includes("READ-WORKER")) {
+    const line = req.messages.filter((m) => m.role === "tool").length + 1;
+    return { toolCalls: [{ name: "read", args: { filePath: "NOTES.md", offset: line, limit: 1 } }], delayMs: 300 };
+  }
   if (first.includes("HALT-CHILD")) {
     if (turnStart) return { toolCalls: [{ name: "task", args: { description: "too deep", prompt: "verify it", subagent_type: "governance-verifier" } }] };
     return { text: "the spawn was refused" };
   }
   // The root session, one marker per turn the user types.
+  if (turnStart && lastUser.includes("STEER-ME")) {
+    return { toolCalls: [{ name: "task", args: { description: "read on", prompt: "READ-WORKER read the notes", subagent_type: "governance-executor" } }] };
+  }
   if (turnStart && /ESCAPE-ME|STOP-ME/.test(lastUser)) {
     return {
       toolCalls: [{ name: "task", args: { description: "slow work", prompt: "SLOW-WORKER sleep step by step", subagent_type: "governance-executor" } }],
@@ -105,6 +114,7 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
       plugin: process.env.OCG_TUI_PLUGIN === "none" ? "none" : "local",
       // depth 1 is the deepest subagent: a subagent's own `task` call is the emergency halt.
       governanceYaml: "delegation:\n  maxDepth: 1\n",
+      files: { "NOTES.md": Array.from({ length: 500 }, (_, i) => `note ${i + 1}`).join("\n") },
     });
     installCommandsAndCli(project);
   });
@@ -215,19 +225,38 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     await quit(tui);
   }, 150_000);
 
-  test("/governance-stop from a second session stops the running subagent; the toast says so", async () => {
+  test("/governance-inject then /governance-stop from a second session: the guidance reaches the running subagent, then the stop; the toast says so", async () => {
     const tui = open(AGENT);
     await tui.waitForScreen("Ask anything", "the prompt of a new session", 60_000);
     const known = new Set(recordsOf().map((r) => r.sessionId));
-    await tui.submit("STOP-ME start the slow work");
+    await tui.submit("STEER-ME start reading");
     const worker = (await waitFor(
-      () => recordsOf().find((r) => !known.has(r.sessionId) && r.depth === 1 && r.lastToolCall?.tool === "bash")?.sessionId,
+      () => recordsOf().find((r) => !known.has(r.sessionId) && r.depth === 1 && r.lastToolCall?.tool === "read")?.sessionId,
       "the new subagent at work",
       60_000,
     )) as string;
     // The busy session queues what is typed into it, so the user opens a second session for the command.
     await tui.command("new");
     await tui.waitForScreen("Ask anything", "a second, empty session", 30_000);
+    // Issue 21 item 8: guidance typed in the TUI reaches the subagent with its next tool result.
+    const guidance = "GUIDE-TUI small-commits";
+    const before = model.requests.length;
+    await tui.command("governance-inject", `${worker} ${guidance}`);
+    await tui.waitForScreen(`guidance queued for ${worker}`, "the CLI's answer in the command's prompt", 30_000);
+    const guided = await waitFor(
+      () =>
+        model.requests
+          .slice(before)
+          .find((r) => r.sessionId === worker && conversation(r).some((m) => m.role === "tool" && textOf(m.content).includes(guidance))),
+      "the guidance in a tool result of the subagent's next model request",
+      30_000,
+    ).catch((e: Error) => {
+      const lines = auditEvents(project.governanceDir).filter((a) => JSON.stringify(a).includes(worker));
+      const last = model.requests.filter((r) => r.sessionId === worker).at(-1);
+      throw new Error(`${e.message}\naudit: ${JSON.stringify(lines.slice(-12))}\nlast request tools: ${JSON.stringify(last && conversation(last).slice(-2))}`);
+    });
+    const carried = conversation(guided).find((m) => m.role === "tool" && textOf(m.content).includes(guidance))!;
+    expect(textOf(carried.content)).toContain("📝 USER GUIDANCE");
     await tui.command("governance-stop", worker);
     await tui.waitForScreen(`stop requested (level 1) for ${worker}`, "the CLI's answer in the command's prompt", 30_000);
     await tui.waitForScreen(/Subagent governance-executor was stopped/, "the stopped-subagent toast", 60_000);

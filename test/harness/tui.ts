@@ -158,7 +158,14 @@ export function startTui(project: TestProject, args: string[], opts: { env?: Nod
       );
       if (args) {
         type(args);
-        await waitForScreen(`/${name} ${args}`, `/${name} ${args} typed into the prompt`);
+        // A long line wraps inside the prompt box: compare without the spaces, line breaks and the box's left border.
+        const squash = (t: string) => t.replace(/[\s┃]+/g, "");
+        const typed = squash(`/${name} ${args}`);
+        await poll(
+          () => squash(screen()).includes(typed),
+          30_000,
+          () => `/${name} ${args} was not typed into the prompt; the TUI screen shows:\n${screen()}`,
+        );
       }
       press("Enter");
     },
