@@ -6,6 +6,7 @@ import {
   auditEvents,
   createTestProject,
   lastOf,
+  locksLeft,
   type ModelRequest,
   runOpencode,
   type ScriptedModel,
@@ -27,19 +28,6 @@ function respond(req: ModelRequest) {
   if (user.includes("TOOL") && req.messages.at(-1)?.role === "user")
     return { toolCalls: [{ name: "bash", args: { command: "echo step", description: "one step" } }] };
   return { text: "done" };
-}
-
-/** Every lock folder (and aside copy) left under the governance folder. */
-function locksLeft(governanceDir: string): string[] {
-  const out: string[] = [];
-  const walk = (dir: string) => {
-    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
-      if (e.name.includes(".lock")) out.push(path.relative(governanceDir, path.join(dir, e.name)));
-      else if (e.isDirectory()) walk(path.join(dir, e.name));
-    }
-  };
-  walk(governanceDir);
-  return out;
 }
 
 describe("process exit writes the final state and releases every lock (real opencode)", () => {

@@ -8,6 +8,7 @@ import {
   createTestProject,
   killAllTuis,
   lastOf,
+  locksLeft,
   type ModelRequest,
   patchSessionRecord,
   type Reply,
@@ -206,6 +207,8 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     moveBack(2 * HOUR);
     const tui = open(["--continue", ...AGENT]);
     await tui.waitForScreen("where were we?", "the continued session's history", 60_000);
+    const stepsBefore = sessionRecord(project.governanceDir, root)!.counters.modelSteps as number;
+    const turnsFrom = model.requests.length;
     const from = model.requests.length;
     await tui.submit("status?");
     const step = await firstStep(root, from);
@@ -222,7 +225,11 @@ describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", 
     expect(halt).toMatchObject({ callerAgent: "governance-executor", targetAgent: "governance-verifier", callerDepth: 1 });
     expect(recordsOf().find((r) => r.sessionId === halt.sessionId)?.parentId).toBe(root);
     await tui.waitForScreen(/HALT-ME[\s\S]*continuing/, "the turn finished after the halt", 60_000);
+    // Ctrl-C the moment the answer shows (issue 21 item 4): the final state is written and no lock is left.
     await quit(tui);
+    expect(locksLeft(project.governanceDir)).toEqual([]);
+    const steps = model.requests.slice(turnsFrom).filter((r) => r.kind === "agent" && r.sessionId === root).length;
+    expect(sessionRecord(project.governanceDir, root)).toMatchObject({ state: "between_turn", counters: { modelSteps: stepsBefore + steps } });
   }, 150_000);
 
   test("/governance-inject then /governance-stop from a second session: the guidance reaches the running subagent, then the stop; the toast says so", async () => {

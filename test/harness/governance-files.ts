@@ -58,3 +58,16 @@ export function patchSessionRecord(governanceDir: string, id: string, patch: (r:
   patch(r);
   fs.writeJsonSync(file, r);
 }
+
+/** Every lock folder (and aside copy) left under the governance folder. */
+export function locksLeft(governanceDir: string): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (e.name.includes(".lock")) out.push(path.relative(governanceDir, path.join(dir, e.name)));
+      else if (e.isDirectory()) walk(path.join(dir, e.name));
+    }
+  };
+  walk(governanceDir);
+  return out;
+}
