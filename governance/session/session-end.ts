@@ -1,4 +1,5 @@
 import { closeChild } from "../delegation/child-links.ts";
+import { confirmStopped } from "../stop/stop-ladder.ts";
 import { audit, type Step } from "./effects.ts";
 import type { SessionEnd, SessionRecord } from "./session-record.ts";
 
@@ -25,14 +26,21 @@ const CONTROL_AFTER: Record<EndHow, SessionRecord["control"]> = {
 const LINK_AFTER = { completed: "completed", failed: "failed", deleted: "aborted" } as const;
 
 /**
- * Ends a session's record: `end` says how, `control` leaves `active`/`stopping` (a stop in progress ends with it:
- * the work it was meant to stop is over). A stopped session keeps `stopped` (what the user asked for happened) and
- * only gains `end`. Idempotent: the first end stays, except a deletion, which is final whatever came before.
- * Only the step that ends it reports `session_ended`.
+ * Ends a session's record: `end` says how, `control` leaves `active`/`stopping`. A session being stopped whose work
+ * completes (its task returned its final answer) obeyed the stop: it is `stopped` as `compliance`, through the
+ * ladder's one `confirmStopped` (the parent is told once) — whether OpenCode's idle or the parent's task result
+ * arrives first. A stop in progress ends with a failure or deletion: the work it was meant to stop is over. A stopped
+ * session keeps `stopped` (what the user asked for happened) and only gains `end`. Idempotent: the first end stays,
+ * except a deletion, which is final whatever came before. Only the step that ends it reports `session_ended`.
  */
 export function endSession(record: SessionRecord | undefined, how: EndHow, at: number, detail: string | null = null): Step {
   if (!record) return { next: record, effects: [] };
   if (record.end && (how !== "deleted" || record.end.how === "deleted")) return { next: record, effects: [] };
+  if (how === "completed" && record.control === "stopping") {
+    const obeyed = confirmStopped(record, at, "compliance");
+    const ended = endSession(obeyed.next, how, at, detail);
+    return { next: ended.next, effects: [...obeyed.effects, ...ended.effects] };
+  }
   const running = record.control === "active" || record.control === "stopping";
   const control = running ? CONTROL_AFTER[how] : record.control;
   const end: SessionEnd = { at, how, detail: detail?.slice(0, 200) ?? null };

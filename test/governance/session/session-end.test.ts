@@ -1,5 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { endChildLink, endSession, errorEndsSession } from "../../../governance/session/session-end.ts";
+import { onCompliance, startStop } from "../../../governance/stop/stop-ladder.ts";
 import { makeRecord, sid } from "../helpers.ts";
 
 const T = 1_700_000_000_000;
@@ -11,6 +12,7 @@ describe("endSession (seed 002: every exit path ends the bookkeeping)", () => {
   test("completion, failure and deletion end a running (or stopping) record: not running, and `end` says how", () => {
     for (const how of ["completed", "failed", "deleted"] as const) {
       for (const control of ["active", "stopping"] as const) {
+        if (how === "completed" && control === "stopping") continue; // obeyed: below
         const { next, effects } = endSession(child({ control }), how, T + 5, "APIError");
         expect(next).toMatchObject({ control: "completed", end: { at: T + 5, how, detail: "APIError" }, updatedAt: T + 5 });
         expect(effects).toEqual([
@@ -19,6 +21,25 @@ describe("endSession (seed 002: every exit path ends the bookkeeping)", () => {
       }
     }
     expect(endSession(child(), "orphaned", T + 5).next).toMatchObject({ control: "orphaned", end: { how: "orphaned", detail: null } });
+  });
+
+  test("a session being stopped whose task returns obeyed: stopped as compliance, the parent told once, whichever signal came first", () => {
+    const stopping = startStop(child(), {
+      requestId: "req_1",
+      at: T,
+      level: 1,
+      reason: "Budget exceeded: 5 of 5 tool calls",
+      by: "budget",
+      deadlineMs: 5_000,
+    }).next;
+    const { next, effects } = endSession(stopping, "completed", T + 5);
+    expect(next).toMatchObject({ control: "stopped", stoppedAt: T + 5, end: { how: "completed" } });
+    expect(effects.map((e) => (e.type === "audit" ? e.event : e.type))).toEqual(["session_stopped", "notify_parent", "session_ended"]);
+    expect(effects.find((e) => e.type === "notify_parent")).toMatchObject({ parentId: PARENT, how: "compliance" });
+    // OpenCode's idle after the task result (or before it): the stop is already final, nothing more is said.
+    expect(onCompliance(next!, T + 6).effects).toEqual([]);
+    const idleFirst = onCompliance(stopping, T + 4);
+    expect(endSession(idleFirst.next, "completed", T + 5).effects.filter((e) => e.type === "notify_parent")).toEqual([]);
   });
 
   test("a stopped session stays stopped (what the user asked for happened) and only gains its end", () => {
