@@ -38,6 +38,11 @@ export class BudgetGuard {
   readonly #loops = new Map<string, LoopState>();
   /** Argument hash per tool call, from `before` to `after`. */
   readonly #callArgs = new Map<string, string>();
+  /**
+   * Busy before its record existed: OpenCode 1 calls the event hook without waiting, so a new session's first
+   * `busy` can arrive while its `session.created` is still writing the record. Applied when the record is there.
+   */
+  readonly #busyBeforeRecord = new Map<string, number>();
   readonly running: RunningSubagents;
 
   constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
@@ -53,7 +58,13 @@ export class BudgetGuard {
 
   /** Per-session memory, for the soak test: none of it may grow with ended sessions. */
   sizes(): Record<string, number> {
-    return { budgetNotices: this.#notices.size, loopStates: this.#loops.size, loopCalls: this.#callArgs.size, ...this.running.sizes() };
+    return {
+      budgetNotices: this.#notices.size,
+      loopStates: this.#loops.size,
+      loopCalls: this.#callArgs.size,
+      busyBeforeRecord: this.#busyBeforeRecord.size,
+      ...this.running.sizes(),
+    };
   }
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
@@ -87,6 +98,10 @@ export class BudgetGuard {
     const busy = status !== "idle";
     const at = this.#ctx.clock.now();
     const applied = this.#runner.sessions.softStep(sessionId, (r) => ({ next: markBusy(r, busy, at), effects: [] }));
+    if (!applied) {
+      if (busy) this.#busyBeforeRecord.set(sessionId, at);
+      else this.#busyBeforeRecord.delete(sessionId);
+    }
     const record = applied?.next;
     if (record?.parentId) {
       if (busy) this.running.started(sessionId, record.parentId, record.agent, false);
@@ -101,6 +116,10 @@ export class BudgetGuard {
   /** A child session was created: it is running, and one pending spawn of its parent became it. */
   onCreated(sessionId: string, parentId: string | null, agent: string | null): void {
     if (parentId) this.running.started(sessionId, parentId, agent, true);
+    const busySince = this.#busyBeforeRecord.get(sessionId);
+    if (busySince === undefined) return;
+    this.#busyBeforeRecord.delete(sessionId);
+    this.#runner.sessions.softStep(sessionId, (r) => ({ next: markBusy(r, true, busySince), effects: [] }));
   }
 
   /** The session ended its turn or was aborted: its per-turn memory goes. */
