@@ -24,8 +24,11 @@ import {
  * `opencode serve` for the whole file; every scenario is its own task tree, told apart by a marker in the prompt.
  */
 const subagent = (name: string) => `---\ndescription: ${name} (test subagent)\nmode: subagent\n---\nYou are ${name}.\n`;
+// warnAt 0.5: the warning's window (half to all of a budget) is wide enough that a loaded machine's slow steps do
+// not jump over it (a check past the limit stops at once, with no warning first — by design).
 const GOVERNANCE_YAML = `
 budgets:
+  warnAt: 0.5
   agents:
     toolcap: { toolCalls: 5 }
     tokencap: { outputTokens: 1000 }
@@ -37,6 +40,8 @@ concurrency:
 loops:
   repeat: 3
   stopAfter: 2
+stop:
+  deadline: 30s
 `;
 
 const task = (subagent_type: string, prompt: string): Reply => ({
@@ -72,6 +77,8 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
     }
     return tools === 0 ? task(m[2] as string, `CHILD ${m[1]}`) : { text: "parent done" };
   }
+  // The raise case: the budget's L1 arrives; the child holds its next step until the user raised the budget, then goes on.
+  if (child === "raise" && stopped) return raiseGate.wait().then(() => bash(`echo raise-${tools}`));
   if (stopped) return { text: `child ${child} summary: stopped` };
   switch (child) {
     case "tools":
@@ -90,7 +97,6 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
     case "time":
       return tools < 12 ? { ...bash(`sleep 0.8; echo t-${tools}`) } : { text: "never stopped" };
     case "raise":
-      if (last.includes("BUDGET NOTICE") && tools === 4) return raiseGate.wait().then(() => bash(`echo raise-${tools}`));
       return tools < 8 ? bash(`echo raise-${tools}`) : { text: "child raise done after the raise" };
     case "tree":
       return tools < 12 ? bash(`echo tree-${tools}`, { prompt_tokens: 100, completion_tokens: 10, reasoning_tokens: 300 }) : { text: "never stopped" };
@@ -153,6 +159,8 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   test.each([
     ["tools", "toolcap", "toolCalls", "tool calls"],
     ["tokens", "tokencap", "outputTokens", "output tokens"],
+    ["cost", "costcap", "cost", "cost"],
+    ["time", "timecap", "activeTime", "active time"],
   ])("a subagent over its %s budget is warned, then stopped with the budget as the reason; the parent is told", async (marker, agent, key, words) => {
     const root = await serve.http.createSession();
     await serve.http.prompt(root.id, `PARENT ${marker} ${agent}`);
@@ -181,11 +189,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     expect(rec.used).toBeCloseTo(0.12, 5);
   });
 
-  // Skipped at the 00:00 UTC integration of 2026-11-23: failed in the full-suite run on a fresh clone after the parallel landings (cause not yet found; issue stays open).
-  test.skip.each([["cost"], ["time"]])("a subagent over its %s budget is warned, then stopped with the budget as the reason; the parent is told", () => {});
-
-  // Skipped at the 00:00 UTC integration of 2026-11-23: failed in the full-suite run on a fresh clone after the parallel landings (cause not yet found; issue stays open).
-  test.skip("a raised budget stands the ladder down and the subagent goes on", async () => {
+  test("a raised budget stands the ladder down and the subagent goes on", async () => {
     const root = await serve.http.createSession();
     await serve.http.promptAsync(root.id, "PARENT raise toolcap");
     const child = await waitFor(() => childOf(root.id), "child");
@@ -224,14 +228,14 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     expect(sessionRecord(project.governanceDir, child)?.stop?.reason).toContain("task tree's budget");
   });
 
-  // Skipped at the 00:00 UTC integration of 2026-11-23: failed in the full-suite run on a fresh clone after the parallel landings (cause not yet found; issue stays open).
-  test.skip("the (N+1)th concurrent spawn is refused with a text the model can act on, and allowed again when one ends", async () => {
+  test("the (N+1)th concurrent spawn is refused with a text the model can act on, and allowed again when one ends", async () => {
     const root = await serve.http.createSession();
     await serve.http.promptAsync(root.id, "PARENT MANY general");
     await waitFor(() => events("spawn_refused_concurrency", root.id).length > 0, "refusal", 20_000);
     pollGate.releaseAll();
     await serve.http.waitIdle([root.id], 30_000);
-    const results = requestsOf(root.id).flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)));
+    // The parent's last request carries its whole history: each tool result once.
+    const results = (requestsOf(root.id).at(-1) as ModelRequest).messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
     expect(results.filter((t) => t.includes("SPAWN REFUSED (concurrency limit)"))).toHaveLength(1);
     expect(results.find((t) => t.includes("SPAWN REFUSED"))).toContain("Wait for one of the running subagents");
     const children = await serve.http.children(root.id);
