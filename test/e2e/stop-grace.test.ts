@@ -38,6 +38,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
   let project: TestProject;
   let serve: ServeHandle;
   const gates = new Map<string, Gate>();
+  const sawNote = new Set<string>();
   const gateOf = (id: string | undefined): Gate => {
     const key = id ?? "?";
     if (!gates.has(key)) gates.set(key, new Gate());
@@ -58,7 +59,16 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
         const prompt = `CHILD GRACE-${mode} work until told to stop`;
         return { toolCalls: [{ name: "task", args: { description: "work", prompt, subagent_type: "governance-executor" } }] };
       }
-      if (tools.length === 1) return { toolCalls: [{ name: "read", args: { filePath: `${project.dir}/after.txt` } }] };
+      // After its task result it reads on (a line further each time) until the note has reached it, at most 8 steps:
+      // a note queued after the task returned (an Escape's) arrives with a later step.
+      // Once it has seen the note it reads one line more, so a later step shows whether the note stayed.
+      const noted = req.messages.some((m) => m.role !== "system" && textOf(m.content).includes(NOTE));
+      const readOn = { toolCalls: [{ name: "read", args: { filePath: `${project.dir}/after.txt`, offset: tools.length, limit: 1 } }] };
+      if (!noted) return tools.length <= 8 ? readOn : { text: "parent done without the note" };
+      if (!sawNote.has(req.sessionId ?? "")) {
+        sawNote.add(req.sessionId ?? "");
+        return readOn;
+      }
       return { text: "parent done" };
     }
     if (first.includes("CHILD") && mode) {
@@ -82,7 +92,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       modelUrl: model.url,
       agents: true,
       governanceYaml: GOVERNANCE_YAML,
-      files: { "notes.txt": "notes-output\n", "after.txt": "after-output\n" },
+      files: { "notes.txt": "notes-output\n", "after.txt": Array.from({ length: 20 }, (_, i) => `after-output ${i + 1}`).join("\n") },
     });
     serve = await serveOpencode(project);
   });
@@ -115,16 +125,23 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
     return afterL1.receivedAt;
   }
 
-  /** The parent's requests after its task result; each must show the note exactly once, wherever it sits. */
+  /**
+   * The parent's requests from the first that shows the note: from there on each shows it exactly once, wherever it
+   * sits (issue 21 item 6), and none before it does.
+   */
   async function parentAfterTask(parent: string) {
     await serve.http.waitIdle([parent], 30_000);
     const after = agentRequests(parent).filter((r) => toolTexts(r).length >= 1);
-    expect(after.length, "the parent's steps after its task result").toBeGreaterThanOrEqual(2);
-    return after;
+    const first = after.findIndex((r) => count(conversation(r), NOTE) > 0);
+    expect(first, "a parent step after its task result shows the note").toBeGreaterThanOrEqual(0);
+    for (const r of after.slice(0, first)) expect(count(conversation(r), NOTE)).toBe(0);
+    const noted = after.slice(first);
+    for (const r of noted) expect(count(conversation(r), NOTE), "the note, once per request").toBe(1);
+    expect(noted.length, "the parent's steps from the note on").toBeGreaterThanOrEqual(2);
+    return noted;
   }
 
-  // Skipped at the 00:00 UTC integration of 2026-11-23: failed in the full-suite run on a fresh clone after the parallel landings (cause not yet found; issue stays open).
-  test.skip(
+  test(
     "L1 at once, then a summary streamed for three deadlines: not cut off; stopped as compliance; the parent reads all of it and 'stopped as asked'",
     async () => {
       const { parent, child } = await start("SUMMARY");
@@ -139,7 +156,6 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       expect(record.stop.delivered).toEqual([1]);
       const after = await parentAfterTask(parent);
       expect(toolTexts(after[0]!)[0]).toContain("END-OF-SUMMARY"); // the whole summary came back as the task result
-      for (const r of after) expect(count(conversation(r), NOTE), "the note, once per request").toBe(1);
       expect(conversation(after[0]!)).toContain("It stopped as asked");
     },
     LONG,
@@ -159,7 +175,6 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       expect(hard!.at - lastLife, trace).toBeGreaterThanOrEqual(DEADLINE_MS - 500);
       expect(record.stoppedAt - lastLife).toBeLessThan(DEADLINE_MS + 5_000);
       const after = await parentAfterTask(parent);
-      for (const r of after) expect(count(conversation(r), NOTE), `the note, once, in request ${r.index}`).toBe(1);
       expect(conversation(after[0]!)).toContain("It was stuck");
     },
     LONG,
@@ -183,7 +198,6 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       expect(childEvents(child).some((e) => e.type === "session_hard_stopped")).toBe(false);
       const after = await parentAfterTask(parent);
       expect(conversation(after[0]!)).toContain("The user interrupted it (Escape) while the stop was pending");
-      for (const q of after) expect(count(conversation(q), NOTE)).toBe(1);
     },
     LONG,
   );
