@@ -19,6 +19,7 @@ import type { Cleanup, V2Context } from "./host/opencode-2/v2-types.ts";
  * session goes on); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
  */
 async function server(input: PluginInput): Promise<Hooks> {
+  await enteredAsV1();
   const rt = new Runtime(input);
   try {
     await rt.start();
@@ -61,9 +62,25 @@ async function server(input: PluginInput): Promise<Hooks> {
   };
 }
 
+/**
+ * Which entry this process's host uses. OpenCode 1.18 calls `setup` as well as `server` (it carries OpenCode 2's
+ * module loader beside its own, a few seconds after `server`, with no `ctx.location`; seen on 1.18.33, test/e2e/
+ * governance-prefix.test.ts): governance must run once, so the first `server` call wins and a V2 runtime already
+ * started in this process is disposed. OpenCode 2 never calls `server`.
+ */
+const entry = { v1: false, v2: [] as Cleanup[] };
+
+async function enteredAsV1(): Promise<void> {
+  entry.v1 = true;
+  for (const cleanup of entry.v2.splice(0)) await Promise.resolve(cleanup()).catch(() => undefined);
+}
+
 /** The OpenCode 2 entry: plugin/host/opencode-2/setup.ts. */
-function setup(ctx: V2Context): Promise<Cleanup> {
-  return setupV2(ctx);
+async function setup(ctx: V2Context): Promise<Cleanup> {
+  if (entry.v1) return () => undefined;
+  const cleanup = await setupV2(ctx);
+  entry.v2.push(cleanup);
+  return cleanup;
 }
 
 /**

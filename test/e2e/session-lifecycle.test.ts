@@ -96,6 +96,20 @@ describe("session lifecycle in a real opencode serve", () => {
     expect(auditEvents(project.governanceDir).map((e) => e.type)).toContain("plugin_started");
   });
 
+  test("governance runs once per process: OpenCode 1.18 also calls the OpenCode 2 entry (`setup`), which stands aside", async () => {
+    // 1.18.33 calls `setup` a few seconds after `server`, once a session is used: prompt, wait past that, then count.
+    const s = await serve.http.createSession();
+    await serve.http.prompt(s.id, "hello");
+    await new Promise((r) => setTimeout(r, 5_000));
+    const started = auditEvents(project.governanceDir).filter((e) => e.type === "plugin_started");
+    expect(started.map((e) => e.host)).toEqual([1]);
+    expect(
+      auditEvents(project.governanceDir)
+        .filter((e) => e.type === "host_detected")
+        .map((e) => e.line),
+    ).toEqual([1]);
+  });
+
   test("the status note counts the session's todos from OpenCode's todo events; the system prompt never moves", async () => {
     const from = model.requests.length;
     await serve.http.prompt(sessionId, "TODOS plan the work");
