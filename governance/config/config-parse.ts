@@ -49,6 +49,17 @@ function deleteAt(root: unknown, keys: readonly Key[], key: string): void {
  * Parses hand-edited YAML. YAML syntax errors (tabs, bad indentation, duplicate keys) and schema errors (wrong type,
  * unknown enum value, negative depth) are problems with line and column; unknown keys are warnings and are ignored.
  */
+/**
+ * A small YAML file as plain data (the user's own settings, user-config.ts), aliases bounded. Here, beside the
+ * project file's parser, so the yaml package loads in one on-demand chunk: a dynamic `import("yaml")` of its own
+ * came back without its named exports in the bundled plugin under Bun (OpenCode 1.18.33: "parse is not a function").
+ */
+export function parseYamlData(text: string): unknown {
+  const doc = parseDocument(text.replace(/^\uFEFF/, ""), { prettyErrors: false, uniqueKeys: true });
+  if (doc.errors.length > 0) throw new Error(doc.errors[0]!.message);
+  return doc.toJS({ maxAliasCount: 10 });
+}
+
 export function parseConfig(text: string): ConfigParse {
   const lc = new LineCounter();
   const doc = parseDocument(text.replace(/^\uFEFF/, ""), { lineCounter: lc, prettyErrors: false, uniqueKeys: true });

@@ -29,8 +29,8 @@ export async function loadUserSettings(env: NodeJS.ProcessEnv = process.env): Pr
     return { settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }] };
   }
   try {
-    const { parse } = await import("yaml");
-    const parsed = UserSettings.safeParse(parse(text, { maxAliasCount: 10 }) ?? {});
+    const { parseYamlData } = await import("./config-parse.ts");
+    const parsed = UserSettings.safeParse(parseYamlData(text) ?? {});
     if (parsed.success) return { settings: parsed.data, problems: [] };
     return {
       settings: {},
