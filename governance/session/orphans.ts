@@ -30,7 +30,8 @@ export interface FindOrphansOptions {
 /**
  * A child is an orphan when all hold:
  * - its link says `running`, and its record (if any) has control `active` — a `stopping` child belongs to the stop
- *   ladder's deadline, and a stopped/completed/orphaned one is not running;
+ *   ladder's deadline, and a stopped/completed one is not running; a record crash recovery already ended `orphaned`
+ *   is one whatever its age (its link is what is left to close);
  * - its last tool call, or its creation when it made none, is more than `staleMs` before `now`
  *   (the record's timestamps first, the link's `createdAt` when there is no record);
  * - `isBusy` says it is not busy (a child thinking for a long time without tool calls is busy, not lost).
@@ -41,13 +42,14 @@ export function findOrphans(children: readonly ChildLink[], childRecords: Readon
   for (const link of children) {
     if (!isRunningChild(link)) continue;
     const record = childRecords.get(link.sessionId);
-    if (record && record.control !== "active") continue;
+    // Already ended `orphaned` by crash recovery (its host process is gone): only the parent's link is left to close.
+    const recovered = record?.control === "orphaned";
+    if (record && record.control !== "active" && !recovered) continue;
     const lastToolCall = record?.lastToolCall ?? null;
     const createdAt = record?.createdAt ?? link.createdAt;
     const since = lastToolCall ? lastToolCall.at : createdAt;
     const staleForMs = opts.now - since;
-    if (staleForMs <= opts.staleMs) continue;
-    if (opts.isBusy(link.sessionId)) continue;
+    if (!recovered && (staleForMs <= opts.staleMs || opts.isBusy(link.sessionId))) continue;
     orphans.push({
       sessionId: link.sessionId,
       agent: record?.agent ?? link.agent,
@@ -59,4 +61,13 @@ export function findOrphans(children: readonly ChildLink[], childRecords: Readon
     });
   }
   return orphans;
+}
+
+/**
+ * Children closed as `orphaned` since `since` (the parent's last activity before this one): found by another process
+ * or a start sweep while the parent was away (a crashed host, crash-recovery.ts). The parent is told of them when it
+ * becomes active again, as of the orphans it finds itself.
+ */
+export function orphanedWhileAway(parent: SessionRecord, since: number): ChildLink[] {
+  return parent.children.filter((c) => c.outcome === "orphaned" && c.closedAt !== null && c.closedAt >= since);
 }

@@ -3,6 +3,7 @@ import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { hostSession } from "../../governance/session/crash-recovery.ts";
 import { thisProcess } from "../../governance/storage/lock-owner.ts";
+import { orphanedWhileAway } from "../../governance/session/orphans.ts";
 import { checkOrphans } from "./orphan-check.ts";
 
 /** This process as a session host (the same identity as its locks). */
@@ -77,9 +78,21 @@ export class SessionTracker {
     const record = await this.host(sessionId, first);
     if (record && record.children.length > 0) {
       const notes = await checkOrphans(this.#runner, record, (id) => this.#busy.has(id));
+      if (onDisk) notes.push(...(await this.#orphanedWhileAway(record, onDisk.lastActivityAt)));
       if (notes.length > 0) this.#orphans.set(sessionId, notes);
     }
     return record;
+  }
+
+  /** Notes for the children closed as orphaned while the parent was away (a sweep found their host process gone). */
+  async #orphanedWhileAway(parent: SessionRecord, since: number): Promise<OrphanNote[]> {
+    const now = this.#runner.ctx.clock.now();
+    const notes: OrphanNote[] = [];
+    for (const link of orphanedWhileAway(parent, since)) {
+      const child = await this.#runner.ctx.store.read(link.sessionId);
+      notes.push({ sessionId: link.sessionId, agent: link.agent, idleMs: Math.max(0, now - (child?.lastToolCall?.at ?? link.createdAt)) });
+    }
+    return notes;
   }
 
   /**

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { findOrphans } from "../../../governance/session/orphans.ts";
+import { findOrphans, orphanedWhileAway } from "../../../governance/session/orphans.ts";
 import type { SessionRecord } from "../../../governance/session/session-record.ts";
-import { CHILD_ID, GRANDCHILD_ID, MINUTE, T0, makeChildRecord, makeLink } from "../fixtures/records.ts";
+import { CHILD_ID, GRANDCHILD_ID, MINUTE, T0, makeChildRecord, makeLink, makeRecord } from "../fixtures/records.ts";
 
 const STALE = 10 * MINUTE;
 const notBusy = () => false;
@@ -35,12 +35,12 @@ it("a busy child is never an orphan, however long since its last tool call", () 
   expect(find([child], T0 + 60 * MINUTE, (id) => id === CHILD_ID)).toEqual([]);
 });
 
-it("only children still running and active count", () => {
+it("only children still running and active (or already ended orphaned by crash recovery) count", () => {
   const stale = T0 + 60 * MINUTE;
   for (const outcome of ["completed", "aborted", "failed", "orphaned"] as const) {
     expect(find([makeChildRecord()], stale, notBusy, [makeLink({ outcome })])).toEqual([]);
   }
-  for (const control of ["stopping", "stopped", "completed", "orphaned"] as const) {
+  for (const control of ["stopping", "stopped", "completed"] as const) {
     expect(find([makeChildRecord({ control })], stale)).toEqual([]);
   }
 });
@@ -50,4 +50,21 @@ it("reports each stale child in input order and leaves fresh ones", () => {
   const fresh = makeChildRecord({ sessionId: GRANDCHILD_ID, lastToolCall: toolAt(T0 + 55 * MINUTE) });
   const old = makeChildRecord({ lastToolCall: toolAt(T0) });
   expect(find([old, fresh], T0 + 60 * MINUTE, notBusy, links).map((o) => o.sessionId)).toEqual([CHILD_ID]);
+});
+
+it("children closed as orphaned while the parent was away (a sweep found their host gone) are the ones to tell it of", () => {
+  const parent = makeRecord({
+    children: [
+      makeLink({ outcome: "orphaned", closedAt: T0 + 5 * MINUTE }),
+      makeLink({ sessionId: GRANDCHILD_ID, outcome: "orphaned", closedAt: T0 - MINUTE }),
+    ],
+  });
+  expect(orphanedWhileAway(parent, T0).map((l) => l.sessionId)).toEqual([CHILD_ID]);
+  expect(orphanedWhileAway(parent, T0 + 6 * MINUTE)).toEqual([]);
+});
+
+it("a child crash recovery already ended orphaned, its link still running, is one at once (the link is left to close)", () => {
+  const recovered = makeChildRecord({ control: "orphaned", lastToolCall: { tool: "read", callId: "c1", at: T0 - MINUTE, summary: "x" } });
+  const found = findOrphans([makeLink()], new Map([[CHILD_ID, recovered]]), { now: T0, staleMs: 10 * MINUTE, isBusy: () => true });
+  expect(found.map((o) => o.sessionId)).toEqual([CHILD_ID]);
 });
