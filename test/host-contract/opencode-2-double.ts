@@ -28,6 +28,16 @@ import type {
   V2Event,
 } from "../../plugin/host/opencode-2/v2-types.ts";
 
+/** OpenCode 2's `LLM.Message` (a Schema.Class there): what a context hook receives and must add in kind. */
+class LlmMessage {
+  readonly role: string;
+  readonly content: { type: string; text: string }[];
+  constructor(input: { role: string; content: { type: string; text: string }[] }) {
+    this.role = input.role;
+    this.content = input.content;
+  }
+}
+
 export const LOAD_ERROR = "Plugin must export a default definition with an id and an effect or setup function.";
 
 export class PluginLoadError extends Error {
@@ -220,13 +230,19 @@ export class OpenCode2Double {
   }
 
   /** One model request of a session: the `context` hooks, awaited in order; what the provider would receive. */
-  async request(sessionID: string, kind: SessionContextEvent["kind"] = "primary"): Promise<{ system: string[] }> {
+  async request(sessionID: string, kind: SessionContextEvent["kind"] = "primary"): Promise<{ system: string[]; messages: { role: string; text: string }[] }> {
     const inst = this.#instanceOf(sessionID);
     const s = this.sessions.get(sessionID) as Session;
     const system: SystemPart[] = [{ type: "text", text: "You are OpenCode." }];
-    const event: SessionContextEvent = { sessionID, agent: s.agent, kind, system, messages: [], tools: {} };
+    // The history as OpenCode 2 hands it over: `LLM.Message` instances ({ role, content: ContentPart[] }).
+    const messages: unknown[] = [new LlmMessage({ role: "user", content: [{ type: "text", text: "the user's prompt" }] })];
+    const event: SessionContextEvent = { sessionID, agent: s.agent, kind, system, messages, tools: {} };
     for (const cb of kind === "compaction" ? inst.compaction : inst.context) await cb(event);
-    return { system: event.system.map((p) => p.text) };
+    const texts = (m: unknown) => {
+      if (!(m instanceof LlmMessage)) throw new Error("a context hook added a message that is not an LLM.Message");
+      return { role: m.role, text: m.content.map((p) => p.text).join("") };
+    };
+    return { system: event.system.map((p) => p.text), messages: event.messages.map(texts) };
   }
 
   /**

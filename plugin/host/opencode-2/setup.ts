@@ -66,8 +66,10 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
           const added = view.flatMap((m) => m.parts.map((p) => obj(p).text)).filter((t): t is string => typeof t === "string");
           const out = { system: [] as string[] };
           await systemTransform(runtime, { sessionID: e.sessionID }, out);
-          // OpenCode 2 gets the status note in `system`, before the prefix (as the resume context was placed before it).
-          for (const text of [...added, ...out.system]) e.system.push({ type: "text", text });
+          // The stable prefix goes in `system`; the status note (what moves: resume context, reminder, todos, notices)
+          // is one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
+          for (const text of out.system) e.system.push({ type: "text", text });
+          if (added.length > 0) e.messages.push(v2Message(e.messages, added.join("\n\n")));
         },
         sink,
       ),
@@ -160,6 +162,17 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
     for (const r of registrations) await r.dispose().catch(() => undefined);
     await runtime.dispose();
   };
+}
+
+/**
+ * A user message in OpenCode 2's request shape (`LLM.Message` of packages/ai/src/schema/messages.ts @ 2b33fbee:
+ * `{ role, content: ContentPart[] }`), made with the class of the request's own messages when they are instances of
+ * one, so the host sees the type it built.
+ */
+function v2Message(messages: readonly unknown[], text: string): unknown {
+  const input = { role: "user", content: [{ type: "text", text }] };
+  const Ctor = (messages[0] as { constructor?: unknown } | undefined)?.constructor;
+  return typeof Ctor === "function" && Ctor !== Object ? new (Ctor as new (i: typeof input) => unknown)(input) : input;
 }
 
 /** Events only the telemetry export reads (plugin/telemetry/host-signals.ts). */
