@@ -2,6 +2,7 @@ import * as z from "../zod.ts";
 import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
+import { abortedBy } from "../stop/stop-ladder.ts";
 import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";
 
 export type { Effect } from "./effects.ts";
@@ -274,22 +275,13 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
   }
 }
 
-/**
- * Who aborted the session: `stop` when governance's own hard stop had sent an abort (the stop ladder recorded an
- * attempt), otherwise `user` (Escape, or another client's abort — also during a pending stop). A descendant aborted
- * with its ancestor is `cascade`.
- */
-function abortCause(before: SessionRecord): "stop" | "user" {
-  return before.control === "stopping" && (before.stop?.abortAttempts ?? 0) > 0 ? "stop" : "user";
-}
-
 function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEvent): Effect[] {
   const from = before.state;
   const to = after.state;
   switch (ev.type) {
     case "aborted":
       if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true, cause: "cascade" })];
-      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: abortCause(before) })];
+      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: abortedBy(before) })];
     case "compacted":
       return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];
     case "errored":

@@ -24,6 +24,14 @@ export const L3_GRACE_MS = 1_500;
 export const BLOCKED_CALL_ABORT_MS = 50;
 
 /**
+ * Who aborted a session: `stop` when governance's own hard stop had sent an abort (an attempt is recorded), otherwise
+ * `user` (Escape, or another client's abort — also while a stop was pending).
+ */
+export function abortedBy(record: SessionRecord): "stop" | "user" {
+  return record.control === "stopping" && (record.stop?.abortAttempts ?? 0) > 0 ? "stop" : "user";
+}
+
+/**
  * What the parent is told really happened. An abort this process did not send (no abort attempt recorded: the
  * user pressed Escape, or another client aborted it) while the stop was pending is the user's, not a hard stop.
  */

@@ -58,13 +58,8 @@ export class BudgetGuard {
 
   /** Per-session memory, for the soak test: none of it may grow with ended sessions. */
   sizes(): Record<string, number> {
-    return {
-      budgetNotices: this.#notices.size,
-      loopStates: this.#loops.size,
-      loopCalls: this.#callArgs.size,
-      busyBeforeRecord: this.#busyBeforeRecord.size,
-      ...this.running.sizes(),
-    };
+    const early = this.#busyBeforeRecord.size;
+    return { budgetNotices: this.#notices.size, loopStates: this.#loops.size, loopCalls: this.#callArgs.size, early, ...this.running.sizes() };
   }
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
