@@ -19,6 +19,7 @@
 import type {
   Cleanup,
   SessionContextEvent,
+  SessionPromptEvent,
   SystemPart,
   ToolAfterEvent,
   ToolBeforeEvent,
@@ -56,6 +57,7 @@ export function checkPluginModule(mod: unknown): { id: string; setup: (ctx: V2Co
 type Session = { id: string; parentID?: string; agent: string; directory: string; running: boolean; background?: boolean };
 type Instance = {
   directory: string;
+  prompt: ((e: SessionPromptEvent) => Promise<void> | void)[];
   context: ((e: SessionContextEvent) => Promise<void> | void)[];
   compaction: ((e: SessionContextEvent) => Promise<void> | void)[];
   before: ((e: ToolBeforeEvent) => Promise<void> | void)[];
@@ -83,7 +85,7 @@ export class OpenCode2Double {
   /** Loads the module for a location (one instance per location), as the host does at start. */
   async load(mod: unknown, directory: string, version = "2.0.17"): Promise<void> {
     const def = checkPluginModule(mod);
-    const inst: Instance = { directory, context: [], compaction: [], before: [], after: [], tools: new Map() };
+    const inst: Instance = { directory, prompt: [], context: [], compaction: [], before: [], after: [], tools: new Map() };
     this.instances.set(directory, inst);
     const reg = { dispose: async () => undefined };
     const subscribers = this.#subscribers;
@@ -125,7 +127,7 @@ export class OpenCode2Double {
         },
       },
       session: {
-        hook: (async (name: "context" | "compaction", cb: (e: SessionContextEvent) => Promise<void>) => {
+        hook: (async (name: "prompt" | "context" | "compaction", cb: never) => {
           inst[name].push(cb);
           return reg;
         }) as V2Context["session"]["hook"],
@@ -229,6 +231,16 @@ export class OpenCode2Double {
     this.#emit("session.compaction.ended", sessionID, { reason, text: "summary", recent: "" });
   }
 
+  /**
+   * A prompt admitted to a session (the user typing, `session.prompt`, a parent's `subagent`): the `prompt` hooks,
+   * awaited in order, before the execution starts.
+   */
+  async prompt(sessionID: string, text = "the user's prompt"): Promise<void> {
+    const inst = this.#instanceOf(sessionID);
+    const event: SessionPromptEvent = { sessionID, messageID: nextId("msg"), prompt: { text }, delivery: "immediate" };
+    for (const cb of inst.prompt) await cb(event);
+  }
+
   /** One model request of a session: the `context` hooks, awaited in order; what the provider would receive. */
   async request(sessionID: string, kind: SessionContextEvent["kind"] = "primary"): Promise<{ system: string[]; messages: { role: string; text: string }[] }> {
     const inst = this.#instanceOf(sessionID);
@@ -301,6 +313,7 @@ export class OpenCode2Double {
     const parent = this.sessions.get(parentID) as Session;
     const child = this.createSession({ directory: parent.directory, agent: String(input.agent), parentID });
     this.spawned.push(child);
+    await this.prompt(child, String(input.prompt));
     this.startExecution(child);
     if (input.background === true) {
       (this.sessions.get(child) as Session).background = true;

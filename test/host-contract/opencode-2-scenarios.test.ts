@@ -57,6 +57,7 @@ async function spawn(parent: string, agent: string, background = false): Promise
 
 async function root(agent = "governance-coordinator"): Promise<string> {
   const id = host.createSession({ directory: dir, agent });
+  await host.prompt(id);
   host.startExecution(id);
   await flush();
   return id;
@@ -267,6 +268,34 @@ describe("the shared scenario table on the OpenCode 2 contract double", () => {
     const run = RUN[id];
     expect(run, `no OpenCode 2 implementation for scenario ${id}`).toBeDefined();
     await run?.();
+  });
+});
+
+describe("a process that stays up (issue 21 item 1 on OpenCode 2)", () => {
+  test("coming back after 2 h to the same instance: the next prompt brings the resume context; after 49 h a fresh start", async () => {
+    const r = await root();
+    const { id: child } = await spawn(r, "governance-executor");
+    await host.callTool(child, "shell", { command: "make build" });
+    host.interrupt(r, "user");
+    await flush();
+    // The same OpenCode 2 process, two hours later: no new instance, only the user's next prompt.
+    clock.set(T0 + 2 * 3_600_000);
+    await host.prompt(r);
+    host.startExecution(r);
+    await flush();
+    const note = (await host.request(r)).messages.at(-1)!;
+    expect(note.text).toContain("## Resumed Session (opencode-governance)");
+    expect(note.text).toContain("governance-executor");
+    expect(audit().filter((e) => e.type === "session_resumed" && e.sessionId === r)).toHaveLength(1);
+    // Idle past 48 h in the same process: the next prompt starts fresh, with no resume context.
+    host.succeed(r);
+    await flush();
+    clock.set(T0 + 51 * 3_600_000);
+    await host.prompt(r);
+    host.startExecution(r);
+    await flush();
+    expect((await host.request(r)).messages.at(-1)?.text ?? "").not.toContain("## Resumed Session");
+    expect(audit().some((e) => e.type === "session_expired" && e.sessionId === r)).toBe(true);
   });
 });
 

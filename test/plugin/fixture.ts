@@ -65,7 +65,9 @@ export function createFakeTimers(clock: FakeClock): FakeTimers {
         const due = nextDue();
         if (!due) break;
         clock.set(Math.max(clock.now(), due.at));
-        if (due.every !== undefined) due.at += due.every;
+        // An interval re-arms from now: after the wall clock was moved (clock.set), it fires once, not once per missed
+        // period (Node's timers run on the monotonic clock and never catch up).
+        if (due.every !== undefined) due.at = clock.now() + due.every;
         else entries.delete(due.id);
         const work = due.fn();
         if (work) {

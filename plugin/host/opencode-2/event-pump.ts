@@ -16,29 +16,32 @@ const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.started", "se
 export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, sink: (hook: string, error: unknown) => void) {
   let stopped = false;
   let iterator: AsyncIterator<V2Event> | undefined;
-  const one = contain(
-    "event",
-    async (raw: V2Event) => {
-      const events = parseV2Event(raw);
-      // Telemetry (only while export is on) also reads the steps' model and usage, which governance does not act on.
-      if (events.length === 0 && !(rt.telemetry.active && TELEMETRY_ONLY.has(String(raw.type)))) return;
-      const sessionId = sessionOf(raw);
-      if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
-      if (!sessionId || !(await filter.mine(sessionId, false))) return;
-      rt.telemetry.event(raw, "start");
-      try {
-        for (const event of events) {
-          // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
-          if (event.type === "created" && event.agent === null)
-            event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
-          if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
-          await handleEvent(rt, event);
+  // Tracked: an exit waits for the event under way (plugin/runtime/in-flight.ts).
+  const one = rt.inFlight.track(
+    contain(
+      "event",
+      async (raw: V2Event) => {
+        const events = parseV2Event(raw);
+        // Telemetry (only while export is on) also reads the steps' model and usage, which governance does not act on.
+        if (events.length === 0 && !(rt.telemetry.active && TELEMETRY_ONLY.has(String(raw.type)))) return;
+        const sessionId = sessionOf(raw);
+        if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
+        if (!sessionId || !(await filter.mine(sessionId, false))) return;
+        rt.telemetry.event(raw, "start");
+        try {
+          for (const event of events) {
+            // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
+            if (event.type === "created" && event.agent === null)
+              event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
+            if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
+            await handleEvent(rt, event);
+          }
+        } finally {
+          rt.telemetry.event(raw, "done");
         }
-      } finally {
-        rt.telemetry.event(raw, "done");
-      }
-    },
-    sink,
+      },
+      sink,
+    ),
   );
   const done = (async () => {
     try {

@@ -1,4 +1,5 @@
 import * as z from "../../../governance/zod.ts";
+import { chatMessage } from "../../hooks/chat-message.ts";
 import { compacting } from "../../hooks/compacting.ts";
 import { messagesTransform } from "../../hooks/messages-transform.ts";
 import { systemTransform } from "../../hooks/system-transform.ts";
@@ -11,7 +12,7 @@ import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } f
 import { pumpEvents } from "./event-pump.ts";
 import { LocationFilter } from "./location-filter.ts";
 import { createV2Api, ExecutionStates } from "./v2-api.ts";
-import type { Cleanup, SessionContextEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./v2-types.ts";
+import type { Cleanup, SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./v2-types.ts";
 
 const V2 = HOST_LINES[2];
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -28,8 +29,9 @@ function resultText(result: ToolResult): string {
  * The OpenCode 2 entry (`setup(ctx)` of the default export; OpenCode 1 calls `server`). It only translates: OpenCode 2's
  * hooks and events become the SAME handlers (plugin/hooks/) and core events the OpenCode 1 adapter uses, and their
  * effects run through an OpencodeApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
- * Every callback is contained; only a deliberate block (a refused spawn, a terminated session) rejects
- * `execute.before`, which OpenCode 2 turns into the tool's error for the model.
+ * Every callback is contained and tracked (an exit waits for the calls under way, plugin/runtime/in-flight.ts); only a
+ * deliberate block (a refused spawn, a terminated session) rejects `execute.before`, which OpenCode 2 turns into the
+ * tool's error for the model.
  */
 export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clock" | "timers"> = {}): Promise<Cleanup> {
   const directory = ctx.location?.directory;
@@ -48,88 +50,81 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
   }
   const filter = new LocationFilter(directory, (input) => ctx.session.get(input));
   const mine = (sessionId: string) => filter.mine(sessionId, true);
+  const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => runtime.inFlight.track(contain(hook, fn, sink));
 
   const registrations = await Promise.all([
+    // A prompt admitted to a session: the resume window (1 h resume, 48 h fresh start) applies on the next prompt in a
+    // process that stays up, as OpenCode 1's `chat.message` (issue 21).
+    ctx.session.hook(
+      "prompt",
+      tracked("session.prompt", async (e: SessionPromptEvent) => {
+        if (await mine(e.sessionID)) await chatMessage(runtime, { sessionID: e.sessionID });
+      }),
+    ),
     ctx.session.hook(
       "context",
-      contain(
-        "session.context",
-        async (e: SessionContextEvent) => {
-          // Title, generate and compaction requests are OpenCode's housekeeping, not agent steps: no prefix.
-          if (e.kind !== "primary" || !(await mine(e.sessionID))) return;
-          // The OpenCode 1 messages handler on a one-message view: it learns the agent, and the texts it would add to
-          // the request (post-compaction reminder, notifications) are read back from the view.
-          const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
-          await messagesTransform(runtime, { messages: view });
-          // The status note comes back as a message of its own after the view (messages-transform.ts).
-          const added = view.flatMap((m) => m.parts.map((p) => obj(p).text)).filter((t): t is string => typeof t === "string");
-          const out = { system: [] as string[] };
-          await systemTransform(runtime, { sessionID: e.sessionID }, out);
-          // The stable prefix goes in `system`; the status note (what moves: resume context, reminder, todos, notices)
-          // is one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
-          for (const text of out.system) e.system.push({ type: "text", text });
-          if (added.length > 0) e.messages.push(v2Message(e.messages, added.join("\n\n")));
-        },
-        sink,
-      ),
+      tracked("session.context", async (e: SessionContextEvent) => {
+        // Title, generate and compaction requests are OpenCode's housekeeping, not agent steps: no prefix.
+        if (e.kind !== "primary" || !(await mine(e.sessionID))) return;
+        // The OpenCode 1 messages handler on a one-message view: it learns the agent, and the texts it would add to
+        // the request (post-compaction reminder, notifications) are read back from the view.
+        const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
+        await messagesTransform(runtime, { messages: view });
+        // The status note comes back as a message of its own after the view (messages-transform.ts).
+        const added = view.flatMap((m) => m.parts.map((p) => obj(p).text)).filter((t): t is string => typeof t === "string");
+        const out = { system: [] as string[] };
+        await systemTransform(runtime, { sessionID: e.sessionID }, out);
+        // The stable prefix goes in `system`; the status note (what moves: resume context, reminder, todos, notices)
+        // is one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
+        for (const text of out.system) e.system.push({ type: "text", text });
+        if (added.length > 0) e.messages.push(v2Message(e.messages, added.join("\n\n")));
+      }),
     ),
     ctx.session.hook(
       "compaction",
-      contain(
-        "session.compaction",
-        async (e: SessionContextEvent) => {
-          if (!(await mine(e.sessionID))) return;
-          const out = { context: [] as string[] };
-          await compacting(runtime, { sessionID: e.sessionID }, out);
-          for (const text of out.context) e.system.push({ type: "text", text });
-        },
-        sink,
-      ),
+      tracked("session.compaction", async (e: SessionContextEvent) => {
+        if (!(await mine(e.sessionID))) return;
+        const out = { context: [] as string[] };
+        await compacting(runtime, { sessionID: e.sessionID }, out);
+        for (const text of out.context) e.system.push({ type: "text", text });
+      }),
     ),
     ctx.tool.hook(
       "execute.before",
-      contain(
-        "tool.execute.before",
-        async (e: ToolBeforeEvent) => {
-          if (!(await mine(e.sessionID))) return;
-          const input = obj(e.input);
-          let tool = coreToolName(2, e.tool);
-          let args: Record<string, unknown> = input;
-          if (e.tool === V2.delegateTool) {
-            // Continuing an existing child (`sessionID`) creates no session: not a spawn, only the stop check applies.
-            if (typeof input.sessionID === "string") tool = e.tool;
-            else args = { ...input, [HOST_LINES[1].delegateAgentArg]: input[V2.delegateAgentArg] };
-          }
-          await toolBefore(runtime, { tool, sessionID: e.sessionID, callID: e.id }, { args });
-          if (args !== input && typeof args.prompt === "string") input.prompt = args.prompt;
-        },
-        sink,
-      ),
+      tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
+        if (!(await mine(e.sessionID))) return;
+        const input = obj(e.input);
+        let tool = coreToolName(2, e.tool);
+        let args: Record<string, unknown> = input;
+        if (e.tool === V2.delegateTool) {
+          // Continuing an existing child (`sessionID`) creates no session: not a spawn, only the stop check applies.
+          if (typeof input.sessionID === "string") tool = e.tool;
+          else args = { ...input, [HOST_LINES[1].delegateAgentArg]: input[V2.delegateAgentArg] };
+        }
+        await toolBefore(runtime, { tool, sessionID: e.sessionID, callID: e.id }, { args });
+        if (args !== input && typeof args.prompt === "string") input.prompt = args.prompt;
+      }),
     ),
     ctx.tool.hook(
       "execute.after",
-      contain(
-        "tool.execute.after",
-        async (e: ToolAfterEvent) => {
-          if (!(await mine(e.sessionID))) return;
-          const text = e.status === "completed" ? resultText(e.result) : String(e.error?.message ?? "");
-          const childId = e.status === "completed" ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
-          // A background child (`status: "running"`) has not ended: its link stays open (no `task` bookkeeping).
-          const background = e.status === "completed" && obj(e.result.metadata).status === "running";
-          const tool = background ? e.tool : coreToolName(2, e.tool);
-          const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
-          await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
-          if (out.output === text) return;
-          if (e.status === "completed") {
-            e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out.output }] : out.output;
-          } else {
-            e.error.message = out.output;
-            if (e.error.message !== out.output)
-              await runtime.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
-          }
-        },
-        sink,
-      ),
+      tracked("tool.execute.after", async (e: ToolAfterEvent) => {
+        if (!(await mine(e.sessionID))) return;
+        const text = e.status === "completed" ? resultText(e.result) : String(e.error?.message ?? "");
+        const childId = e.status === "completed" ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
+        // A background child (`status: "running"`) has not ended: its link stays open (no `task` bookkeeping).
+        const background = e.status === "completed" && obj(e.result.metadata).status === "running";
+        const tool = background ? e.tool : coreToolName(2, e.tool);
+        const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
+        await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
+        if (out.output === text) return;
+        if (e.status === "completed") {
+          e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out.output }] : out.output;
+        } else {
+          e.error.message = out.output;
+          if (e.error.message !== out.output)
+            await runtime.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
+        }
+      }),
     ),
     ctx.tool.transform((editor) => {
       const def = governanceTools(runtime.ctx, (id) => runtime.stops.poke(id)).governance;

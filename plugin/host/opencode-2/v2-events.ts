@@ -18,7 +18,9 @@ export function locationOf(event: V2Event): string | undefined {
  * What an OpenCode 2 event means for governance, as the SAME events the OpenCode 1 adapter produces, or an empty list.
  * packages/schema/src/session-event.ts @ 03130971: the turn boundary is `session.execution.*` (`session.idle` and
  * `session.status` are never emitted), Escape is `session.execution.interrupted` with reason `user`, compaction ends
- * with `session.compaction.ended` (reason auto | manual), the session's usage (cost, tokens) is `session.usage.updated`.
+ * with `session.compaction.ended` (reason auto | manual), the session's usage (cost, tokens) is `session.usage.updated`,
+ * and the streamed fragments (`session.text.delta`, `session.reasoning.delta`, `session.tool.input.delta`, ephemeral)
+ * are the signs of life OpenCode 1 gives as `message.part.delta`.
  */
 export function parseV2Event(raw: unknown): GovernanceEvent[] {
   const event = obj(raw) as V2Event;
@@ -53,6 +55,11 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
         { type: "aborted", sessionId },
       ];
     }
+    case "session.text.delta":
+    case "session.reasoning.delta":
+    case "session.tool.input.delta":
+      // Streamed answer, thinking or tool input: a sign of life (a stopping child writing its summary is not stuck).
+      return [{ type: "output", sessionId }];
     case "session.compaction.ended":
       return [{ type: "compacted", sessionId, trigger: data.reason === "auto" ? "auto" : "summarize" }];
     case "session.usage.updated": {

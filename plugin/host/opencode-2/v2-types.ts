@@ -3,7 +3,7 @@
  * registry this project reaches, and `define` is the identity, so nothing of it is needed at run time). Copied in
  * shape, narrowed to the fields read or written, from anomalyco/opencode:
  * - packages/plugin/src/promise/plugin.ts   @ 26b15a99d6549b57b57b9a8f22e7963898030a71 (Plugin, Context, Cleanup)
- * - packages/plugin/src/promise/session.ts  @ 03545fd3bb099af708c5f1146c42c10c7f24c359 (SessionContext, SessionCompaction)
+ * - packages/plugin/src/promise/session.ts  @ 03545fd3bb099af708c5f1146c42c10c7f24c359 (SessionPrompt, SessionContext, SessionCompaction)
  * - packages/plugin/src/promise/tool.ts     @ 196e46122874caa1df7d28dab7a64f6fddf0730a (ToolHooks, ToolEditor)
  * - packages/plugin/src/promise/registration.ts @ baf3a6591a154eba7164fd50c8105c6f5b003658 (Hooks, Transform)
  * - packages/plugin/src/promise/event.ts    @ 31ee1d62fe1b1e1bc2a525dc6659da4fb77239a1 (subscribe: AsyncIterable)
@@ -19,6 +19,15 @@ export type Registration = { readonly dispose: () => Promise<void> };
 export type SystemPart = { type: "text"; text: string; [k: string]: unknown };
 
 export type SessionRequestKind = "primary" | "compaction" | "title" | "generate";
+
+/** `session.hook("prompt")`: a prompt admitted to a session (typed by the user, sent over HTTP, or a parent's `subagent`). */
+export type SessionPromptEvent = {
+  readonly sessionID: string;
+  readonly messageID: string;
+  prompt: unknown;
+  metadata?: Record<string, unknown>;
+  delivery: unknown;
+};
 
 /** `session.hook("context")`: the request about to be sent (system + messages), mutable. */
 export type SessionContextEvent = {
@@ -89,6 +98,7 @@ export type V2Context = {
   readonly location?: { readonly directory: string; readonly workspaceID?: string };
   readonly event: { subscribe(): AsyncIterable<V2Event> };
   readonly session: {
+    hook(name: "prompt", cb: (e: SessionPromptEvent) => Promise<void> | void): Promise<Registration>;
     hook(name: "context", cb: (e: SessionContextEvent) => Promise<void> | void): Promise<Registration>;
     hook(name: "compaction", cb: (e: SessionCompactionEvent) => Promise<void> | void): Promise<Registration>;
     get(input: { sessionID: string }): Promise<SessionInfo>;

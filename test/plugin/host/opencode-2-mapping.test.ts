@@ -35,6 +35,11 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
       { type: "usage", sessionId: S, tokens: { input: 0, output: 0, reasoning: 0, cacheRead: 0, cacheWrite: 0 }, cost: 0 },
     ]);
   });
+  test("streamed fragments (answer, thinking, tool input) are signs of life; the rest of the stream is not", () => {
+    for (const type of ["session.text.delta", "session.reasoning.delta", "session.tool.input.delta"])
+      expect(parseV2Event(ev(type, { delta: "x" }))).toEqual([{ type: "output", sessionId: S }]);
+    for (const type of ["session.text.started", "session.compaction.delta", "session.step.started"]) expect(parseV2Event(ev(type))).toEqual([]);
+  });
   test("the deprecated V1-named events and hostile input give nothing", () => {
     for (const raw of [ev("session.idle"), ev("session.status"), null, 42, { type: 1 }, { type: "session.created" }]) expect(parseV2Event(raw)).toEqual([]);
   });
