@@ -3,6 +3,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { missing, CHROMIUM } from "../harness/system-tools.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
 import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
 import { parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
@@ -26,8 +27,6 @@ import {
   type TestProject,
 } from "../harness/index.ts";
 
-/** Debian's chromium (installed by .ci/run); playwright-core drives it, no browser download. */
-const CHROMIUM = "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
   "--headless",
   "--no-sandbox",
@@ -52,7 +51,8 @@ const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
  * issue 10 §6: the dashboard in a real browser against a real OpenCode session whose subagent is running. The page
  * is opened before the work starts, so every row it shows arrived live (server-sent events), without a reload.
  */
-describe("dashboard in Chromium, live, against a real OpenCode session and subagent", () => {
+const SKIP = missing("chromium");
+describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a real OpenCode session and subagent", () => {
   let model: ScriptedModel;
   let project: TestProject;
   let serve: ServeHandle;
@@ -127,7 +127,7 @@ describe("dashboard in Chromium, live, against a real OpenCode session and subag
     dash = await startDashboardProcess(project.dir, [], project.env);
     userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
     context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM as string, // Debian's chromium (harness/system-tools.ts): no browser download
       headless: true,
       args: CHROMIUM_ARGS,
       viewport: { width: 1280, height: 820 },

@@ -3,6 +3,7 @@ import fs from "fs-extra";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { missing } from "../harness/system-tools.ts";
 import { auditEvents, createTestProject, runOpencode, startScriptedModel, type ScriptedModel, type TestProject, waitFor } from "../harness/index.ts";
 import { packRepository, startRegistry, type Registry } from "../harness/registry.ts";
 import { startTui } from "../harness/tui.ts";
@@ -18,7 +19,8 @@ const PREFIX_HEADING = "## Governance Context (opencode-governance)";
  * the TUI is governed. Nothing is pre-linked for the plugin: the harness warms only
  * OpenCode's own `@opencode-ai/plugin` folders, not `$XDG_CACHE_HOME/opencode/packages/`, where npm plugins go.
  */
-describe("install from a registry, as a user does (Verdaccio + npx + OpenCode's own installer)", () => {
+const SKIP = missing("tmux");
+describe.skipIf(SKIP !== "")(SKIP || "install from a registry, as a user does (Verdaccio + npx + OpenCode's own installer)", () => {
   let model: ScriptedModel;
   let registry: Registry;
   let project: TestProject;

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { missing, LIBFAKETIME } from "../harness/system-tools.ts";
 import {
   allText,
   auditEvents,
@@ -22,7 +23,7 @@ import {
 
 /**
  * Issue 21 item 1: resume in a process that stays up. ONE `opencode serve` hosts the session for the whole file; its
- * wall clock is moved with libfaketime (Debian `faketime`, installed by .ci/run): LD_PRELOAD of libfaketime into the
+ * wall clock is moved with libfaketime (Debian `faketime`, installed by `npm test` when it can: scripts/test-prerequisites.ts): LD_PRELOAD of libfaketime into the
  * Bun binary, an offset in a timestamp file that the running process re-reads on every clock read
  * (FAKETIME_NO_CACHE=1), the monotonic clock left alone (FAKETIME_DONT_FAKE_MONOTONIC=1) so timers and timeouts
  * behave. Nothing is patched on disk: OpenCode and the plugin both see the later time, as after a real lunch break.
@@ -30,12 +31,6 @@ import {
 
 const RESUME = "## Resumed Session (opencode-governance)";
 const PREFIX = "## Governance Context (opencode-governance)";
-
-const LIBFAKETIME = [
-  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/faketime/libfaketime.so.1",
-].find((f) => fs.existsSync(f));
 
 /** Driven by the turn's own prompt (the session has earlier turns): its marker, and the tool results since it. */
 function respond(req: ModelRequest): Reply {
@@ -51,7 +46,8 @@ function respond(req: ModelRequest): Reply {
   return { text: "continuing" };
 }
 
-describe("resume on the next prompt in one long-lived opencode serve (wall clock moved by libfaketime)", () => {
+const SKIP = missing("faketime");
+describe.skipIf(SKIP !== "")(SKIP || "resume on the next prompt in one long-lived opencode serve (wall clock moved by libfaketime)", () => {
   let model: ScriptedModel;
   let project: TestProject;
   let serve: ServeHandle;
@@ -68,7 +64,7 @@ describe("resume on the next prompt in one long-lived opencode serve (wall clock
   const stepsOf = (id: string, from: number) => model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
 
   beforeAll(async () => {
-    if (!LIBFAKETIME) throw new Error("libfaketime not found: install Debian `faketime` (.ci/run does)");
+    if (!LIBFAKETIME) throw new Error("libfaketime not found: install Debian `faketime`");
     clockFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ocg-faketime-")), "offset");
     fs.writeFileSync(clockFile, "+0h\n");
     model = await startScriptedModel(respond);

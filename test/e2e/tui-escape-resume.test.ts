@@ -1,6 +1,7 @@
 import fs from "fs-extra";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { missing } from "../harness/system-tools.ts";
 import { ownerIsGone, parseOwner } from "../../governance/storage/lock-owner.ts";
 import {
   allSessionRecords,
@@ -80,7 +81,8 @@ function installCommandsAndCli(project: TestProject): void {
   fs.chmodSync(bin, 0o755);
 }
 
-describe("the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", () => {
+const SKIP = missing("tmux");
+describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", () => {
   let model: ScriptedModel;
   let project: TestProject;
   let root = "";

@@ -1,0 +1,34 @@
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+
+/**
+ * The three system programs some user-facing tests drive (README "Prerequisites"): the OpenCode terminal UI runs in
+ * `tmux`, the dashboard in Debian's `chromium` (playwright-core cannot download a browser here), and the long-lived
+ * resume test moves a running server's wall clock with libfaketime (Debian `faketime`). `npm test` installs the
+ * missing ones first when it can (scripts/test-prerequisites.ts); when it cannot, the tests that need one are
+ * skipped with the reason in their name, never failed for a machine's sake and never silently.
+ */
+export const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((f) => fs.existsSync(f));
+
+export const LIBFAKETIME = [
+  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
+  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
+  "/usr/lib/faketime/libfaketime.so.1",
+].find((f) => fs.existsSync(f));
+
+function onPath(program: string): boolean {
+  try {
+    execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+export const TMUX = onPath("tmux");
+
+/** The Debian package that provides what is missing, for the skip reason: "" when nothing is. */
+export function missing(...needs: ("tmux" | "chromium" | "faketime")[]): string {
+  const absent = needs.filter((n) => (n === "tmux" ? !TMUX : n === "chromium" ? !CHROMIUM : !LIBFAKETIME));
+  return absent.length === 0 ? "" : `SKIPPED: Debian package ${absent.join(", ")} not installed (npm test installs it when it can: see README Prerequisites)`;
+}
