@@ -1,5 +1,5 @@
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
-import { type ConfigParse, type ConfigProblem, GovernanceConfig } from "./config.ts";
+import { type ConfigParse, type ConfigProblem, GovernanceConfig } from "./config-schema.ts";
 
 /**
  * The YAML side of the config: hand-edited text → a checked config with line and column for every problem. Kept

@@ -1,6 +1,6 @@
 import { parseDuration } from "../time/time-format.ts";
 import * as z from "../zod.ts";
-import type { ConfigProblem, GovernanceConfig } from "./config.ts";
+import type { ConfigProblem, GovernanceConfig } from "./config-schema.ts";
 
 /**
  * Which settings a repository's `.opencode/governance.yaml` may change, and how far (issue 20 §2). A cloned repository

@@ -1,7 +1,7 @@
 import os from "node:os";
 import path from "node:path";
 import { readRegularFile } from "../storage/safe-fs.ts";
-import type { ConfigProblem } from "./config.ts";
+import type { ConfigProblem } from "./config-schema.ts";
 import { UserSettings } from "./project-bounds.ts";
 
 /**

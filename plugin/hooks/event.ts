@@ -20,7 +20,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();
   if (event.type === "created") {
-    await tracker.created(id, () => createRecord(rt, id, event.parentId, event.agent));
+    await tracker.created(id, () => recordNewSession(rt, id, event.parentId, event.agent));
     rt.budget.onCreated(id, event.parentId, event.agent);
     return;
   }
@@ -87,7 +87,7 @@ async function endSessionWork(rt: Runtime, id: string, how: "failed" | "deleted"
 }
 
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */
-async function createRecord(rt: Runtime, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
+async function recordNewSession(rt: Runtime, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
   const { ctx, runner, tracker } = rt;
   const parent = parentId && isSessionId(parentId) ? ((await ctx.store.read(parentId)) ?? (await tracker.ensureSeen(parentId))) : undefined;
   const record = await runner.dispatch(id, {

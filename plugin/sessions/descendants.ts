@@ -1,10 +1,18 @@
 import { closeChild } from "../../governance/delegation/child-links.ts";
 import { cutOffWork, MAX_DESCENDANTS, planCascade } from "../../governance/delegation/descendants.ts";
+import type { SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
+import type { Step } from "../../governance/session/effects.ts";
 import type { InterruptedWork } from "../../governance/texts/resume-context.ts";
 import type { PluginContext } from "../runtime/context.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { drainGuidance } from "../stop/stop-drain.ts";
+
+/** What the cascade asks of the effect runner that calls it (its caller: no import back, no cycle). */
+type Runner = {
+  readonly ctx: PluginContext;
+  dispatch(sessionId: string, event: SessionEvent): Promise<unknown>;
+  step(sessionId: string, fn: (current: SessionRecord | undefined) => Step): Promise<unknown>;
+};
 
 /** When the cascade of an abort is checked: anything still busy then is aborted by governance. */
 const CASCADE_CHECK_MS = 1_000;
@@ -36,7 +44,7 @@ export async function interruptedWork(ctx: PluginContext, record: SessionRecord)
  * is still busy and aborts any that is. The core plans the whole subtree once (`planCascade`); each descendant's
  * abort is dispatched as part of the cascade, so it does not start a cascade of its own.
  */
-export async function interruptDescendants(runner: EffectRunner, sessionId: string): Promise<void> {
+export async function interruptDescendants(runner: Runner, sessionId: string): Promise<void> {
   const { ctx } = runner;
   const root = await ctx.store.read(sessionId);
   if (!root) return;

@@ -11,7 +11,7 @@ import { auditAttributes, TELEMETRY_MAP } from "../../governance/telemetry/telem
 import type { TelemetryTargets } from "../../governance/telemetry/telemetry-switch.ts";
 import { CompleteTraces } from "./complete-traces.ts";
 import { parseHostSignals } from "./host-signals.ts";
-import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry.ts";
+import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 import { TurnSpans } from "./turn-spans.ts";
 
 /** Items queued per signal before new ones are dropped (the SDK's default, stated). */

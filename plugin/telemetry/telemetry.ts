@@ -2,29 +2,7 @@ import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import type { GovernanceConfig } from "../../governance/config/config.ts";
 import { type TelemetryTargets, telemetrySwitch } from "../../governance/telemetry/telemetry-switch.ts";
-
-/** What the on-demand OpenTelemetry chunk (otel-backend.ts) offers once loaded. */
-export interface TelemetryBackend {
-  audit(type: string, data: Record<string, unknown>): void;
-  /** `start`: before governance handles the event; `done`: after (turns close once their events are handled). */
-  event(raw: unknown, phase: "start" | "done"): void;
-  hook(name: string, ms: number): void;
-  flush(): Promise<void>;
-  /** Ends open turns and exports what is queued, within the export timeout. */
-  shutdown(): Promise<void>;
-}
-
-export type TelemetryBackendOptions = {
-  env: Readonly<Record<string, string | undefined>>;
-  exportTimeoutMs: number;
-  toolSpans: boolean;
-  roleOf: (agent: string | undefined) => string;
-  now: () => number;
-  version: string;
-  instanceId: string;
-  /** A signal's export failed (once per outage). Must not throw. */
-  report: (signal: string, reason: string) => void;
-};
+import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 
 export type TelemetryDeps = {
   env: Readonly<Record<string, string | undefined>>;

@@ -86,6 +86,45 @@ function sizeViolations(sources: readonly Source[], max = MAX_LINES): Violation[
 }
 
 /**
+ * Import cycles among the sources (Tarjan's strongly connected components over relative imports, `import type`
+ * included: a cycle of types still says two files are one concept split in two). Each cycle is reported once.
+ */
+function cycleViolations(sources: readonly Source[]): Violation[] {
+  const files = new Set(sources.map((s) => s.file));
+  const edges = new Map(
+    sources.map((s) => [
+      s.file,
+      importsOf(s.text)
+        .filter((spec) => spec.startsWith("."))
+        .map((spec) => relative(REPO_ROOT, resolve(REPO_ROOT, dirname(s.file), spec)))
+        .filter((f) => files.has(f)),
+    ]),
+  );
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const out: Violation[] = [];
+  const visit = (v: string): void => {
+    index.set(v, next);
+    low.set(v, next++);
+    stack.push(v);
+    for (const w of edges.get(v) ?? []) {
+      if (!index.has(w)) {
+        visit(w);
+        low.set(v, Math.min(low.get(v) as number, low.get(w) as number));
+      } else if (stack.includes(w)) low.set(v, Math.min(low.get(v) as number, index.get(w) as number));
+    }
+    if (low.get(v) !== index.get(v)) return;
+    const component: string[] = [];
+    for (let w = stack.pop(); w !== undefined; w = w === v ? undefined : stack.pop()) component.push(w);
+    if (component.length > 1) out.push(`import cycle: ${component.sort().join(" ↔ ")}`);
+  };
+  for (const f of files) if (!index.has(f)) visit(f);
+  return out;
+}
+
+/**
  * zod only through governance/zod.ts, which turns off zod's JIT before any schema exists (docs/decisions/0006); a
  * direct import would build schemas that compile a parser per object, and `{ z }` would pull zod's whole namespace
  * into the plugin bundle.
@@ -143,6 +182,22 @@ describe("the checks catch what they claim to (so a green run means something)",
     expect(zodViolations([fake("governance/zod.ts", 'import { config } from "zod";\nexport { object } from "zod";')])).toEqual([]);
   });
 
+  it("cycles are flagged, once each; a diamond is not a cycle", () => {
+    const cyc = [
+      fake("governance/a.ts", 'import "./b.ts";'),
+      fake("governance/b.ts", 'import type { X } from "./a.ts";'),
+      fake("governance/c.ts", 'import "./a.ts";'),
+    ];
+    expect(cycleViolations(cyc)).toEqual([`import cycle: ${join("governance", "a.ts")} ↔ ${join("governance", "b.ts")}`]);
+    const diamond = [
+      fake("plugin/a.ts", 'import "./b.ts"; import "./c.ts";'),
+      fake("plugin/b.ts", 'import "./d.ts";'),
+      fake("plugin/c.ts", 'import "./d.ts";'),
+      fake("plugin/d.ts", ""),
+    ];
+    expect(cycleViolations(diamond)).toEqual([]);
+  });
+
   it("extensions and size are flagged", () => {
     expect(extensionViolations([fake("cli/a.ts", 'import { b } from "./b";\nexport * from "../governance/c.js";\nimport "node:fs";')])).toHaveLength(2);
     expect(sizeViolations([fake("plugin/big.ts", "x\n".repeat(401))])).toHaveLength(1);
@@ -169,6 +224,10 @@ describe("the repository's sources", () => {
 
   it("every relative import in governance/, plugin/ and cli/ names its .ts file", () => {
     expect(extensionViolations(sources)).toEqual([]);
+  });
+
+  it("no import cycles in governance/, plugin/ or cli/", () => {
+    expect(cycleViolations(sources)).toEqual([]);
   });
 
   it(`no source file in governance/, plugin/ or cli/ is over ${MAX_LINES} lines`, () => {
