@@ -20,9 +20,11 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <label><input type="checkbox" id="all"> show finished sessions</label>
 <div id="status" role="status"></div>
 <table id="sessions">
-  <thead><tr><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>last tool call</th><th>controls</th></tr></thead>
-  <tbody id="rows"><tr><td colspan="6">loading…</td></tr></tbody>
+  <thead><tr><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
+  <tbody id="rows"><tr><td colspan="7">loading…</td></tr></tbody>
 </table>
+<h2>Timeline <span class="hint">(each session from its start to its end or now; marks: stop, budget, loop, guidance, Escape, end, refused — hover for details)</span></h2>
+<div id="timeline"></div>
 <h2>Resumable sessions</h2>
 <p class="hint">Interrupted, or idle within the resume window. Resume one in its project folder with the command shown; OpenCode then starts with the resume context below it.</p>
 <ul id="resumable"><li>loading…</li></ul>
@@ -51,6 +53,20 @@ input[type=text] { width: 14rem; }
 .live.off { background: #fdecea; color: #b00020; }
 .hint { color: #666; font-size: 12px; font-weight: normal; }
 .cycle { color: #b00020; font-size: 12px; }
+.bar { position: relative; width: 8rem; height: .55rem; background: #eee; border-radius: .3rem; overflow: hidden; margin: .15rem 0; }
+.bar .fill { position: absolute; left: 0; top: 0; bottom: 0; background: #43a047; }
+.bar.warn .fill { background: #f9a825; } .bar.over .fill { background: #c62828; }
+.budget { font-size: 11px; color: #555; white-space: nowrap; }
+#timeline .line { display: grid; grid-template-columns: 16rem 1fr; align-items: center; gap: .5rem; margin: .2rem 0; }
+#timeline .who { font-size: 12px; overflow: hidden; text-overflow: ellipsis; white-space: nowrap; }
+#timeline .track { position: relative; height: 1.1rem; background: #fafafa; border-left: 1px solid #ddd; }
+#timeline .span { position: absolute; top: .3rem; height: .5rem; background: #90caf9; border-radius: .25rem; min-width: 2px; }
+#timeline .span.done { background: #cfd8dc; }
+#timeline .mark { position: absolute; top: .1rem; width: .5rem; height: .9rem; margin-left: -.25rem; border-radius: .15rem; }
+.mark.stop { background: #c62828; } .mark.budget { background: #f9a825; } .mark.loop { background: #6a1b9a; }
+.mark.guidance { background: #1565c0; } .mark.escape { background: #000; } .mark.end { background: #607d8b; } .mark.refused { background: #ef6c00; }
+.mark.tool { background: #2e7d32; width: 2px; margin-left: -1px; }
+#timeline .axis { font-size: 11px; color: #666; display: flex; justify-content: space-between; margin-left: 16.5rem; }
 #resumable li { margin: .4rem 0; }
 #resumable pre { background: #f6f6f6; padding: .5rem; white-space: pre-wrap; max-width: 60rem; }
 `;
@@ -84,7 +100,7 @@ function rowFor(s) {
   if (row) return row;
   const tr = el("tr");
   tr.dataset.session = s.sessionId;
-  const cells = ["id", "agent", "depth", "state", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : ""); tr.appendChild(td); return td; });
+  const cells = ["id", "agent", "depth", "state", "budget", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : ""); tr.appendChild(td); return td; });
   const box = el("div", undefined, "controls");
   const level = el("select");
   for (const l of [1, 2, 3]) { const o = el("option", "L" + l); o.value = String(l); level.appendChild(o); }
@@ -109,22 +125,107 @@ function renderSessions() {
   const live = new Set(shown.map((s) => s.sessionId));
   for (const id of [...rowsById.keys()]) if (!live.has(id)) { rowsById.get(id).tr.remove(); rowsById.delete(id); }
   for (const child of [...tbody.children]) if (!child.dataset.session) child.remove();
-  if (shown.length === 0) { const tr = el("tr"); const td = el("td", all ? "No governed sessions." : "No running sessions."); td.colSpan = 6; tr.appendChild(td); tbody.appendChild(tr); return; }
+  if (shown.length === 0) { const tr = el("tr"); const td = el("td", all ? "No governed sessions." : "No running sessions."); td.colSpan = 7; tr.appendChild(td); tbody.appendChild(tr); return; }
   shown.forEach((s, i) => {
     const row = rowFor(s);
-    const [id, agent, depth, state, tool, controls] = row.cells;
+    const [id, agent, depth, state, budget, tool, controls] = row.cells;
     id.textContent = "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 3) + s.sessionId;
     if (s.cycle) id.appendChild(el("span", " (parent cycle)", "cycle"));
     agent.textContent = s.agent || "?";
     depth.textContent = String(s.depth);
     state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")";
     tool.textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")";
+    renderBudget(budget, s.budget);
     row.tr.className = s.running ? "" : "done";
     if (s.running && row.box.parentNode !== controls) controls.appendChild(row.box);
     if (!s.running && row.box.parentNode) row.box.remove();
     // Move a row only when it is out of place: moving a row would blur the guidance box being typed in.
     if (tbody.children[i] !== row.tr) tbody.insertBefore(row.tr, tbody.children[i] || null);
   });
+}
+
+/** An amount as people read it: $ for cost, s/m/h for active time, k/M for tokens. */
+function amount(key, v) {
+  if (key === "cost") return "$" + v.toFixed(2);
+  if (key === "activeTime") { const s = Math.round(v / 1000); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + "m" : (Math.round(s / 360) / 10) + "h"; }
+  return v < 10000 ? String(Math.round(v)) : v < 1e6 ? (Math.round(v / 100) / 10) + "k" : (Math.round(v / 1e5) / 10) + "M";
+}
+
+/** The fullest limited budget as a bar (amber from the warning share, red when out), every limited one in its tooltip. */
+function budgetBar(label, lines, exceeded) {
+  const limited = lines.filter((l) => l.limit !== null);
+  if (limited.length === 0) return null;
+  const top = limited.reduce((a, b) => ((b.share || 0) > (a.share || 0) ? b : a));
+  const share = top.share || 0;
+  const wrap = el("div");
+  const bar = el("div", undefined, "bar" + (share >= 1 || exceeded ? " over" : share >= snapshot.budgetWarnAt ? " warn" : ""));
+  const fill = el("div", undefined, "fill");
+  fill.style.width = Math.min(100, Math.round(share * 100)) + "%";
+  bar.appendChild(fill);
+  bar.setAttribute("role", "meter"); bar.setAttribute("aria-valuenow", String(Math.round(share * 100))); bar.setAttribute("aria-label", label + " budget " + top.key);
+  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit)).join("\n");
+  wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used) + "/" + amount(top.key, top.limit), "budget"));
+  return wrap;
+}
+
+function renderBudget(td, b) {
+  td.replaceChildren();
+  const own = budgetBar("own", b.session, b.exceeded && b.exceeded.scope === "session");
+  const tree = b.tree ? budgetBar("tree", b.tree, b.exceeded && b.exceeded.scope === "tree") : null;
+  if (own) td.appendChild(own);
+  if (tree) td.appendChild(tree);
+  if (!own && !tree) td.textContent = "-";
+  if (b.exceeded) td.appendChild(el("div", "out of " + b.exceeded.scope + " " + b.exceeded.key, "err budget"));
+}
+
+/** Each shown session as a bar from its start to its end (or now), with its governance events and its last tool call. */
+function renderTimeline() {
+  const box = $("timeline");
+  box.replaceChildren();
+  const all = $("all").checked;
+  // A tree with a running session is shown whole (its finished subagents too); "show finished" shows every tree.
+  const byId = new Map(snapshot.sessions.map((s) => [s.sessionId, s]));
+  const rootOf = (s) => { let r = s; for (let i = 0; i < 64 && r.parentId && byId.has(r.parentId); i++) r = byId.get(r.parentId); return r.sessionId; };
+  const live = new Set(snapshot.sessions.filter((s) => s.running).map(rootOf));
+  const rows = snapshot.sessions.filter((s) => all || live.has(rootOf(s)));
+  if (rows.length === 0) { box.appendChild(el("p", "No sessions to show.", "hint")); return; }
+  const now = snapshot.now;
+  const t0 = Math.min(...rows.map((s) => s.createdAt));
+  const width = Math.max(1, now - t0);
+  const pos = (at) => Math.max(0, Math.min(100, ((at - t0) / width) * 100)) + "%";
+  const marksBy = new Map();
+  for (const m of snapshot.marks) { if (!marksBy.has(m.sessionId)) marksBy.set(m.sessionId, []); marksBy.get(m.sessionId).push(m); }
+  for (const s of rows) {
+    const line = el("div", undefined, "line");
+    line.dataset.session = s.sessionId;
+    const who = el("div", "\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
+    who.title = s.sessionId;
+    const track = el("div", undefined, "track");
+    const end = s.endedAt !== null ? s.endedAt : s.running ? now : s.lastActivityAt;
+    const bar = el("div", undefined, "span" + (s.running ? "" : " done"));
+    bar.style.left = pos(s.createdAt);
+    bar.style.width = "calc(" + pos(end) + " - " + pos(s.createdAt) + ")";
+    bar.title = s.sessionId + ": started " + new Date(s.createdAt).toISOString().slice(11, 19) + (s.running ? ", running" : ", " + s.status + " " + new Date(end).toISOString().slice(11, 19));
+    track.appendChild(bar);
+    if (s.lastToolCall) {
+      const t = el("div", undefined, "mark tool");
+      t.style.left = pos(s.lastToolCall.at);
+      t.title = "last tool call " + new Date(s.lastToolCall.at).toISOString().slice(11, 19) + ": " + s.lastToolCall.tool + " " + s.lastToolCall.summary;
+      track.appendChild(t);
+    }
+    for (const m of marksBy.get(s.sessionId) || []) {
+      const mk = el("div", undefined, "mark " + m.kind);
+      mk.dataset.type = m.type;
+      mk.style.left = pos(m.at);
+      mk.title = new Date(m.at).toISOString().slice(11, 19) + " " + m.type + (m.detail ? ": " + m.detail : "");
+      track.appendChild(mk);
+    }
+    line.append(who, track);
+    box.appendChild(line);
+  }
+  const axis = el("div", undefined, "axis");
+  axis.append(el("span", new Date(t0).toISOString().slice(11, 19)), el("span", "now " + new Date(now).toISOString().slice(11, 19)));
+  box.appendChild(axis);
 }
 
 function renderResumable() {
@@ -155,6 +256,7 @@ function renderAudit() {
 function render() {
   if (!snapshot) return;
   renderSessions();
+  renderTimeline();
   renderResumable();
   renderAudit();
 }
@@ -173,6 +275,6 @@ function connect() {
 document.addEventListener("DOMContentLoaded", () => {
   $("all").addEventListener("change", render);
   connect();
-  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) row.cells[4].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } }, 1000);
+  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) row.cells[5].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } }, 1000);
 });
 `;

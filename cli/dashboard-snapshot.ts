@@ -1,7 +1,10 @@
 import { stat } from "node:fs/promises";
-import type { LoadedConfig } from "../governance/config/config.ts";
+import { type BudgetView, budgetView } from "../governance/budget/budget-view.ts";
+import type { GovernanceConfig, LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
+import type { AuditEvent } from "../governance/storage/audit-log.ts";
+import { currentAuditType } from "../governance/storage/audit-names.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
 import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
@@ -23,15 +26,56 @@ export type SessionRow = {
   createdAt: number;
   lastActivityAt: number;
   lastToolCall: { tool: string; summary: string; at: number } | null;
+  toolCalls: number;
+  /** When its work ended (completed, failed, stopped, deleted, orphaned), else null. */
+  endedAt: number | null;
+  /** Use against each budget (governance/budget/budget-view.ts); the tree's on a root. */
+  budget: BudgetView;
 };
 
 export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
 
+/** A governance event on a session's timeline (its start and end come from the row). */
+export type TimelineMark = { at: number; sessionId: string; kind: MarkKind; type: string; detail: string };
+type MarkKind = "stop" | "budget" | "loop" | "guidance" | "escape" | "end" | "refused";
+
 /** Everything the page shows, sent whole on every change (small: a project has tens of sessions, not thousands). */
-export type Snapshot = { now: number; sessions: SessionRow[]; resumable: Resumable[]; audit: AuditRow[]; injectMaxLength: number };
+export type Snapshot = {
+  now: number;
+  sessions: SessionRow[];
+  resumable: Resumable[];
+  audit: AuditRow[];
+  /** Stops, budget and loop notices, guidance, Escapes and ends, per session, oldest first (the timeline). */
+  marks: TimelineMark[];
+  injectMaxLength: number;
+  /** Share of a budget at which the session is warned (the bar turns amber). */
+  budgetWarnAt: number;
+};
+
+/** The audit lines a timeline shows, by kind. Tool calls are not audited (the hot path writes nothing): rows carry their count and the last one. */
+const MARK_KINDS: Record<string, MarkKind> = {
+  stop_queued: "stop",
+  stop_escalated: "stop",
+  stop_level_delivered: "stop",
+  session_stopped: "stop",
+  session_hard_stopped: "stop",
+  stop_failed: "stop",
+  budget_warning: "budget",
+  budget_exceeded: "budget",
+  budget_raised: "budget",
+  loop_detected: "loop",
+  session_injected: "guidance",
+  session_aborted: "escape",
+  session_ended: "end",
+  session_error: "end",
+  emergency_halt: "refused",
+  tool_blocked: "refused",
+  spawn_refused_concurrency: "refused",
+};
+const MAX_MARKS = 500;
 
 const AUDIT_TAIL = 30;
-const DETAIL_KEYS = ["agent", "level", "reason", "preview", "state", "from", "to", "detail", "by"] as const;
+const DETAIL_KEYS = ["agent", "level", "reason", "key", "used", "limit", "cause", "preview", "state", "from", "to", "detail", "by"] as const;
 
 function auditDetail(event: Record<string, unknown>): string {
   const parts: string[] = [];
@@ -44,7 +88,7 @@ function auditDetail(event: Record<string, unknown>): string {
 }
 
 /** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
-export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
+export function sessionRows(records: readonly SessionRecord[], at: { config: Pick<GovernanceConfig, "budgets">; now: number }): SessionRow[] {
   return plainDeep(
     sessionTree(records).map(({ record: r, indent, cycle }) => ({
       sessionId: r.sessionId,
@@ -60,6 +104,9 @@ export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
       lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
+      toolCalls: r.counters.toolCalls,
+      endedAt: r.end?.at ?? r.stoppedAt ?? null,
+      budget: budgetView(r, at.config, at.now),
     })),
   );
 }
@@ -68,15 +115,24 @@ export function sessionRows(records: readonly SessionRecord[]): SessionRow[] {
 export async function buildSnapshot(ctx: ControlContext, config: () => Promise<LoadedConfig>): Promise<Snapshot> {
   const now = ctx.clock.now();
   const records = await ctx.store.list();
-  const sessions = sessionRows(records);
   const loaded = await config();
+  const sessions = sessionRows(records, { config: loaded.config, now });
   const resumable = resumableSessions(records, {
     now,
     minIdleMs: loaded.config.resume.minIdle,
     maxIdleMs: loaded.config.resume.maxIdle,
     anchors: loaded.config.anchors,
   });
-  const audit = (await ctx.audit.read())
+  const events = await ctx.audit.read();
+  const shown = new Set(sessions.map((r) => r.sessionId));
+  const marks: TimelineMark[] = [];
+  for (const e of events) {
+    const type = currentAuditType(e as AuditEvent & Record<string, unknown>);
+    const kind = MARK_KINDS[type];
+    if (kind && typeof e.sessionId === "string" && shown.has(e.sessionId))
+      marks.push({ at: e.at, sessionId: e.sessionId, kind, type, detail: auditDetail(e as Record<string, unknown>) });
+  }
+  const audit = events
     .slice(-AUDIT_TAIL)
     .reverse()
     .map((e) => ({
@@ -90,8 +146,10 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     sessions,
     resumable: resumable.map((r) => ({ ...plainDeep(r), context: plainLines(r.context) })),
     audit: plainDeep(audit),
+    marks: plainDeep(marks.slice(-MAX_MARKS)),
     // The inject box honours the configured limit (the server validates again with the same value).
     injectMaxLength: loaded.config.inject.maxLength,
+    budgetWarnAt: loaded.config.budgets.warnAt,
   };
 }
 

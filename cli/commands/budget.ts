@@ -1,5 +1,5 @@
 import { parseAmounts, requestRaise } from "../../governance/budget/budget-request.ts";
-import { type BudgetUseLine, budgetView, limitedLines } from "../../governance/budget/budget-view.ts";
+import { type BudgetUseLine, budgetView } from "../../governance/budget/budget-view.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
@@ -55,12 +55,4 @@ export async function budgetCommand(c: CommandContext): Promise<number> {
 function formatLine(l: BudgetUseLine): string {
   const used = l.key === "cost" ? `$${l.used.toFixed(4)}` : String(l.used);
   return `${l.key.padEnd(17)} ${used}${l.limit === null ? "" : ` of ${l.limit} (${Math.round((l.share ?? 0) * 100)}%)`}`;
-}
-
-/** Compact one-line summary of the limited budgets, for `sessions`: "toolCalls 8/10 · cost $0.12/$2". */
-export function budgetSummary(view: readonly BudgetUseLine[]): string {
-  return limitedLines(view)
-    .filter((l) => (l.share ?? 0) >= 0.5)
-    .map((l) => `${l.key} ${l.key === "cost" ? `$${l.used.toFixed(2)}/$${l.limit}` : `${Math.round(l.used)}/${l.limit}`}`)
-    .join(" · ");
 }

@@ -1,14 +1,21 @@
+import { budgetSummary, budgetView } from "../../governance/budget/budget-view.ts";
+import { isRunningSession } from "../../governance/session/running.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
-/** `status [--json]`: the config and its problems, session counts, the last audit events. */
+/** `status [--json]`: the config and its problems, session counts, budgets in use, the last audit events. */
 export async function statusCommand(c: CommandContext): Promise<number> {
   const config = await readConfig(c.store.paths.configFile);
   const stateProblems = stateFolderProblems(c.store.paths);
   const records = await c.store.list();
   const events = (await c.audit.read()).slice(-10);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
+  // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
+  const now = c.control.clock.now();
+  const budgets = records
+    .filter((r) => isRunningSession(r) || r.budget.session.exceeded !== null || r.budget.treeEscalation.exceeded !== null)
+    .map((r) => ({ sessionId: r.sessionId, agent: r.agent, budget: budgetView(r, config.config, now) }));
   if (c.options.json) {
     c.io.json({
       version: JSON_VERSION,
@@ -21,6 +28,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       },
       stateFolder: { problems: stateProblems },
       sessions: { recorded: records.length, active },
+      budgets,
       lastEvents: events,
     });
     return 0;
@@ -32,6 +40,9 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   for (const w of config.warnings) c.io.line("  ", ["yellow", `warning: line ${w.line ?? "?"}, column ${w.column ?? "?"}: ${w.message}`]);
   for (const p of stateProblems) c.io.line(["bold", "state folder: "], ["red", p]);
   c.io.line(["bold", "sessions: "], `${records.length} recorded, ${active} active`);
+  const limited = budgets.map((b) => ({ ...b, summary: budgetSummary(b.budget) })).filter((b) => b.summary !== "");
+  if (limited.length > 0) c.io.line(["bold", "budgets:"]);
+  for (const b of limited) c.io.line(`  ${b.sessionId} ${(b.agent ?? "?").slice(0, 60)}: `, b.budget.exceeded ? ["red", b.summary] : b.summary);
   c.io.line(["bold", "last audit events:"]);
   for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
   return 0;

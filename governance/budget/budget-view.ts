@@ -43,3 +43,38 @@ export function budgetView(r: SessionRecord, config: Pick<GovernanceConfig, "bud
 export function limitedLines(view: readonly BudgetUseLine[]): BudgetUseLine[] {
   return view.filter((l) => l.limit !== null);
 }
+
+/** An amount as people read it in one line: `$0.12`, `12m`, `1.5k`, `8`. */
+export function formatAmount(key: BudgetKey, value: number): string {
+  if (key === "cost") return `$${value.toFixed(2)}`;
+  if (key === "activeTime") {
+    const s = Math.round(value / 1000);
+    return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round((s / 3600) * 10) / 10}h`;
+  }
+  const n = Math.round(value);
+  return n < 10_000 ? String(n) : n < 1e6 ? `${Math.round(n / 100) / 10}k` : `${Math.round(n / 1e5) / 10}M`;
+}
+
+const compact = (l: BudgetUseLine) => `${l.key} ${formatAmount(l.key, l.used)}/${formatAmount(l.key, l.limit ?? 0)}`;
+
+/**
+ * The limited budgets in one line, for `sessions` and `status`: "toolCalls 8/1000 · activeTime 3m/2h", the tree's
+ * after "tree:" on a root, "cost unknown" where a cost limit meets a provider that reports none. "" when nothing
+ * is limited.
+ */
+export function budgetSummary(view: BudgetView): string {
+  const parts = limitedLines(view.session).map(compact);
+  const tree = limitedLines(view.tree ?? []).map(compact);
+  if (tree.length > 0) parts.push(`tree: ${tree.join(" · ")}`);
+  const costLimited = [...view.session, ...(view.tree ?? [])].some((l) => l.key === "cost" && l.limit !== null);
+  if (costLimited && !view.costReported) parts.push("cost unknown (no prices reported)");
+  if (view.exceeded) parts.unshift(`EXCEEDED ${view.exceeded.scope} ${view.exceeded.key}`);
+  return parts.join(" · ");
+}
+
+/** The fullest limited budget of a scope (what a bar shows), or null when none is limited. */
+export function fullestLine(lines: readonly BudgetUseLine[]): BudgetUseLine | null {
+  let best: BudgetUseLine | null = null;
+  for (const l of limitedLines(lines)) if (best === null || (l.share ?? 0) > (best.share ?? 0)) best = l;
+  return best;
+}

@@ -117,9 +117,9 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
 /**
  * One line per session, children indented under their parents, for the CLI and the `governance` tool's `sessions`.
  * The walk ({@link sessionTree}) survives parent cycles and absurd stored depths; finished sessions are skipped
- * unless `all`, and their children move up one indent.
+ * unless `all`, and their children move up one indent. `note` adds a caller's text to a line (the CLI: budgets).
  */
-export function renderTree(records: readonly SessionRecord[], opts: { now: number; all?: boolean }): string[] {
+export function renderTree(records: readonly SessionRecord[], opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string }): string[] {
   const lines: string[] = [];
   const childIndent = new Map<string, number>();
   for (const { record: r, cycle } of sessionTree(records)) {
@@ -131,8 +131,9 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
     // directive-like text flagged) before it reaches a terminal or, through the `governance` tool, a model.
     const last = r.lastToolCall ? plainLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
+    const note = opts.note?.(r) ?? "";
     lines.push(
-      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}`,
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
     );
   }
   return lines;

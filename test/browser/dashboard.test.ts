@@ -221,6 +221,17 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     expect(l1).toMatch(/loop-output-(even|odd)/);
     await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "stop_level_delivered" && e.sessionId === child), "L1 delivered", 30_000);
 
+    // Seeing it: the child's budget as a bar (the default runaway guards of a subagent), and its line on the timeline
+    // with the guidance and the stop marked where they happened.
+    const meter = childRow.locator("td").nth(4).locator('[role="meter"]');
+    await expect.poll(() => meter.count(), { timeout: 30_000 }).toBeGreaterThan(0);
+    expect(await childRow.locator("td").nth(4).textContent()).toMatch(/own (modelRequests|toolCalls|activeTime) \S+\/(500|1000|2h)/);
+    const line = page.locator(`#timeline .line[data-session="${child}"]`);
+    await expect.poll(() => line.locator('.mark.stop[data-type="stop_queued"]').count(), { timeout: 30_000 }).toBe(1);
+    await expect.poll(() => line.locator('.mark.guidance[data-type="session_injected"]').count(), { timeout: 30_000 }).toBe(1);
+    expect(await page.locator(`#timeline .line[data-session="${parent}"]`).count()).toBe(1);
+    expect(await line.locator(".who").textContent()).toMatch(/governance-executor · \d+ tool calls?$/);
+
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     expect((await page.screenshot({ path: SCREENSHOT, fullPage: true })).length).toBeGreaterThan(10_000);
     expect(navigations).toBe(1);

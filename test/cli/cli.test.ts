@@ -95,6 +95,36 @@ describe("sessions", () => {
     expect(records.find((r) => r.sessionId === GRAND)).toMatchObject({ parentId: CHILD, depth: 2, agent: "governance-builder" });
   });
 
+  it("each line shows use against the session's limited budgets; --json carries the whole budget view", async () => {
+    const p = await project();
+    await seedTree(p);
+    await p.put({
+      sessionId: CHILD,
+      parentId: ROOT,
+      rootId: ROOT,
+      level: 2,
+      depth: 1,
+      agent: "governance-executor",
+      counters: { toolCalls: 800, modelSteps: 12 } as never,
+    });
+    const res = await runCli(["sessions"], { cwd: p.dir });
+    const line = res.stdout.split("\n").find((l) => l.includes(CHILD)) ?? "";
+    // The default runaway guards of every subagent (docs/budgets.md): 500 model requests, 1000 tool calls, 2 h.
+    expect(line).toMatch(/budget: modelRequests 12\/500 · toolCalls 800\/1000 · activeTime 0s\/2h$/);
+    expect(res.stdout.split("\n").find((l) => l.includes(ROOT))).not.toContain("budget:");
+    const json = JSON.parse((await runCli(["sessions", "--json"], { cwd: p.dir })).stdout) as {
+      sessions: {
+        sessionId: string;
+        toolCalls: number;
+        budget: { session: { key: string; used: number; limit: number | null; share: number | null }[]; tree: unknown };
+      }[];
+    };
+    const row = json.sessions.find((s) => s.sessionId === CHILD)!;
+    expect(row.toolCalls).toBe(800);
+    expect(row.budget.session.find((l) => l.key === "toolCalls")).toEqual({ key: "toolCalls", used: 800, limit: 1000, share: 0.8 });
+    expect(json.sessions.find((s) => s.sessionId === ROOT)!.budget.tree).not.toBeNull();
+  });
+
   it("says so when nothing is running", async () => {
     const p = await project();
     const res = await runCli(["sessions"], { cwd: p.dir });
@@ -213,6 +243,24 @@ describe("status", () => {
     expect(res.stdout).toContain("sessions: 6 recorded, 4 active");
     const events = res.stdout.split("last audit events:")[1] ?? "";
     expect(events).toMatch(new RegExp(`^  \\S+Z \\w+ ${GRAND}$`, "m"));
+  });
+});
+
+describe("status: budgets", () => {
+  it("lists every running session's limited budgets and an exceeded one, text and --json", async () => {
+    const p = await project();
+    await seedTree(p);
+    await p.put({ sessionId: CHILD, parentId: ROOT, rootId: ROOT, level: 2, depth: 1, agent: "governance-executor", counters: { toolCalls: 950 } as never });
+    const res = await runCli(["status"], { cwd: p.dir });
+    expect(res.code, res.stderr).toBe(0);
+    const section = res.stdout.split("budgets:")[1]?.split("last audit events:")[0] ?? "";
+    expect(section).toContain(`  ${CHILD} governance-executor: modelRequests 0/500 · toolCalls 950/1000 · activeTime 0s/2h`);
+    expect(section).not.toContain(DONE);
+    const json = JSON.parse((await runCli(["status", "--json"], { cwd: p.dir })).stdout) as {
+      budgets: { sessionId: string; budget: { session: { key: string; used: number }[] } }[];
+    };
+    expect(json.budgets.find((b) => b.sessionId === CHILD)?.budget.session.find((l) => l.key === "toolCalls")?.used).toBe(950);
+    expect(json.budgets.map((b) => b.sessionId)).not.toContain(DONE);
   });
 });
 
