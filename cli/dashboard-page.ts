@@ -163,7 +163,7 @@ function budgetBar(label, lines, exceeded) {
   fill.style.width = Math.min(100, Math.round(share * 100)) + "%";
   bar.appendChild(fill);
   bar.setAttribute("role", "meter"); bar.setAttribute("aria-valuenow", String(Math.round(share * 100))); bar.setAttribute("aria-label", label + " budget " + top.key);
-  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit)).join("\n");
+  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit)).join("\\n");
   wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used) + "/" + amount(top.key, top.limit), "budget"));
   return wrap;
 }
@@ -198,7 +198,7 @@ function renderTimeline() {
   for (const s of rows) {
     const line = el("div", undefined, "line");
     line.dataset.session = s.sessionId;
-    const who = el("div", "\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
+    const who = el("div", "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
     who.title = s.sessionId;
     const track = el("div", undefined, "track");
     const end = s.endedAt !== null ? s.endedAt : s.running ? now : s.lastActivityAt;

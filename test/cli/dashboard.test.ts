@@ -154,3 +154,9 @@ describe("dashboard (local web page + API)", () => {
     await reader.cancel();
   });
 });
+
+describe("the page's script", () => {
+  test("is valid JavaScript as served (a template-literal escape gone wrong would break the whole page)", () => {
+    expect(() => new Function(DASHBOARD_SCRIPT)).not.toThrow();
+  });
+});
