@@ -19,6 +19,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 </header>
 <label><input type="checkbox" id="all"> show finished sessions</label>
 <div id="status" role="status"></div>
+<div id="notice" class="hint"></div>
 <table id="sessions">
   <thead><tr><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
   <tbody id="rows"><tr><td colspan="7">loading…</td></tr></tbody>
@@ -133,7 +134,7 @@ function renderSessions() {
     if (s.cycle) id.appendChild(el("span", " (parent cycle)", "cycle"));
     agent.textContent = s.agent || "?";
     depth.textContent = String(s.depth);
-    state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")";
+    state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")" + (s.verified ? "" : " — unverified record (not written by your governance)");
     tool.textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")";
     renderBudget(budget, s.budget);
     row.tr.className = s.running ? "" : "done";
@@ -253,8 +254,16 @@ function renderAudit() {
   }
 }
 
+function renderNotice() {
+  const parts = [];
+  if (snapshot.unverified > 0) parts.push(snapshot.unverified + " record(s) in the state folder were not written by your governance (planted, copied in, or from an older build): never shown as running, never stopped by agent name.");
+  if (snapshot.sessionsLeft > 0) parts.push(snapshot.sessionsLeft + " more session(s) not shown (at most 500 rows; opencode-governance sessions --json lists every one).");
+  $("notice").textContent = parts.join(" ");
+}
+
 function render() {
   if (!snapshot) return;
+  renderNotice();
   renderSessions();
   renderTimeline();
   renderResumable();

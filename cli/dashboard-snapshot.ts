@@ -5,6 +5,7 @@ import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
 import type { AuditEvent } from "../governance/storage/audit-log.ts";
 import { currentAuditType } from "../governance/storage/audit-names.ts";
+import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
 import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
@@ -31,6 +32,8 @@ export type SessionRow = {
   endedAt: number | null;
   /** Use against each budget (governance/budget/budget-view.ts); the tree's on a root. */
   budget: BudgetView;
+  /** Written by this user's governance (governance/storage/record-attestation.ts); an unverified record is never `running`. */
+  verified: boolean;
 };
 
 export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
@@ -47,6 +50,9 @@ export type Snapshot = {
   audit: AuditRow[];
   /** Stops, budget and loop notices, guidance, Escapes and ends, per session, oldest first (the timeline). */
   marks: TimelineMark[];
+  /** Rows left out past {@link MAX_ROWS}; records not written by this user's governance (listed after the others). */
+  sessionsLeft: number;
+  unverified: number;
   injectMaxLength: number;
   /** Share of a budget at which the session is warned (the bar turns amber). */
   budgetWarnAt: number;
@@ -73,6 +79,7 @@ const MARK_KINDS: Record<string, MarkKind> = {
   spawn_refused_concurrency: "refused",
 };
 const MAX_MARKS = 500;
+const MAX_ROWS = 500;
 
 const AUDIT_TAIL = 30;
 const DETAIL_KEYS = ["agent", "level", "reason", "key", "used", "limit", "cause", "preview", "state", "from", "to", "detail", "by"] as const;
@@ -88,7 +95,11 @@ function auditDetail(event: Record<string, unknown>): string {
 }
 
 /** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
-export function sessionRows(records: readonly SessionRecord[], at: { config: Pick<GovernanceConfig, "budgets">; now: number }): SessionRow[] {
+export function sessionRows(
+  records: readonly SessionRecord[],
+  at: { config: Pick<GovernanceConfig, "budgets">; now: number; trust?: RecordTrust | undefined },
+): SessionRow[] {
+  const verified = (r: SessionRecord) => at.trust?.verified(r) ?? true;
   return plainDeep(
     sessionTree(records).map(({ record: r, indent, cycle }) => ({
       sessionId: r.sessionId,
@@ -99,7 +110,7 @@ export function sessionRows(records: readonly SessionRecord[], at: { config: Pic
       cycle,
       state: r.state,
       control: r.control,
-      running: isRunningSession(r),
+      running: isRunningSession(r) && verified(r),
       status: sessionStatus(r),
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
@@ -107,6 +118,7 @@ export function sessionRows(records: readonly SessionRecord[], at: { config: Pic
       toolCalls: r.counters.toolCalls,
       endedAt: r.end?.at ?? r.stoppedAt ?? null,
       budget: budgetView(r, at.config, at.now),
+      verified: verified(r),
     })),
   );
 }
@@ -116,7 +128,10 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   const now = ctx.clock.now();
   const records = await ctx.store.list();
   const loaded = await config();
-  const sessions = sessionRows(records, { config: loaded.config, now });
+  // Records this user's governance did not write are never running; past MAX_ROWS (a flood of planted records)
+  // the rows the user's own sessions need come first and the rest are counted.
+  const rows = sessionRows(records, { config: loaded.config, now, trust: ctx.trust });
+  const sessions = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const resumable = resumableSessions(records, {
     now,
     minIdleMs: loaded.config.resume.minIdle,
@@ -147,6 +162,8 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     resumable: resumable.map((r) => ({ ...plainDeep(r), context: plainLines(r.context) })),
     audit: plainDeep(audit),
     marks: plainDeep(marks.slice(-MAX_MARKS)),
+    sessionsLeft: rows.length - sessions.length,
+    unverified: rows.filter((r) => !r.verified).length,
     // The inject box honours the configured limit (the server validates again with the same value).
     injectMaxLength: loaded.config.inject.maxLength,
     budgetWarnAt: loaded.config.budgets.warnAt,

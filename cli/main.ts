@@ -6,6 +6,7 @@ import path from "node:path";
 import { AuditLog } from "../governance/storage/audit-log.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import type { ControlContext } from "../governance/stop/control-requests.ts";
+import { recordTrust } from "../governance/storage/record-attestation.ts";
 import { SessionStore } from "../governance/storage/session-store.ts";
 import type { CommandContext, Options } from "./commands/command-context.ts";
 import { injectCommand, stopCommand } from "./commands/control.ts";
@@ -137,7 +138,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
     onProblem: (p) => io.errLine(["yellow", "warning: "], `${p.kind} ${p.file}: ${p.reason}`),
   });
   const audit = new AuditLog({ paths: store.paths, clock: systemClock });
-  const control: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}` };
+  const control: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}`, trust: recordTrust() };
   return run({ dir, store, audit, control, io, options, args, usage: (message) => usage(io, message) });
 }
 

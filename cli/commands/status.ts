@@ -1,5 +1,6 @@
 import { budgetSummary, budgetView } from "../../governance/budget/budget-view.ts";
 import { isRunningSession } from "../../governance/session/running.ts";
+import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
@@ -8,7 +9,9 @@ import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 export async function statusCommand(c: CommandContext): Promise<number> {
   const config = await readConfig(c.store.paths.configFile);
   const stateProblems = stateFolderProblems(c.store.paths);
-  const records = await c.store.list();
+  const all = await c.store.list();
+  // Counts and budgets are of the records this user's governance wrote; the others are only counted (docs/security.md).
+  const { trusted: records, unverified } = c.control.trust ? splitByTrust(all, c.control.trust) : { trusted: all, unverified: [] };
   const events = (await c.audit.read()).slice(-10);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
@@ -27,7 +30,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
         warnings: config.warnings.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
       },
       stateFolder: { problems: stateProblems },
-      sessions: { recorded: records.length, active },
+      sessions: { recorded: records.length, active, unverified: unverified.length },
       budgets,
       lastEvents: events,
     });
@@ -39,7 +42,13 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   for (const p of config.problems) c.io.line("  ", ["red", `line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}`]);
   for (const w of config.warnings) c.io.line("  ", ["yellow", `warning: line ${w.line ?? "?"}, column ${w.column ?? "?"}: ${w.message}`]);
   for (const p of stateProblems) c.io.line(["bold", "state folder: "], ["red", p]);
-  c.io.line(["bold", "sessions: "], `${records.length} recorded, ${active} active`);
+  c.io.line(
+    ["bold", "sessions: "],
+    `${records.length} recorded, ${active} active`,
+    unverified.length > 0
+      ? ["yellow", `; ${unverified.length} record(s) not written by your governance (planted, copied in, or an older build's): not counted`]
+      : "",
+  );
   const limited = budgets.map((b) => ({ ...b, summary: budgetSummary(b.budget) })).filter((b) => b.summary !== "");
   if (limited.length > 0) c.io.line(["bold", "budgets:"]);
   for (const b of limited) c.io.line(`  ${b.sessionId} ${(b.agent ?? "?").slice(0, 60)}: `, b.budget.exceeded ? ["red", b.summary] : b.summary);

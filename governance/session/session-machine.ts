@@ -3,7 +3,7 @@ import { audit, type Effect } from "./effects.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
 import { abortedBy } from "../stop/stop-ladder.ts";
-import { isSessionId, levelOf, SessionId, SessionRecord, type SessionState } from "./session-record.ts";
+import { freshRecord, hierarchy, isSessionId, SessionId, type SessionRecord, type SessionState } from "./session-record.ts";
 
 export type { Effect } from "./effects.ts";
 
@@ -20,6 +20,7 @@ export type { Effect } from "./effects.ts";
  */
 
 const At = z.number().int();
+const Attest = z.string().regex(/^[0-9a-f]{64}$/);
 /** Hierarchy of the parent, read by the adapter from the parent's record (depth and root come from the chain). */
 export const ParentInfo = z.object({ depth: z.number().int().min(0), rootId: SessionId });
 export type ParentInfo = z.infer<typeof ParentInfo>;
@@ -32,6 +33,8 @@ export const SessionEvent = z.discriminatedUnion("type", [
     parentId: SessionId.nullable(),
     agent: z.string().nullable(),
     parentRecord: ParentInfo.optional(),
+    /** The record's attestation (storage/record-attestation.ts): the host showed this session to this user's plugin. */
+    attest: Attest.optional(),
   }),
   /** First activity of a session this process has not seen; `parentId`/`parentRecord` when the adapter learned the
    * parent (e.g. `session.get`): without them a session with no record is taken as a root. */
@@ -41,6 +44,7 @@ export const SessionEvent = z.discriminatedUnion("type", [
     agent: z.string().nullable().optional(),
     parentId: SessionId.nullable().optional(),
     parentRecord: ParentInfo.optional(),
+    attest: Attest.optional(),
   }),
   z.object({ type: z.literal("prompt"), at: At }), // a new user message (typed, or a parent's `task`): the resume window
   /** One LLM request of the session. Feed it before building that step's injection. */
@@ -267,10 +271,12 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
       return { ...r, agent: ev.agent };
     case "action_remembered":
       return { ...r, recentActions: [...r.recentActions, ev.action.slice(0, 200)].slice(-3) };
-    case "errored":
     case "created":
-    case "prompt":
     case "first_seen":
+      // The host showed this session: a record without this user's attestation (an older build's) gets it.
+      return ev.attest && r.attest !== ev.attest ? { ...r, attest: ev.attest } : r;
+    case "errored":
+    case "prompt":
       return r;
   }
 }
@@ -295,8 +301,10 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
   const parentId = ev.type === "created" || ev.type === "first_seen" ? (ev.parentId ?? null) : null;
   const parent = ev.type === "created" || ev.type === "first_seen" ? ev.parentRecord : undefined;
   const agent = ev.type === "created" || ev.type === "first_seen" ? (ev.agent ?? null) : null;
-  const next = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
-  if (!next) return illegal(undefined, "invalid_record");
+  const made = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
+  if (!made) return illegal(undefined, "invalid_record");
+  const attest = ev.type === "created" || ev.type === "first_seen" ? ev.attest : undefined;
+  const next = attest ? { ...made, attest } : made;
   const data = {
     via: ev.type,
     level: next.level,
@@ -305,31 +313,6 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
     parentKnown: parentId === null || parent !== undefined,
   };
   return { next, effects: [audit("session_created", data)] };
-}
-
-type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
-
-/** Depth from the parent chain; without the parent's record a child is assumed one below a root. */
-function hierarchy(sessionId: string, parentId: string | null, parent: ParentInfo | undefined): Hierarchy {
-  if (parentId === null) return { parentId: null, rootId: sessionId, depth: 0, level: 1 };
-  const depth = parent ? parent.depth + 1 : 1;
-  return { parentId, rootId: parent?.rootId ?? parentId, depth, level: levelOf(depth) };
-}
-
-/** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
-function freshRecord(sessionId: string, at: number, agent: string | null, h: Hierarchy): SessionRecord | undefined {
-  const parsed = SessionRecord.safeParse({
-    schemaVersion: 1,
-    sessionId,
-    ...h,
-    agent,
-    state: "beginning",
-    control: "active",
-    createdAt: at,
-    updatedAt: at,
-    lastActivityAt: at,
-  });
-  return parsed.success ? parsed.data : undefined;
 }
 
 function linkParent(record: SessionRecord, ev: SessionEvent): TransitionResult {
@@ -353,13 +336,15 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
   const interrupted = record.state === "interrupted";
   const kind = classifyResume({ lastActivityAt: record.lastActivityAt, now: at, interrupted, ...ctx.config });
   const agent = ev.type === "first_seen" && ev.agent ? ev.agent : record.agent;
+  const attest = (ev.type === "first_seen" ? ev.attest : undefined) ?? record.attest;
   let next: SessionRecord;
   const effects: Effect[] = [];
   if (kind === "expired") {
     const { parentId, rootId, depth, level } = record;
     const fresh = freshRecord(record.sessionId, at, agent, { parentId, rootId, depth, level });
     if (!fresh) return illegal(record, "invalid_record");
-    next = record.control === "stopped" ? { ...fresh, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt } : fresh;
+    const kept = attest ? { ...fresh, attest } : fresh;
+    next = record.control === "stopped" ? { ...kept, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt } : kept;
     effects.push(audit("session_expired", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state, lastActivityAt: record.lastActivityAt }));
   } else if (kind === "resume") {
     const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
@@ -367,6 +352,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     next = {
       ...record,
       agent,
+      attest,
       state: "resumed",
       resume,
       lastActivityAt: Math.max(record.lastActivityAt, at),
@@ -375,7 +361,7 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     };
     effects.push(audit("session_resumed", { ...resume, level: record.level }), { type: "resume_context", allowed: record.level === 1 });
   } else {
-    next = { ...record, agent, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
+    next = { ...record, agent, attest, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
   }
   if (ev.type === "first_seen" || ev.type === "prompt") return { next, effects }; // only the gap is classified
   const rest = transition(next, ev, ctx);

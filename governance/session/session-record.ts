@@ -163,7 +163,38 @@ export const SessionRecord = z.object({
   budget: BudgetState.default(EMPTY_BUDGET),
   end: SessionEnd.nullable().optional(),
   hostedBy: SessionHost.nullable().optional(),
+  /** This user's governance created it for a session OpenCode showed (storage/record-attestation.ts); absent on planted records. */
+  attest: z
+    .string()
+    .regex(/^[0-9a-f]{64}$/)
+    .nullable()
+    .optional(),
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
 export const CURRENT_SCHEMA_VERSION = 1 as const;
+
+export type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
+
+/** Depth from the parent chain; without the parent's record a child is assumed one below a root. */
+export function hierarchy(sessionId: string, parentId: string | null, parent: { depth: number; rootId: string } | undefined): Hierarchy {
+  if (parentId === null) return { parentId: null, rootId: sessionId, depth: 0, level: 1 };
+  const depth = parent ? parent.depth + 1 : 1;
+  return { parentId, rootId: parent?.rootId ?? parentId, depth, level: levelOf(depth) };
+}
+
+/** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
+export function freshRecord(sessionId: string, at: number, agent: string | null, h: Hierarchy): SessionRecord | undefined {
+  const parsed = SessionRecord.safeParse({
+    schemaVersion: 1,
+    sessionId,
+    ...h,
+    agent,
+    state: "beginning",
+    control: "active",
+    createdAt: at,
+    updatedAt: at,
+    lastActivityAt: at,
+  });
+  return parsed.success ? parsed.data : undefined;
+}

@@ -11,15 +11,28 @@ import { isSessionId, type SessionRecord, type StopLevel } from "../session/sess
 import type { SessionStore } from "../storage/session-store.ts";
 import { isRunningChild, isRunningSession, sessionStatus } from "../session/running.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
+import { type RecordTrust, recordTrust, splitByTrust } from "../storage/record-attestation.ts";
 
 /**
  * The requests a human (CLI, dashboard) or a primary agent's tool makes of running sessions. Every way in writes the
  * same per-session directive files; the plugin process hosting the session picks them up. Expected failures
  * (unknown target, finished session, empty guidance) are values with a message for the user.
  */
-export type ControlContext = { paths: GovernancePaths; store: SessionStore; audit: AuditLog; clock: Clock; by: string };
+export type ControlContext = {
+  paths: GovernancePaths;
+  store: SessionStore;
+  audit: AuditLog;
+  clock: Clock;
+  by: string;
+  /** Which records this user's governance wrote (storage/record-attestation.ts); the user's key when not given. */
+  trust?: RecordTrust;
+};
 
-export type TargetResult = { ok: true; sessions: SessionRecord[] } | { ok: false; reason: string };
+/** `left`: running sessions of the agent beyond {@link MAX_TARGETS}, not targeted. */
+export type TargetResult = { ok: true; sessions: SessionRecord[]; left: number } | { ok: false; reason: string };
+
+/** At most this many sessions are stopped or guided by one agent-name request; the rest are named as left out. */
+export const MAX_TARGETS = 50;
 
 /** After `state/control` in the tree: the status word when it says more than they do (idle, deleted, failed …). */
 function statusNote(r: SessionRecord): string {
@@ -57,13 +70,34 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
     if (!isRunningSession(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
     if (record.hostedBy && (await ownerIsGone(record.hostedBy)))
       return { ok: false, reason: `session ${target} is not running: its OpenCode process ${record.hostedBy.pid} is gone (it will be recorded orphaned)` };
-    return { ok: true, sessions: [record] };
+    if (!trustOf(ctx).verified(record))
+      return {
+        ok: false,
+        reason: `session ${target} is not one this user's governance recorded (a planted or copied-in record, or one from an older build never active since): not targeted`,
+      };
+    return { ok: true, sessions: [record], left: 0 };
   }
   if (!/^[\w.@-]{1,80}$/.test(target))
     return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
-  const running = (await ctx.store.list()).filter((r) => r.agent === target && isRunningSession(r));
+  const trust = trustOf(ctx);
+  // Only records this user's governance wrote: a planted "running" record is never stopped or guided by agent name.
+  const running = (await ctx.store.list())
+    .filter((r) => r.agent === target && isRunningSession(r) && trust.verified(r))
+    .sort((a, b) => b.lastActivityAt - a.lastActivityAt);
   if (running.length === 0) return { ok: false, reason: `no running session of agent "${target}"` };
-  return { ok: true, sessions: running };
+  return { ok: true, sessions: running.slice(0, MAX_TARGETS), left: Math.max(0, running.length - MAX_TARGETS) };
+}
+
+function trustOf(ctx: ControlContext): RecordTrust {
+  ctx.trust ??= recordTrust();
+  return ctx.trust;
+}
+
+/** What a capped agent-name request says about the sessions it left out. */
+function leftOut(resolved: { left: number }, target: string): string[] {
+  return resolved.left > 0
+    ? [`${resolved.left} more running sessions of agent "${target}" not targeted (at most ${MAX_TARGETS} at once; the most recently active were)`]
+    : [];
 }
 
 function newId(prefix: string): string {
@@ -84,7 +118,7 @@ export async function requestStop(ctx: ControlContext, target: string, opts: { l
     if (!res.ok) return { ok: false, reason: res.reason };
     await ctx.audit.append("stop_queued", { sessionId: s.sessionId, requestId: id, level, reason, by: ctx.by, agent: s.agent });
   }
-  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: [] };
+  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: leftOut(resolved, target) };
 }
 
 export async function requestInject(ctx: ControlContext, target: string, text: string, opts: { maxLength?: number } = {}): Promise<RequestResult> {
@@ -98,7 +132,7 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   const refusedFor = (s: SessionRecord) =>
     `session ${s.sessionId} is being stopped${s.stop?.reason ? ` ("${plainLine(s.stop.reason, 60)}")` : ""}: a stopping session gets no guidance, only its stop directives`;
   if (targets.length === 0) return { ok: false, reason: `guidance refused: ${stopping.map(refusedFor).join("; ")}` };
-  const warnings = [...checked.warnings, ...stopping.map((s) => `not sent to ${refusedFor(s)}`)];
+  const warnings = [...checked.warnings, ...stopping.map((s) => `not sent to ${refusedFor(s)}`), ...leftOut(resolved, target)];
   for (const s of targets) {
     const id = newId("inject");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "inject", id, at: ctx.clock.now(), text: checked.sanitized, by: ctx.by.slice(0, 100) });
@@ -114,19 +148,33 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   return { ok: true, sessionIds: targets.map((s) => s.sessionId), warnings };
 }
 
+/** At most this many lines in a tree listing; the rest are counted (a flood of records cannot push out the user's). */
+export const MAX_TREE_LINES = 200;
+
 /**
  * One line per session, children indented under their parents, for the CLI and the `governance` tool's `sessions`.
  * The walk ({@link sessionTree}) survives parent cycles and absurd stored depths; finished sessions are skipped
  * unless `all`, and their children move up one indent. `note` adds a caller's text to a line (the CLI: budgets).
+ * Records this user's governance did not write (`trust`, storage/record-attestation.ts) are not listed, only
+ * counted; a listing cut at {@link MAX_TREE_LINES} says how many it left out.
  */
-export function renderTree(records: readonly SessionRecord[], opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string }): string[] {
+export function renderTree(
+  records: readonly SessionRecord[],
+  opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string; trust?: RecordTrust },
+): string[] {
+  const { trusted, unverified } = opts.trust ? splitByTrust(records, opts.trust) : { trusted: records, unverified: [] };
   const lines: string[] = [];
   const childIndent = new Map<string, number>();
-  for (const { record: r, cycle } of sessionTree(records)) {
+  let left = 0;
+  for (const { record: r, cycle } of sessionTree(trusted)) {
     const indent = Math.min(cycle ? 0 : (r.parentId && childIndent.get(r.parentId)) || 0, MAX_TREE_INDENT);
     const keep = opts.all || isRunningSession(r) || r.children.some(isRunningChild);
     childIndent.set(r.sessionId, keep ? indent + 1 : indent);
     if (!keep) continue;
+    if (lines.length >= MAX_TREE_LINES) {
+      left++;
+      continue;
+    }
     // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,
     // directive-like text flagged) before it reaches a terminal or, through the `governance` tool, a model.
     const last = r.lastToolCall ? plainLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
@@ -136,5 +184,10 @@ export function renderTree(records: readonly SessionRecord[], opts: { now: numbe
       `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
     );
   }
+  if (left > 0) lines.push(`… ${left} more sessions not shown (at most ${MAX_TREE_LINES} lines; \`sessions --json\` lists every one)`);
+  if (unverified.length > 0)
+    lines.push(
+      `(${unverified.length} record${unverified.length === 1 ? "" : "s"} in the state folder not written by this user's governance — planted, copied in, or from an older build never active since — not listed)`,
+    );
   return lines;
 }

@@ -96,6 +96,7 @@ async function recordNewSession(rt: Runtime, id: string, parentId: string | null
     parentId: parentId && isSessionId(parentId) ? parentId : null,
     agent,
     ...(parent ? { parentRecord: { depth: parent.depth, rootId: parent.rootId } } : {}),
+    attest: ctx.trust.attest(id),
   });
   if (record && parent) {
     const child = { sessionId: id, agent, createdAt: record.createdAt, depth: record.depth };

@@ -45,7 +45,7 @@ export const GOVERNANCE_TOOL_INPUT = {
  * costs the host CPU per step — measured in docs/performance.md.
  */
 export function governanceTools(gov: PluginContext, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
-  const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by });
+  const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by, trust: gov.trust });
   /** Only a primary agent's tool may steer (issue 8 §8); the rule is governance's, the record is the caller's own. */
   const refusal = async (context: { sessionID: string; agent: string }, action: SteerAction): Promise<string | undefined> => {
     const record = gov.store.peek(context.sessionID) ?? (await gov.store.read(context.sessionID));
@@ -78,7 +78,7 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
       },
       async execute(args, context) {
         if (args.action === "sessions") {
-          const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false });
+          const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false, trust: gov.trust });
           return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
         }
         if (!args.target) return `Nothing done: ${args.action} needs a target (a session id or agent name).`;

@@ -7,6 +7,7 @@ import type { SessionStore } from "../../governance/storage/session-store.ts";
 import type { Clock } from "../../governance/time/clock.ts";
 import { loadKey } from "../../governance/stop/directive-signing.ts";
 import { directiveSeal } from "../../governance/texts/directive-seal.ts";
+import { type RecordTrust, recordTrust } from "../../governance/storage/record-attestation.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { ConfigWatcher } from "./config-watcher.ts";
 import type { OpencodeApi } from "../host/opencode-api.ts";
@@ -47,6 +48,13 @@ export class PluginContext {
   }
 
   #sealKey: Buffer | undefined;
+  #trust: RecordTrust | undefined;
+
+  /** Attests the records of sessions OpenCode shows this process (governance/storage/record-attestation.ts). */
+  get trust(): RecordTrust {
+    this.#trust ??= recordTrust();
+    return this.#trust;
+  }
 
   /**
    * The session's directive seal (governance/texts/directive-seal.ts), derived from the per-user key outside the

@@ -74,6 +74,7 @@ export class SessionTracker {
       agent: agent ?? parent?.agent ?? null,
       ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
       ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
+      attest: ctx.trust.attest(sessionId),
     });
     const record = await this.host(sessionId, first);
     if (record && record.children.length > 0) {

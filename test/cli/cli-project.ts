@@ -6,6 +6,7 @@ import { systemClock } from "../../governance/time/clock.ts";
 import type { QueueFile } from "../../governance/stop/directive-queue.ts";
 import { SessionRecord } from "../../governance/session/session-record.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
+import { recordTrust } from "../../governance/storage/record-attestation.ts";
 
 /**
  * A temp OpenCode project, nested two levels below a sandbox folder so a test can prove that nothing was created
@@ -14,7 +15,7 @@ import { SessionStore } from "../../governance/storage/session-store.ts";
 export type CliProject = {
   sandbox: string;
   dir: string;
-  /** Writes a record the way a running plugin does: through the store, under its lock, atomically. */
+  /** Writes a record the way a running plugin does: through the store, under its lock, atomically, attested. */
   put(record: Partial<SessionRecord> & Pick<SessionRecord, "sessionId">): Promise<SessionRecord>;
   /** Pending directive files of a session in queue order (file name order = FIFO), parsed. */
   queued(sessionId: string): Promise<QueueFile[]>;
@@ -48,6 +49,9 @@ export async function createCliProject(opts: { git?: boolean; bare?: boolean } =
         createdAt: now,
         updatedAt: now,
         lastActivityAt: now,
+        // Attested with this user's key, as the plugin does for a session OpenCode showed it; a test planting a
+        // record passes `attest: null`.
+        attest: recordTrust().attest(partial.sessionId),
         ...partial,
       });
       const stored = await store.update(record.sessionId, () => record);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { MAX_TREE_INDENT, sessionTree } from "../../../governance/session/session-tree.ts";
-import { renderTree } from "../../../governance/stop/control-requests.ts";
+import { MAX_TREE_LINES, renderTree } from "../../../governance/stop/control-requests.ts";
 import { CHILD_ID, GRANDCHILD_ID, makeRecord, ROOT_ID, T0 } from "../fixtures/records.ts";
 
 const A = "ses_cyclea000000000000000000001";
@@ -49,7 +49,9 @@ describe("session tree walk (dashboard and `sessions`)", () => {
     expect(rows).toHaveLength(5000);
     expect(Math.max(...rows.map((r) => r.indent))).toBe(MAX_TREE_INDENT);
     const lines = renderTree(chain, { now: T0 });
-    expect(lines).toHaveLength(5000);
+    // Bounded, and the cut is said: a flood of records cannot push a listing past what a terminal or a model reads.
+    expect(lines).toHaveLength(MAX_TREE_LINES + 1);
+    expect(lines.at(-1)).toBe(`… ${5000 - MAX_TREE_LINES} more sessions not shown (at most ${MAX_TREE_LINES} lines; \`sessions --json\` lists every one)`);
     expect(lines[1]).toContain("depth 1000000000");
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThan(300);
   });

@@ -9,6 +9,7 @@ import { AuditLog } from "../../../governance/storage/audit-log.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
 import { SessionStore } from "../../../governance/storage/session-store.ts";
 import { createFakeClock } from "../../../governance/time/clock.ts";
+import { recordTrust } from "../../../governance/storage/record-attestation.ts";
 import { makeRecord } from "../helpers.ts";
 
 const RUN = "ses_runningcccccccccccccccc";
@@ -25,7 +26,10 @@ beforeAll(async () => {
   mkdirSync(project);
   const clock = createFakeClock(1_000);
   const store = new SessionStore({ projectDir: project, clock });
-  await store.update(RUN, () => makeRecord(RUN, 1_000, { control: "active" }));
+  // Records as the plugin writes them: attested with this user's key (storage/record-attestation.ts).
+  const trust = recordTrust();
+  const attested = (id: string, at: number, o: Parameters<typeof makeRecord>[2]) => makeRecord(id, at, { ...o, attest: trust.attest(id) ?? null });
+  await store.update(RUN, () => attested(RUN, 1_000, { control: "active" }));
   const stop = {
     requestId: "s1",
     requestedAt: 900,
@@ -39,11 +43,15 @@ beforeAll(async () => {
     quietMs: 5_000,
     capAt: 60_000,
   };
-  await store.update(STOPPING, () => makeRecord(STOPPING, 1_000, { control: "stopping", stop }));
-  await store.update(IDLE_ROOT, () => makeRecord(IDLE_ROOT, 1_000, { control: "active", idleAt: 1_000, lastActivityAt: 1_000 }));
-  await store.update(DELETED, () => makeRecord(DELETED, 1_000, { control: "completed", end: { at: 1_000, how: "deleted", detail: null } }));
+  await store.update(STOPPING, () => attested(STOPPING, 1_000, { control: "stopping", stop }));
+  await store.update(IDLE_ROOT, () => attested(IDLE_ROOT, 1_000, { control: "active", idleAt: 1_000, lastActivityAt: 1_000 }));
+  await store.update(DELETED, () => attested(DELETED, 1_000, { control: "completed", end: { at: 1_000, how: "deleted", detail: null } }));
   const paths = governancePaths(project);
-  ctx = { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli" };
+  for (let i = 0; i < 3; i++) {
+    const id = `ses_planted${String(i).padStart(16, "0")}`;
+    await store.update(id, () => makeRecord(id, 1_000, { control: "active", agent: "general" }));
+  }
+  ctx = { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli", trust };
 });
 afterAll(() => rmSync(root, { recursive: true, force: true }));
 
@@ -77,5 +85,19 @@ describe("what stop and inject answer is true (issue 21 item 8)", () => {
   it("a deleted session says it was deleted", async () => {
     expect(await requestInject(ctx, DELETED, "hello")).toEqual({ ok: false, reason: `session ${DELETED} is not running: it was deleted` });
     expect(sessionStatus((await ctx.store.read(DELETED))!)).toBe("deleted");
+  });
+});
+
+describe("planted records (issue 20 §3)", () => {
+  const PLANTED = "ses_planted0000000000000000";
+  it("a record without this user's attestation is never stopped or guided, by id or by agent name", async () => {
+    expect(await requestStop(ctx, PLANTED)).toEqual({ ok: false, reason: expect.stringMatching(/not one this user's governance recorded/) });
+    expect(await requestStop(ctx, "general")).toEqual({ ok: false, reason: 'no running session of agent "general"' });
+    expect(await claimAll(ctx.paths, PLANTED)).toEqual([]);
+  });
+  it("the tree lists only the user's sessions and counts the rest", async () => {
+    const lines = renderTree(await ctx.store.list(), { now: 2_000, all: true, trust: ctx.trust! });
+    expect(lines.join("\n")).not.toContain("ses_planted");
+    expect(lines.at(-1)).toMatch(/^\(3 records in the state folder not written by this user's governance/);
   });
 });
