@@ -8,13 +8,15 @@ import fs from "node:fs";
  * missing ones first when it can (scripts/test-prerequisites.ts); when it cannot, the tests that need one are
  * skipped with the reason in their name, never failed for a machine's sake and never silently.
  */
-export const CHROMIUM = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((f) => fs.existsSync(f));
+const chromium = () => ["/usr/bin/chromium", "/usr/bin/chromium-browser"].find((f) => fs.existsSync(f));
+const libfaketime = () =>
+  ["/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1", "/usr/lib/faketime/libfaketime.so.1"].find(
+    (f) => fs.existsSync(f),
+  );
 
-export const LIBFAKETIME = [
-  "/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
-  "/usr/lib/faketime/libfaketime.so.1",
-].find((f) => fs.existsSync(f));
+/** As found when the test file loaded. */
+export const CHROMIUM = chromium();
+export const LIBFAKETIME = libfaketime();
 
 function onPath(program: string): boolean {
   try {
@@ -25,10 +27,8 @@ function onPath(program: string): boolean {
   }
 }
 
-export const TMUX = onPath("tmux");
-
-/** The Debian package that provides what is missing, for the skip reason: "" when nothing is. */
+/** The Debian package that provides what is missing, for the skip reason: "" when nothing is. Looked up now. */
 export function missing(...needs: ("tmux" | "chromium" | "faketime")[]): string {
-  const absent = needs.filter((n) => (n === "tmux" ? !TMUX : n === "chromium" ? !CHROMIUM : !LIBFAKETIME));
+  const absent = needs.filter((n) => (n === "tmux" ? !onPath("tmux") : n === "chromium" ? !chromium() : !libfaketime()));
   return absent.length === 0 ? "" : `SKIPPED: Debian package ${absent.join(", ")} not installed (npm test installs it when it can: see README Prerequisites)`;
 }
