@@ -1,4 +1,4 @@
-import { lstat, lutimes, mkdir, readdir, readFile, rename, rm, rmdir, unlink, writeFile } from "node:fs/promises";
+import { lstat, lutimes, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
 import { type LockOwner, ownerIsGone, parseOwner, thisProcess } from "./lock-owner.ts";
 import { DIR_MODE } from "./safe-fs.ts";
@@ -29,13 +29,14 @@ const localQueues = new Map<string, Promise<unknown>>();
 
 /**
  * Runs `fn` while holding a cross-process lock on `path` (which need not exist): the lock is a directory
- * `<path>.lock` created with an atomic mkdir, refreshed every `staleMs / 2` while held.
+ * `<path>.lock`, made complete beside it and renamed into place (atomic; a rename never replaces a held lock), and
+ * refreshed every `staleMs / 2` while held; released by renaming it aside in one step.
  *
- * The lock directory holds one small file, `owner` (host, pid, process start time). A lock whose owner is a process
- * of this host that no longer runs (its pid is gone, or now belongs to a process started later) is taken over at
- * once: a killed `opencode run` costs the next process nothing. Tradeoff: a lock without a readable owner (a holder
- * killed between `mkdir` and writing `owner`, or an older build's lock), or one held on another host, is only taken
- * over once it is stale: others wait up to `staleMs`. The reverse risk is a holder frozen longer than `staleMs` (debugger, suspended laptop)
+ * The lock directory holds one small file, `owner` (host, pid, process start time), from the instant the lock exists
+ * until it is gone. A lock whose owner is a process of this host that no longer runs (its pid is gone, or now belongs
+ * to a process started later) is taken over at once: a killed `opencode run` costs the next process nothing.
+ * Tradeoff: a lock without a readable owner (an older build's, or a hand-made folder), or one held on another host,
+ * is only taken over once it is stale: others wait up to `staleMs`. The reverse risk is a holder frozen longer than `staleMs` (debugger, suspended laptop)
  * whose lock is taken over: both then run their read-modify-write, and the later rename wins. Files stay valid
  * because every write is atomic; at worst one update is lost and `onCompromised` reports it.
  *
@@ -86,21 +87,45 @@ type Held = { release(): Promise<Error | undefined> };
 async function acquire(dir: string, staleMs: number, maxWaitMs: number): Promise<Held> {
   const deadline = Date.now() + maxWaitMs;
   let delay = 2;
-  for (;;) {
-    try {
-      await mkdir(dir, { mode: DIR_MODE });
-    } catch (error) {
-      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  // The lock folder is made complete beside the lock (its owner inside), then renamed into place: a held lock always
+  // names its holder, even when the holder is killed the instant it took the lock (issue 21 item 4; a bare `mkdir`
+  // then a write left an ownerless lock that others wait `staleMs` for).
+  let staged: string | undefined;
+  try {
+    for (;;) {
+      staged ??= await stage(dir);
+      if (
+        !(await lstat(dir).then(
+          () => true,
+          () => false,
+        ))
+      ) {
+        try {
+          await rename(staged, dir);
+          staged = undefined;
+          return hold(dir, await lstat(dir), staleMs);
+        } catch (error) {
+          // Taken meanwhile (a non-empty folder is never replaced by a rename): wait for it like any held lock.
+          const code = (error as NodeJS.ErrnoException).code;
+          if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
+        }
+      }
       if (await takeOverIfStale(dir, staleMs)) continue;
       if (Date.now() >= deadline) throw Object.assign(new Error(`Lock file is already being held: ${dir}`), { code: "ELOCKED" });
       await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
       delay = Math.min(MAX_RETRY_DELAY_MS, Math.ceil(delay * 1.3));
-      continue;
     }
-    // The owner is written before the lock's identity (inode, mtime) is taken: writing it changes the folder's mtime.
-    await writeFile(join(dir, OWNER_FILE), thisProcess().text, { mode: 0o600 }).catch(() => undefined);
-    return hold(dir, await lstat(dir), staleMs);
+  } finally {
+    if (staged) await removeAside(staged);
   }
+}
+
+/** A lock folder with this process as its owner, beside the lock (`<lock>.new-<pid>-<random>`), ready to be renamed in. */
+async function stage(dir: string): Promise<string> {
+  const staged = `${dir}.new-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+  await mkdir(staged, { mode: DIR_MODE });
+  await writeFile(join(staged, OWNER_FILE), thisProcess().text, { mode: 0o600 });
+  return staged;
 }
 
 /** The file inside a lock directory that names its holder (see lock-owner.ts). */
@@ -196,10 +221,17 @@ function hold(dir: string, made: { ino: number; mtimeMs: number }, staleMs: numb
       // Taken over while `fn` ran (this holder looked dead): the lock is someone else's now, leave it.
       if (!now || now.ino !== made.ino || Math.abs(now.mtimeMs - mtimeMs) >= 1)
         return Object.assign(new Error(`Lock was taken over while held: ${dir}`), { code: "ECOMPROMISED" });
-      await unlink(join(dir, OWNER_FILE)).catch(() => undefined);
-      await rmdir(dir).catch((error: NodeJS.ErrnoException) => {
-        if (error.code !== "ENOENT") throw error;
-      });
+      // Moved aside first, owner and all, so the lock is gone in one step: a holder killed while releasing leaves an
+      // aside folder the sweep removes, never an ownerless lock that others would wait for.
+      const aside = `${dir}.stale-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
+      const moved = await rename(dir, aside).then(
+        () => true,
+        (error: NodeJS.ErrnoException) => {
+          if (error.code !== "ENOENT") throw error;
+          return false;
+        },
+      );
+      if (moved) await removeAside(aside);
       return undefined;
     },
   };
@@ -221,7 +253,7 @@ export async function sweepDeadLocks(dir: string, staleMs = DEFAULT_STALE_MS): P
   let removed = 0;
   for (const name of names) {
     const path = join(dir, name);
-    if (/\.lock\.stale-/.test(name)) {
+    if (/\.lock\.(stale|new)-/.test(name)) {
       const st = await lstat(path).catch(() => undefined);
       if (st?.isDirectory() && Date.now() - st.mtimeMs > staleMs) {
         await removeAside(path);

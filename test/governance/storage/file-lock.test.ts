@@ -2,10 +2,12 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync
 import { hostname } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { withFileLock } from "../../../governance/storage/file-lock.ts";
+import { sweepDeadLocks, withFileLock } from "../../../governance/storage/file-lock.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
-import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { SessionStore } from "../../../governance/storage/session-store.ts";
+import { systemClock } from "../../../governance/time/clock.ts";
 
 describe("withFileLock", () => {
   let dir: string;
@@ -99,6 +101,35 @@ describe("withFileLock", () => {
     expect(Date.now() - started).toBeLessThan(1_000);
     expect(readdirSync(paths.sessions).filter((f) => f.includes(".lock"))).toEqual([]);
   });
+
+  it("a holder killed (-9) at any moment never leaves a lock without its owner: the next one takes it at once (30 kills)", async () => {
+    const paths = governancePaths(dir);
+    await ensureGovernanceDir(paths);
+    const id = sid("killedanytime");
+    const file = sessionFilePath(paths, id);
+    if (!file.ok) throw new Error(file.reason);
+    await new SessionStore({ projectDir: dir, clock: systemClock }).update(id, () => makeRecord(id, Date.now()));
+    for (let trial = 0; trial < 30; trial++) {
+      const worker = await startWorker("loop-update", { projectDir: dir, sessionId: id });
+      await worker.ready;
+      await new Promise((resolve) => setTimeout(resolve, Math.random() * 30));
+      worker.child.kill("SIGKILL");
+      await worker.exit;
+      if (existsSync(`${file.path}.lock`)) {
+        const owner = JSON.parse(readFileSync(join(`${file.path}.lock`, "owner"), "utf8"));
+        expect(owner.pid).toBe(worker.child.pid);
+      }
+      const started = Date.now();
+      // The default staleMs (10 s) is what an ownerless lock would cost.
+      expect(await withFileLock(file.path, async () => "taken", { maxWaitMs: 3_000 })).toBe("taken");
+      expect(Date.now() - started).toBeLessThan(1_500);
+    }
+    // What a kill mid-take or mid-release leaves beside the lock is swept (once older than staleMs).
+    const leftovers = readdirSync(paths.sessions).filter((n) => /\.lock\.(new|stale)-/.test(n));
+    for (const n of leftovers) utimesSync(join(paths.sessions, n), new Date(0), new Date(0));
+    expect(await sweepDeadLocks(paths.sessions)).toBe(leftovers.length);
+    expect(readdirSync(paths.sessions).filter((n) => n.includes(".lock"))).toEqual([]);
+  }, 60_000);
 
   it("a lock naming a reused pid (same pid, another start time) is the dead holder's: taken over at once", async () => {
     const target = join(dir, "reused.json");
