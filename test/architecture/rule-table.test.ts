@@ -6,7 +6,7 @@ import { REPO_ROOT } from "../harness/paths.ts";
 
 /**
  * docs/architecture.md "Each rule in one place", checked line by line: every row names the files that hold its rule,
- * the functions it names are declared in those files, the tests it links exist, and no file of plugin/ or cli/
+ * the functions it names are declared in those files, it links at least one test and those exist, and no file of plugin/ or cli/
  * (the adapters) declares a module-level function of the same name — a rule the table gives to the core is not decided again
  * by an adapter under the same name. What cannot be checked from names (a decision copied under another name) is
  * left to review; the record-changes test covers the main one (no record changed outside a core step).
@@ -106,6 +106,8 @@ describe("docs/architecture.md's rule table is true line by line", () => {
       expect(hits.length, `${s} names no file (or more than one) in governance/, plugin/, cli/: ${hits.join(", ")}`).toBe(1);
       return hits[0] as string;
     });
+    // Every row links the test that proves it, and the link is true.
+    expect(links.filter((l) => /\.test\.ts$/.test(l)).length, "the row links no test").toBeGreaterThan(0);
     for (const link of links) expect(existsSync(resolve(REPO_ROOT, "docs", link)), `linked test ${link}`).toBe(true);
     const names = namedFunctions(row.where);
     expect(names.length, "the row names no function").toBeGreaterThan(0);
