@@ -5,8 +5,8 @@
  * no root and no sudo, or the install fails) it says which tests will be skipped and goes on: a newcomer's
  * `npm install && npm test` never fails for a missing browser. OPENCODE_GOVERNANCE_NO_APT=1 turns the install off.
  */
-import { execFileSync, spawnSync } from "node:child_process";
-import { missing } from "../test/harness/system-tools.ts";
+import { spawnSync } from "node:child_process";
+import { missing, onPath } from "../test/harness/system-tools.ts";
 
 const PACKAGES = ["tmux", "chromium", "faketime"] as const;
 const absent = PACKAGES.filter((p) => missing(p) !== "");
@@ -15,24 +15,15 @@ function run(cmd: string, args: string[]): boolean {
   return spawnSync(cmd, args, { stdio: "inherit", env: { ...process.env, DEBIAN_FRONTEND: "noninteractive" } }).status === 0;
 }
 
-function canRun(cmd: string): boolean {
-  try {
-    execFileSync("sh", ["-c", `command -v ${cmd}`], { stdio: "ignore" });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 if (absent.length > 0) {
   const root = process.getuid?.() === 0;
   // sudo may ask for a password on a terminal; without one (CI, a pipe) it must not wait for it (-n).
-  const sudo = root ? [] : canRun("sudo") ? (process.stdin.isTTY ? ["sudo"] : ["sudo", "-n"]) : undefined;
+  const sudo = root ? [] : onPath("sudo") ? (process.stdin.isTTY ? ["sudo"] : ["sudo", "-n"]) : undefined;
   let installed = false;
   if (process.env.OPENCODE_GOVERNANCE_NO_APT === "1") {
     console.log("test prerequisites: OPENCODE_GOVERNANCE_NO_APT=1, not installing anything.");
-  } else if (!canRun("apt-get") || sudo === undefined) {
-    console.log(`test prerequisites: ${absent.join(", ")} missing and ${canRun("apt-get") ? "neither root nor sudo" : "no apt-get"} here to install them.`);
+  } else if (!onPath("apt-get") || sudo === undefined) {
+    console.log(`test prerequisites: ${absent.join(", ")} missing and ${onPath("apt-get") ? "neither root nor sudo" : "no apt-get"} here to install them.`);
   } else {
     console.log(
       `test prerequisites: installing the Debian packages ${absent.join(", ")} (${root ? "as root" : "with sudo"}) for the TUI, browser and clock tests.`,

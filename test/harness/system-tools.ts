@@ -18,7 +18,8 @@ const libfaketime = () =>
 export const CHROMIUM = chromium();
 export const LIBFAKETIME = libfaketime();
 
-function onPath(program: string): boolean {
+/** True when `program` is on PATH. */
+export function onPath(program: string): boolean {
   try {
     execFileSync("sh", ["-c", `command -v ${program}`], { stdio: "ignore" });
     return true;
