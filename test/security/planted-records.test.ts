@@ -30,7 +30,17 @@ describe("planted records cannot crowd out or be steered as the user's sessions 
     const now = Date.now();
     for (let i = 0; i < PLANTED; i++) {
       const id = planted(i);
-      const record = { schemaVersion: 1, sessionId: id, parentId: null, rootId: id, level: 1, depth: 0, agent: "general", state: "beginning", control: "active" };
+      const record = {
+        schemaVersion: 1,
+        sessionId: id,
+        parentId: null,
+        rootId: id,
+        level: 1,
+        depth: 0,
+        agent: "general",
+        state: "beginning",
+        control: "active",
+      };
       fs.writeFileSync(path.join(sessions, `${id}.json`), JSON.stringify({ ...record, createdAt: now, updatedAt: now, lastActivityAt: now }));
     }
   }, 60_000);

@@ -307,7 +307,8 @@ describe("SessionStore", () => {
             expect(names.filter((n) => n.endsWith(".json"))).toEqual([`${id}.json`]);
             // A lock being taken (`.lock.new-…`) or released (`.lock.stale-…`) when the kill came is left beside the
             // lock, never instead of it: the sweep removes them (file-lock.test.ts).
-            const lockLeftover = (name: string) => name === `${id}.json.lock` || name.startsWith(`${id}.json.lock.new-`) || name.startsWith(`${id}.json.lock.stale-`);
+            const lockLeftover = (name: string) =>
+              name === `${id}.json.lock` || name.startsWith(`${id}.json.lock.new-`) || name.startsWith(`${id}.json.lock.stale-`);
             for (const name of names) {
               expect(name === `${id}.json` || lockLeftover(name) || isTempName(name), name).toBe(true);
             }
