@@ -3,6 +3,7 @@ import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rm
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
 import { makeRecord } from "../governance/fixtures/records.ts";
+import { recordTrust } from "../../governance/storage/record-attestation.ts";
 import { makeTempDir } from "../governance/helpers.ts";
 import { claimAll, enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
@@ -71,8 +72,12 @@ async function governedProject(dir: string): Promise<void> {
   writeFileSync(join(dir, "opencode.json"), "{}\n");
   const clock = createFakeClock(Date.now());
   const store = new SessionStore({ projectDir: dir, clock });
+  // Attested with this user's key, as the plugin writes them (governance/storage/record-attestation.ts).
+  const trust = recordTrust();
   for (const id of [A, B])
-    await store.update(id, () => makeRecord({ sessionId: id, createdAt: clock.now(), updatedAt: clock.now(), lastActivityAt: clock.now() }));
+    await store.update(id, () =>
+      makeRecord({ sessionId: id, createdAt: clock.now(), updatedAt: clock.now(), lastActivityAt: clock.now(), attest: trust.attest(id) ?? null }),
+    );
   await new AuditLog({ paths: store.paths, clock }).append("plugin_started");
 }
 
@@ -152,7 +157,10 @@ describe("fail fast, degrade gracefully (issue 8 §4)", () => {
     };
     const sessions = asNobody("sessions", "--all");
     expect(sessions.status, sessions.stderr).toBe(0);
-    expect(sessions.stdout).toContain(A);
+    // A is readable but root's (attested with root's key, not this user's): counted, not listed as theirs; B's read
+    // failure is reported.
+    expect(sessions.stdout).not.toContain(A);
+    expect(sessions.stdout).toContain("(1 record in the state folder not written by this user's governance");
     expect(sessions.stdout).not.toContain(B);
     expect(sessions.stderr).toMatch(new RegExp(`${B}.json.*(EACCES|permission denied)`));
     const stop = asNobody("stop", A);
@@ -160,7 +168,7 @@ describe("fail fast, degrade gracefully (issue 8 §4)", () => {
       `[fs-failures] nobody vs root-owned state: sessions exit ${sessions.status} in ${sessions.ms.toFixed(0)} ms, stop exit ${stop.status} in ${stop.ms.toFixed(0)} ms: ${stop.stderr.trim()}`,
     );
     expect(stop.status).not.toBe(0);
-    expect(stop.stderr).toMatch(/EACCES|permission denied/i);
+    expect(stop.stderr).toMatch(/not one this user's governance recorded|EACCES|permission denied/i);
     const doctor = asNobody("doctor");
     expect(doctor.status).toBe(1);
     expect(doctor.stdout).toMatch(/✗ state folder: .*(EACCES|permission denied)/);

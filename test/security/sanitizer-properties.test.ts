@@ -68,6 +68,8 @@ const hostileish = fc.array(fragment, { maxLength: 30 }).map((parts) => parts.jo
 const anyText = fc.oneof(hostileish, fc.string({ unit: "binary", maxLength: 400 }), fc.string({ unit: "grapheme", maxLength: 200 }));
 
 const C0_C1_EXCEPT_TAB_NL = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/;
+/** What renders as nothing: white space, format, control and lone combining marks, the blank letters and symbols. */
+const BLANK = /[\s\p{Cf}\p{Cc}\p{Mn}\p{Me}\p{Zs}\u115F\u1160\u3164\uFFA0\u2800\u{1D159}\u{1D173}-\u{1D17A}]/gu;
 const INVISIBLE = /[\u200B\u200E\u200F\u202A-\u202E\u2060-\u206F\u061C\u3164\uFEFF]/;
 
 describe("sanitizer properties (fast-check)", () => {
@@ -84,7 +86,10 @@ describe("sanitizer properties (fast-check)", () => {
         for (const line of r.sanitized.split("\n")) expect(isFlaggedLine(line) || detectDirective(line) === null).toBe(true);
         // Delivery re-validates queued text: doing so changes nothing.
         expect(validateInjectText(r.sanitized, { maxLength }).sanitized).toBe(r.sanitized);
-        expect(r.valid).toBe(/\S/.test(r.sanitized));
+        // Valid exactly when something visible is left: guidance of only blank-rendering characters (a lone ZWJ, a
+        // Hangul filler, a blank Braille pattern) is refused like an empty one, though the sanitizer keeps them.
+        if (r.valid) expect(r.sanitized).toMatch(/\S/);
+        else expect(r.sanitized.replace(BLANK, "")).toBe("");
       }),
       { numRuns: 400 },
     );
