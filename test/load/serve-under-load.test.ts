@@ -6,7 +6,10 @@ import { runLoadScenario, type LoadResult } from "./load-scenario.ts";
  * processes send stop and inject requests at random. Nothing here is about time (the figures are printed, and
  * `npm run bench` records them); it is about nothing going wrong when everything happens at once.
  */
-// Skipped at the 00:15 UTC integration of 2026-11-24: 34 sessions still busy after 240 s on a fresh clone (issue 21 item 9, open); the config above lifts the new concurrency and loop limits it would otherwise hit.
+// Skipped (issue 21 item 9, open). Run alone on 2026-11-25 it passed 2 of 2: 20 × 50 calls in 213 s and 20 × 20 in
+// 146 s, 12/12 directives delivered exactly once, counters 20/20. Not re-enabled: the directive latency under this load
+// (median 13–15 s, max 17.7 s, against 0.6 s unloaded) is not explained yet, and an earlier fresh-clone run left 34
+// sessions busy after the 240 s bound. The config above lifts the concurrency and loop limits it would otherwise hit.
 describe.skip("one opencode serve, 20 subagents at once, three CLIs stopping and injecting", () => {
   let r: LoadResult;
   beforeAll(async () => {
