@@ -128,6 +128,16 @@ async function stage(dir: string): Promise<string> {
   return staged;
 }
 
+/** True when a process with this pid runs on this host (or may: no permission to signal it). */
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 /** The file inside a lock directory that names its holder (see lock-owner.ts). */
 const OWNER_FILE = "owner";
 
@@ -253,9 +263,12 @@ export async function sweepDeadLocks(dir: string, staleMs = DEFAULT_STALE_MS): P
   let removed = 0;
   for (const name of names) {
     const path = join(dir, name);
-    if (/\.lock\.(stale|new)-/.test(name)) {
+    const beside = /\.lock\.(?:stale|new)-(\d+)-/.exec(name);
+    if (beside) {
+      // A folder moved aside or being staged belongs to the process named in it: once that process is gone nobody
+      // will use it (removed at once); otherwise only when stale.
       const st = await lstat(path).catch(() => undefined);
-      if (st?.isDirectory() && Date.now() - st.mtimeMs > staleMs) {
+      if (st?.isDirectory() && (!processRuns(Number(beside[1])) || Date.now() - st.mtimeMs > staleMs)) {
         await removeAside(path);
         removed++;
       }
