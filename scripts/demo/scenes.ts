@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, statusNote, textOf, waitFor } from "../../test/harness/index.ts";
+import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { MARK, toolResults } from "./model-script.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
 import { dim, expect, short, yellow } from "./timeline.ts";
@@ -17,7 +18,8 @@ export const RESUME = "## Resumed Session (opencode-governance)";
 export const ANCHOR = "ANCHOR-DEMO";
 const HOUR = 3_600_000;
 const STOP_HEADINGS = ["⚠️ SESSION STOP REQUESTED", "🛑 SESSION STOP — IMMEDIATE", "❌ SESSION TERMINATED"] as const;
-const NOTE = "⚠️ SUBAGENT INTERRUPTED:";
+/** The parent's note starts with the heading and the parent's seal (`⚠️ SUBAGENT INTERRUPTED [seal:…]: agent …`). */
+const NOTE = SUBAGENT_INTERRUPTED_HEADING;
 
 export type Shared = { withoutPlugin: boolean; main?: string; escaped?: string; escapedChild?: string };
 
