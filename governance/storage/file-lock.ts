@@ -1,5 +1,6 @@
 import { lstat, lutimes, mkdir, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { join, resolve } from "node:path";
+import { isProcessAlive } from "./atomic-write.ts";
 import { type LockOwner, ownerIsGone, parseOwner, thisProcess } from "./lock-owner.ts";
 import { DIR_MODE } from "./safe-fs.ts";
 
@@ -126,16 +127,6 @@ async function stage(dir: string): Promise<string> {
   await mkdir(staged, { mode: DIR_MODE });
   await writeFile(join(staged, OWNER_FILE), thisProcess().text, { mode: 0o600 });
   return staged;
-}
-
-/** True when a process with this pid runs on this host (or may: no permission to signal it). */
-function processRuns(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "EPERM";
-  }
 }
 
 /** The file inside a lock directory that names its holder (see lock-owner.ts). */
@@ -268,7 +259,7 @@ export async function sweepDeadLocks(dir: string, staleMs = DEFAULT_STALE_MS): P
       // A folder moved aside or being staged belongs to the process named in it: once that process is gone nobody
       // will use it (removed at once); otherwise only when stale.
       const st = await lstat(path).catch(() => undefined);
-      if (st?.isDirectory() && (!processRuns(Number(beside[1])) || Date.now() - st.mtimeMs > staleMs)) {
+      if (st?.isDirectory() && (!isProcessAlive(Number(beside[1])) || Date.now() - st.mtimeMs > staleMs)) {
         await removeAside(path);
         removed++;
       }
