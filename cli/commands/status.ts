@@ -2,6 +2,7 @@ import { budgetSummary, budgetView } from "../../governance/budget/budget-view.t
 import { isRunningSession } from "../../governance/session/running.ts";
 import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
+import { trustOf } from "../../governance/stop/control-requests.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
@@ -11,7 +12,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const stateProblems = stateFolderProblems(c.store.paths);
   const all = await c.store.list();
   // Counts and budgets are of the records this user's governance wrote; the others are only counted (docs/security.md).
-  const { trusted: records, unverified } = c.control.trust ? splitByTrust(all, c.control.trust) : { trusted: all, unverified: [] };
+  const { trusted: records, unverified } = splitByTrust(all, trustOf(c.control));
   const events = (await c.audit.read()).slice(-10);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).

@@ -88,7 +88,8 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
   return { ok: true, sessions: running.slice(0, MAX_TARGETS), left: Math.max(0, running.length - MAX_TARGETS) };
 }
 
-function trustOf(ctx: ControlContext): RecordTrust {
+/** The context's record trust, the user's own key when none was given (set once). */
+export function trustOf(ctx: ControlContext): RecordTrust {
   ctx.trust ??= recordTrust();
   return ctx.trust;
 }
