@@ -37,3 +37,13 @@ export function triageStopRequests(record: SessionRecord | undefined, stops: rea
   }
   return { begin, drain: null };
 }
+
+/**
+ * Of the stop requests claimed from a stopped or finished session's queue, those it did not act on (audited
+ * `stop_ignored`). The request the record's stop was for is done, not ignored: its end is audited `session_stopped`,
+ * and a hard stop ends a session before any tool result has claimed that request.
+ */
+export function ignoredStops<T extends { id: string }>(record: SessionRecord | undefined, drained: readonly T[]): T[] {
+  const actedOn = record?.stop?.requestId;
+  return drained.filter((d) => d.id !== actedOn);
+}

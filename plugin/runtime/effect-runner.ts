@@ -76,6 +76,6 @@ export class EffectRunner {
     const at = this.ctx.clock.now();
     const { next, action } = await this.step(sessionId, (r) => (r ? afterAbort(r, at, idle) : { next: r, effects: [], action: "none" as const }));
     if (action === "abort-again") await this.ctx.api.abort(sessionId);
-    else if (next?.control === "stopped") await drainStops(this.ctx, sessionId);
+    else if (next?.control === "stopped") await drainStops(this.ctx, next, sessionId);
   }
 }

@@ -10,7 +10,7 @@ import type { IdleWatch } from "../sessions/idle-watch.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
-import { drainStops } from "./stop-drain.ts";
+import { drainEnded, drainStops } from "./stop-drain.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
 /**
@@ -94,7 +94,7 @@ export class StopController {
   async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
     const { config, clock } = this.#ctx;
     const triage = triageStopRequests(this.#runner.sessions.peek(sessionId), stops);
-    if (triage.drain) return drainStops(this.#ctx, sessionId, triage.drain);
+    if (triage.drain) return drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, triage.drain);
     for (const d of triage.begin) {
       const req = {
         requestId: d.id,
@@ -150,7 +150,7 @@ export class StopController {
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
     this.#life.delete(sessionId);
-    await drainStops(this.#ctx, sessionId);
+    await drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId);
   }
 
   onStatus(sessionId: string, status: string): void {
@@ -170,14 +170,13 @@ export class StopController {
 
   /**
    * The session's work ended (failed, deleted): no deadline runs for it any more and the directives still queued
-   * for it are claimed and audited, so nothing waits for a session nobody drives.
+   * for it are claimed and audited (`drainEnded`), so nothing waits for a session nobody drives.
    */
   async onEnded(sessionId: string): Promise<void> {
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
     this.#life.delete(sessionId);
-    const left = await claimAll(this.#ctx.paths, sessionId, { clock: this.#ctx.clock });
-    if (left.length > 0) await this.#ctx.record("stop_ignored", { sessionId, count: left.length, because: "session ended" });
+    await drainEnded(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId);
     await removeQueueFolder(this.#ctx.paths, sessionId);
   }
 

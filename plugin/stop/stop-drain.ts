@@ -1,11 +1,20 @@
 import { claimAll } from "../../governance/stop/directive-queue.ts";
-import type { StopDrainReason } from "../../governance/stop/stop-requests.ts";
+import { ignoredStops, type StopDrainReason } from "../../governance/stop/stop-requests.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { PluginContext } from "../runtime/context.ts";
 
-/** Stop requests that arrive for (or outlive) a stopped or finished session are done with: claimed and audited. */
-export async function drainStops(ctx: PluginContext, sessionId: string, because: StopDrainReason = "already stopped"): Promise<void> {
-  const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["stop"] });
-  if (drained.length > 0) await ctx.record("stop_ignored", { sessionId, count: drained.length, because });
+/**
+ * Stop requests that arrive for (or outlive) a stopped or finished session are done with: claimed, and those it did
+ * not act on audited (`ignoredStops`).
+ */
+export async function drainStops(
+  ctx: PluginContext,
+  record: SessionRecord | undefined,
+  sessionId: string,
+  because: StopDrainReason = "already stopped",
+): Promise<void> {
+  const ignored = ignoredStops(record, await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["stop"] }));
+  if (ignored.length > 0) await ctx.record("stop_ignored", { sessionId, count: ignored.length, because, requestIds: ignored.map((d) => d.id) });
 }
 
 /**
@@ -15,4 +24,17 @@ export async function drainStops(ctx: PluginContext, sessionId: string, because:
 export async function drainGuidance(ctx: PluginContext, sessionId: string, because: string): Promise<void> {
   const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
   if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
+}
+
+/** A session's work ended (failed, deleted): whatever is still queued for it is claimed, each audited as what it is. */
+export async function drainEnded(ctx: PluginContext, record: SessionRecord | undefined, sessionId: string): Promise<void> {
+  const left = await claimAll(ctx.paths, sessionId, { clock: ctx.clock });
+  const stops = ignoredStops(
+    record,
+    left.filter((d) => d.kind === "stop"),
+  );
+  const injects = left.filter((d) => d.kind === "inject");
+  if (stops.length > 0) await ctx.record("stop_ignored", { sessionId, count: stops.length, because: "session ended", requestIds: stops.map((d) => d.id) });
+  if (injects.length > 0)
+    await ctx.record("inject_dropped", { sessionId, count: injects.length, injectIds: injects.map((d) => d.id), because: "session ended" });
 }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { StopDirective } from "../../../governance/stop/directive-queue.ts";
 import { startStop } from "../../../governance/stop/stop-ladder.ts";
-import { triageStopRequests } from "../../../governance/stop/stop-requests.ts";
+import { ignoredStops, triageStopRequests } from "../../../governance/stop/stop-requests.ts";
 import { SECOND, T0, makeChildRecord } from "../fixtures/records.ts";
 
 const stop = (id: string, level: 1 | 2 | 3 = 1): StopDirective => ({ kind: "stop", id, at: T0, level, reason: "r", by: "cli" });
@@ -37,5 +37,17 @@ describe("triageStopRequests: a session whose turn has ended is not stopped", ()
   it("a new turn after the idle (activity later than it) is running again", () => {
     const busy = { ...makeChildRecord(), idleAt: T0 + SECOND, lastActivityAt: T0 + 2 * SECOND };
     expect(ids(triageStopRequests(busy, [stop("s1")]))).toEqual(["s1"]);
+  });
+});
+
+describe("ignoredStops: what a drained queue reports", () => {
+  it("the request a stop acted on is done, not ignored (a hard stop ends the session before a tool result claims it)", () => {
+    const stopped = { ...stoppingAt(1, "s1"), control: "stopped" as const };
+    expect(ignoredStops(stopped, [stop("s1")])).toEqual([]);
+    expect(ignoredStops(stopped, [stop("s1"), stop("s2", 2)]).map((d) => d.id)).toEqual(["s2"]);
+  });
+  it("a session never stopped (finished, or unknown): every drained request was ignored", () => {
+    expect(ignoredStops({ ...makeChildRecord(), control: "completed" }, [stop("s1")]).map((d) => d.id)).toEqual(["s1"]);
+    expect(ignoredStops(undefined, [stop("s1")]).map((d) => d.id)).toEqual(["s1"]);
   });
 });

@@ -46,6 +46,12 @@ describe("stop controller", () => {
     expect(await notifications()).toHaveLength(1);
     expect((await claimAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
     expect((await f.audit("session_stopped"))[0]).toMatchObject({ sessionId: CHILD, how: "hard-stop" });
+    // The request it acted on is claimed as done, not audited as ignored; a later one is ignored, and says so.
+    expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
+    expect(await f.audit("stop_ignored")).toEqual([]);
+    await requestStop(2);
+    await expect.poll(async () => (await f.audit("stop_ignored")).length).toBe(1);
+    expect((await f.audit("stop_ignored"))[0]).toMatchObject({ sessionId: CHILD, count: 1, because: "already stopped", requestIds: ["stop-2"] });
   });
 
   test("a child the abort does not stop: one retry, then a loud give-up; it stays stopping", async () => {
@@ -145,6 +151,16 @@ describe("stop controller", () => {
     expect(f.calls.aborts).toEqual([]);
     expect((await f.audit("stop_ignored"))[0]).toMatchObject({ sessionId: CHILD, because: "not running" });
     expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
+  });
+
+  test("a child deleted with a stop and guidance queued: both are claimed, each audited as what it is", async () => {
+    await toolCall(); // the child is running
+    await enqueue(f.rt.ctx.paths, CHILD, { kind: "inject", id: "inject-1", at: f.clock.now(), text: "also check the docs", by: "cli" });
+    await enqueue(f.rt.ctx.paths, CHILD, { kind: "stop", id: "stop-1", at: f.clock.now(), level: 1, reason: "enough", by: "cli" });
+    await onEvent(f.rt, events.deleted(CHILD));
+    expect(await claimAll(f.rt.ctx.paths, CHILD)).toEqual([]);
+    expect(await f.audit("stop_ignored")).toMatchObject([{ sessionId: CHILD, count: 1, requestIds: ["stop-1"] }]);
+    expect(await f.audit("inject_dropped")).toMatchObject([{ sessionId: CHILD, count: 1, because: "session ended", injectIds: ["inject-1"] }]);
   });
 
   test("guidance queued for a child whose parent is then Escaped is dropped with an audit line, not left queued forever", async () => {
