@@ -22,9 +22,11 @@ function opencode2Only(): string[] | undefined {
 
 const v2 = opencode2Only();
 
+/** Runs alone after everything else: 20 OpenCode sessions at once would slow every other end-to-end file, and be slowed. */
+const LOAD = ["test/load/**/*.test.ts"];
+
 export default defineConfig({
   test: {
-    include: v2 ?? ["test/**/*.test.ts"],
     // test/compat/ is `npm run test:compat` (real binaries of several OpenCode releases), not part of `npm test`.
     exclude: ["**/node_modules/**", "test/compat/**"],
     // End-to-end tests start real opencode processes; each file gets its own fork and generous timeouts.
@@ -32,5 +34,9 @@ export default defineConfig({
     hookTimeout: 120_000,
     pool: "forks",
     globalSetup: ["test/harness/global-setup.ts"],
+    projects: [
+      { extends: true as const, test: { name: "suite", include: v2 ?? ["test/**/*.test.ts"], exclude: ["**/node_modules/**", "test/compat/**", ...LOAD] } },
+      ...(v2 ? [] : [{ extends: true as const, test: { name: "load", include: LOAD, sequence: { groupOrder: 1 } } }]),
+    ],
   },
 });

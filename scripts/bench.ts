@@ -187,13 +187,19 @@ async function stops(): Promise<void> {
 }
 
 async function underLoad(): Promise<void> {
-  const release = await acquireLock(LOCK);
-  try {
-    const r = await runLoadScenario({ subagents: QUICK ? 6 : 20, callsEach: QUICK ? 15 : 50 });
-    log(`\n(4) under load: ${r.subagents} subagents at once × ${r.callsEach} tool calls, 3 CLI processes stopping/injecting at random`);
-    for (const line of r.summary) log(`  ${line}`);
-  } finally {
-    release();
+  const size = { subagents: QUICK ? 6 : 20, callsEach: QUICK ? 15 : 50 };
+  // The same load on an ungoverned OpenCode first: what one step costs the host itself (the directive latency is
+  // two of those steps, docs/performance.md "Under load").
+  for (const plugin of ["none", "local"] as const) {
+    const release = await acquireLock(LOCK);
+    try {
+      const r = await runLoadScenario({ ...size, plugin });
+      const what = plugin === "none" ? "no plugin, no directives" : "governance, 3 CLI processes stopping/injecting at random";
+      log(`\n(4) under load: ${r.subagents} subagents at once × ${r.callsEach} tool calls — ${what}`);
+      for (const line of r.summary) log(`  ${line}`);
+    } finally {
+      release();
+    }
   }
 }
 

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { readdirSync, readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import {
   auditEvents,
@@ -10,6 +10,8 @@ import {
   textOf,
   waitFor,
   type ModelRequest,
+  type OpencodeHttp,
+  type PluginMode,
   type Reply,
 } from "../harness/index.ts";
 
@@ -17,7 +19,16 @@ const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role 
 const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const STOPPED = /SESSION STOP|SESSION TERMINATED/;
 
-export type LoadOptions = { subagents: number; callsEach: number; cliProcesses?: number; actionsEach?: number };
+export type LoadOptions = {
+  subagents: number;
+  callsEach: number;
+  cliProcesses?: number;
+  actionsEach?: number;
+  /** `none`: the same load on an ungoverned OpenCode (no directives), for what a step costs without the plugin. */
+  plugin?: PluginMode;
+  /** `stop.deadline` (default 10s): shorter than a step under this load, stops end in the hard stop. */
+  stopDeadline?: string;
+};
 
 export type Directive = { kind: "inject" | "stop"; child: string; token: string; sentAt: number; cliMs: number; code: number };
 
@@ -29,11 +40,28 @@ export type LoadResult = {
   peakConcurrent: number;
   directives: Directive[];
   /** Per directive: in how many tool results of its target it appears (want 1), and in how many of other sessions (want 0). */
-  delivery: { directive: Directive; inTarget: number; elsewhere: number; latencyMs: number | undefined }[];
-  /** Children: tool results the model saw vs `counters.toolCalls` on disk. */
-  records: { id: string; parsed: boolean; toolResults: number; toolCalls: number | undefined; control: string | undefined }[];
+  delivery: {
+    directive: Directive;
+    inTarget: number;
+    elsewhere: number;
+    /** A stop whose child was aborted by the hard stop (its step outlasted the deadline) rather than told at a tool result. */
+    hardStopped: boolean;
+    latencyMs: number | undefined;
+    /**
+     * Which of the child's model requests received after the CLI returned (the directive queued) first carried it: 1 =
+     * the next one. A step already past its tool call when the directive landed sends the request before it, so 2 is
+     * the latest a directive is due; undefined = never.
+     */
+    stepsAfterQueued: number | undefined;
+  }[];
+  /** Median time between two model requests of the same child: what one step of a child costs under this load. */
+  stepMedianMs: number;
+  /** Tool results the model saw, tool calls OpenCode recorded (children), `counters.toolCalls` on disk, after the exit. */
+  records: { id: string; parsed: boolean; toolResults: number; toolParts: number | undefined; toolCalls: number | undefined; control: string | undefined }[];
   rootIds: string[];
   childIds: string[];
+  /** Anything but records in sessions/ once the process exited (locks, temp files): want none. */
+  leftovers: string[];
   audit: { lines: number; unparsable: number; types: Record<string, number>; events: ReturnType<typeof auditEvents> };
   summary: string[];
 };
@@ -46,7 +74,7 @@ export type LoadResult = {
  */
 export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
   const { subagents, callsEach } = opts;
-  const cliProcesses = opts.cliProcesses ?? 3;
+  const cliProcesses = opts.plugin === "none" ? 0 : (opts.cliProcesses ?? 3);
   const actionsEach = opts.actionsEach ?? 4;
   /** Directives are sent only while the child is early enough that it will make more tool calls. */
   const sendBefore = Math.max(3, Math.floor(callsEach * 0.6));
@@ -68,9 +96,9 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
   const model = await startScriptedModel(respond);
   const project = createTestProject({
     modelUrl: model.url,
+    plugin: opts.plugin ?? "local",
     files: { "README.md": "# load\n" },
-    governanceYaml:
-      "stop:\n  deadline: 10s\n# 20 subagents at once and repeated reads, by design\nconcurrency:\n  perParent: 100\n  perProject: 1000\nloops:\n  enabled: false\n",
+    governanceYaml: `stop:\n  deadline: ${opts.stopDeadline ?? "10s"}\n# 20 subagents at once and repeated reads, by design\nconcurrency:\n  perParent: 100\n  perProject: 1000\nloops:\n  enabled: false\n`,
   });
   const serve = await serveOpencode(project);
   const started = Date.now();
@@ -122,7 +150,7 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       }
     });
     await Promise.all(loops);
-    await serve.http.waitIdle([...rootIds, ...childIds], 240_000);
+    await idleWhileProgressing(serve.http, [...rootIds, ...childIds], () => model.requests.length + model.requests.filter((r) => r.closedAt).length);
     const wallMs = Date.now() - started;
     const spans = childIds.map((c) => {
       const mine = model.requests.filter((r) => r.sessionId === c);
@@ -130,7 +158,14 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     });
     const peakConcurrent = Math.max(...spans.map(([t]) => spans.filter(([a, b]) => a <= t && t <= b).length));
 
-    // Write-behind counters reach disk within a second of the last step.
+    // What OpenCode itself recorded: the tool calls of each child (tool parts, whatever their end), read before it exits.
+    const toolParts = new Map<string, number>();
+    for (const id of childIds) {
+      const messages = await serve.http.messages(id);
+      toolParts.set(id, messages.flatMap((m) => m.parts).filter((p) => p.type === "tool").length);
+    }
+    // A normal exit (SIGTERM) flushes the write-behind state and releases every lock (issue 21 item 4): read after it.
+    await serve.stop();
     const sessionsDir = path.join(project.governanceDir, "sessions");
     const readRecord = (id: string) => {
       try {
@@ -139,13 +174,11 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
         return undefined;
       }
     };
-    const lastOfChild = (child: string) => model.requests.filter((r) => r.sessionId === child).at(-1);
-    await waitFor(() => childIds.every((c) => readRecord(c)?.counters?.toolCalls === toolMessages(lastOfChild(c)!).length), "counters on disk", 10_000).catch(
-      () => undefined,
-    );
+    const lastOf = (id: string) => model.requests.filter((r) => r.sessionId === id).at(-1);
+    const hardStopped = new Set(auditEvents(project.governanceDir).flatMap((e) => (e.type === "session_hard_stopped" && e.sessionId ? [e.sessionId] : [])));
 
     const delivery = directives.map((d) => {
-      const last = lastOfChild(d.child);
+      const last = lastOf(d.child);
       const marker = d.kind === "inject" ? d.token : undefined;
       const inTarget = last ? toolMessages(last).filter((t) => (marker ? t.includes(marker) : /SESSION STOP REQUESTED/.test(t))).length : 0;
       const elsewhere = marker
@@ -154,16 +187,33 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       const first = model.requests.find(
         (r) => r.sessionId === d.child && r.receivedAt >= d.sentAt && toolMessages(r).some((t) => (marker ? t.includes(marker) : STOPPED.test(t))),
       );
-      return { directive: d, inTarget, elsewhere, latencyMs: first ? first.receivedAt - d.sentAt : undefined };
+      const queuedAt = d.sentAt + d.cliMs;
+      const stepsAfterQueued = first
+        ? Math.max(1, model.requests.filter((r) => r.sessionId === d.child && r.receivedAt >= queuedAt && r.receivedAt <= first.receivedAt).length)
+        : undefined;
+      return {
+        directive: d,
+        inTarget,
+        elsewhere,
+        hardStopped: d.kind === "stop" && hardStopped.has(d.child),
+        latencyMs: first ? first.receivedAt - d.sentAt : undefined,
+        stepsAfterQueued,
+      };
     });
     const records = [...rootIds, ...childIds].map((id) => {
       const rec = readRecord(id);
-      const last = model.requests.filter((r) => r.sessionId === id).at(-1);
-      return { id, parsed: rec !== undefined, toolResults: last ? toolMessages(last).length : 0, toolCalls: rec?.counters?.toolCalls, control: rec?.control };
+      const last = lastOf(id);
+      return {
+        id,
+        parsed: rec !== undefined,
+        toolResults: last ? toolMessages(last).length : 0,
+        toolParts: toolParts.get(id),
+        toolCalls: rec?.counters?.toolCalls,
+        control: rec?.control,
+      };
     });
-    const raw = readFileSync(path.join(project.governanceDir, "audit.log"), "utf8")
-      .split("\n")
-      .filter((l) => l.trim());
+    const auditFile = path.join(project.governanceDir, "audit.log");
+    const raw = (existsSync(auditFile) ? readFileSync(auditFile, "utf8") : "").split("\n").filter((l) => l.trim());
     const unparsable = raw.filter((l) => {
       try {
         JSON.parse(l);
@@ -175,15 +225,28 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     const events = auditEvents(project.governanceDir);
     const types: Record<string, number> = {};
     for (const e of events) types[e.type] = (types[e.type] ?? 0) + 1;
-    const extraFiles = readdirSync(sessionsDir).filter((f) => !f.endsWith(".json"));
+    const extraFiles = existsSync(sessionsDir) ? readdirSync(sessionsDir).filter((f) => !f.endsWith(".json")) : [];
 
+    const gaps = childIds
+      .flatMap((c) => {
+        const at = model.requests.filter((r) => r.sessionId === c).map((r) => r.receivedAt);
+        return at.slice(1).map((t, i) => t - at[i]!);
+      })
+      .sort((a, b) => a - b);
+    const stepMedianMs = gaps[Math.floor(gaps.length / 2)] ?? Number.NaN;
+    const steps = delivery.map((d) => (d.hardStopped ? "hard-stopped" : (d.stepsAfterQueued ?? "never")));
     const lat = delivery.flatMap((d) => (d.latencyMs === undefined ? [] : [d.latencyMs])).sort((a, b) => a - b);
     const med = lat.length ? lat[Math.floor(lat.length / 2)]! : Number.NaN;
-    const summary = [
+    const load = [
       `wall ${(wallMs / 1000).toFixed(1)} s for ${subagents} × ${callsEach} calls; at most ${peakConcurrent} children running at the same moment`,
+      `one step of a child (model request to its next): median ${stepMedianMs} ms, p90 ${gaps[Math.floor(gaps.length * 0.9)] ?? "–"} ms`,
+    ];
+    const summary = [
+      ...load,
       `${directives.length} directives from ${cliProcesses} CLI processes (${directives.filter((d) => d.kind === "stop").length} stops); delivered exactly once to the right session: ${delivery.filter((d) => d.inTarget === 1 && d.elsewhere === 0).length}/${directives.length}`,
       `latency CLI start → directive in the child's next tool result: median ${med} ms, max ${lat.at(-1) ?? "–"} ms; CLI process median ${directives.map((d) => d.cliMs).sort((a, b) => a - b)[Math.floor(directives.length / 2)] ?? "–"} ms`,
-      `records: ${records.filter((r) => r.parsed).length}/${records.length} present and parse; children whose counters.toolCalls match the tool results the model saw: ${records.filter((r) => childIds.includes(r.id) && r.toolCalls === r.toolResults).length}/${childIds.length}; stray files in sessions/: ${extraFiles.length}`,
+      `directive carried by the child's model request no. ${steps.join(", ")} after the CLI returned (2 is due: the request under way then carries the tool result before it)`,
+      `records: ${records.filter((r) => r.parsed).length}/${records.length} present and parse; children whose counters.toolCalls match the tool calls OpenCode recorded: ${records.filter((r) => r.toolParts !== undefined && r.toolCalls === r.toolParts).length}/${childIds.length}; left in sessions/ after the exit: ${extraFiles.length ? extraFiles.join(", ") : "nothing"}`,
       `audit log: ${raw.length} lines, ${unparsable} unparsable; session_injected ${types.session_injected ?? 0}, session_stop_requested ${types.session_stop_requested ?? 0}, session_stopped ${types.session_stopped ?? 0}, hook_error ${types.hook_error ?? 0}`,
       // What did not go as planned, in the plugin's own words (empty when all is well).
       ...events
@@ -195,17 +258,41 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
       callsEach,
       wallMs,
       peakConcurrent,
+      stepMedianMs,
       directives,
       delivery,
       records,
       rootIds,
       childIds,
+      leftovers: extraFiles,
       audit: { lines: raw.length, unparsable, types, events },
-      summary,
+      summary: opts.plugin === "none" ? load : summary,
     };
   } finally {
     await serve.stop();
     await model.close();
     project.cleanup();
+  }
+}
+
+/** Seconds without a single model request or response before the sessions count as hung. */
+const STALL_MS = 90_000;
+
+/**
+ * Waits until every listed session is idle. What fails is a hang, not a slow machine: it throws only when nothing moved
+ * (no model request or response, `progress()`) for {@link STALL_MS} while sessions are still busy. How long a step takes
+ * depends on the machine (20 sessions in one OpenCode process on 2 cores: about 8 s a step, with or without the plugin).
+ */
+async function idleWhileProgressing(http: OpencodeHttp, ids: string[], progress: () => number): Promise<void> {
+  let seen = progress();
+  let movedAt = Date.now();
+  for (;;) {
+    const status = await http.status();
+    const busy = ids.filter((id) => (status[id]?.type ?? "idle") !== "idle");
+    if (busy.length === 0) return;
+    const now = progress();
+    if (now !== seen) [seen, movedAt] = [now, Date.now()];
+    if (Date.now() - movedAt > STALL_MS) throw new Error(`hung: nothing moved for ${STALL_MS / 1000} s with ${busy.length} sessions busy: ${busy.join(", ")}`);
+    await new Promise((r) => setTimeout(r, 250));
   }
 }
