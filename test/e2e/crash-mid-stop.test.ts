@@ -83,7 +83,6 @@ describe("a crash in the middle of a stop (kill -9 of opencode serve)", () => {
       expect(c.end).toMatchObject({ how: "orphaned", detail: `host process ${pid} ended` });
       await waitFor(() => sessionRecord(project.governanceDir, root)?.children[0]?.outcome === "orphaned", "parent link closed", 30_000);
       await waitFor(() => !fs.existsSync(path.join(project.governanceDir, "queues", child)), "child's queue swept", 30_000);
-      expect(locksLeft(project.governanceDir)).toEqual([]);
       const list = await projectCli(project, ["sessions"]);
       expect(list.stdout).not.toContain(child);
       const last = await projectCli(project, ["stop", child]);
@@ -93,5 +92,8 @@ describe("a crash in the middle of a stop (kill -9 of opencode serve)", () => {
     } finally {
       await next.stop();
     }
+    // Every lock the crashed process held was swept, and the process after it released its own at exit. Checked once
+    // it has exited: while it runs it may hold a record's lock for a moment as it writes (seen in a fresh-clone run).
+    expect(locksLeft(project.governanceDir)).toEqual([]);
   }, 180_000);
 });
