@@ -203,19 +203,27 @@ async function underLoad(): Promise<void> {
   }
 }
 
-/** (5) `--only long [--long-sessions 1000]`: not in the default run (two serves × 1,000 prompts, ~10 min unloaded). */
+/**
+ * (5) `--only long [--long-sessions 1000] [--long-runs none,local,idle]`: not in the default run (~8 min a run unloaded).
+ * `idle` is the plugin with `resume.minIdle: 2m`: a session idle that long is forgotten by the next sweep, as every
+ * session is after 1 h by default — what the maps hold once sessions are done, within the bench's minutes.
+ */
 async function longLivedBench(): Promise<void> {
   const count = opt("--long-sessions", QUICK ? 200 : 1000);
   const every = Math.max(1, Math.round(count / 10));
+  const runs = (args.includes("--long-runs") ? args[args.indexOf("--long-runs") + 1]!.split(",") : ["none", "local", "idle"]) as ("none" | "local" | "idle")[];
   const model = await startScriptedModel(benchRespond);
   log(`\n(5) long-lived — one opencode serve hosting ${count} sessions one after another (one short turn each); RSS every ${every}`);
+  log("  (JS heap: the whole opencode process's, as the plugin reads it at its periodic sweep; maps: the plugin's per-session maps)");
   try {
-    for (const plugin of ["none", "local"] as const) {
+    for (const run of runs) {
       const release = await acquireLock(LOCK);
       try {
-        for (const s of await longLived(model, plugin, count, every)) {
-          const p = s.plugin ? `  plugin heap ${s.plugin.heapUsedMiB} MiB  maps ${JSON.stringify(s.plugin.stats)}` : "";
-          log(`  ${plugin === "none" ? "no plugin " : "governance"} after ${String(s.sessions).padStart(5)} sessions: RSS ${fmt(s.rssMiB)} MiB${p}`);
+        const yaml = run === "idle" ? "resume:\n  minIdle: 2m\n" : undefined;
+        for (const s of await longLived(model, run === "none" ? "none" : "local", count, every, yaml)) {
+          const p = s.plugin ? `  JS heap ${s.plugin.heapUsedMiB} MiB  maps ${JSON.stringify(nonZero(s.plugin.stats))}` : "";
+          const label = { none: "no plugin          ", local: "governance         ", idle: "governance, 2m idle" }[run];
+          log(`  ${label} after ${String(s.sessions).padStart(5)} sessions: RSS ${fmt(s.rssMiB)} MiB${p}`);
         }
       } finally {
         release();
@@ -225,6 +233,9 @@ async function longLivedBench(): Promise<void> {
     await model.close();
   }
 }
+
+/** Only the maps that hold something (all the others are 0). */
+const nonZero = (stats: Record<string, number>) => Object.fromEntries(Object.entries(stats).filter(([, v]) => v !== 0));
 
 async function main(): Promise<void> {
   const started = performance.now();

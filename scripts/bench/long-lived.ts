@@ -9,8 +9,14 @@ export type LongLivedSample = { sessions: number; rssMiB: number; plugin?: { hea
  * and heap from its periodic sweep (every 60 s; OPENCODE_GOVERNANCE_STATS=1 writes them to the audit log). Issue 21
  * item 7: flat once sessions end.
  */
-export async function longLived(model: ScriptedModel, plugin: "local" | "none", count: number, every: number): Promise<LongLivedSample[]> {
-  const project = createTestProject({ modelUrl: model.url, plugin });
+export async function longLived(
+  model: ScriptedModel,
+  plugin: "local" | "none",
+  count: number,
+  every: number,
+  governanceYaml?: string,
+): Promise<LongLivedSample[]> {
+  const project = createTestProject({ modelUrl: model.url, plugin, ...(governanceYaml ? { governanceYaml } : {}) });
   const serve = await serveOpencode(project, { env: { OPENCODE_GOVERNANCE_STATS: "1" } });
   const samples: LongLivedSample[] = [];
   try {

@@ -243,7 +243,7 @@ export async function runLoadScenario(opts: LoadOptions): Promise<LoadResult> {
     ];
     const summary = [
       ...load,
-      `${directives.length} directives from ${cliProcesses} CLI processes (${directives.filter((d) => d.kind === "stop").length} stops); delivered exactly once to the right session: ${delivery.filter((d) => d.inTarget === 1 && d.elsewhere === 0).length}/${directives.length}`,
+      `${directives.length} directives from ${cliProcesses} CLI processes (${directives.filter((d) => d.kind === "stop").length} stops); delivered exactly once to the right session: ${delivery.filter((d) => d.inTarget === 1 && d.elsewhere === 0).length}/${directives.length}, the others hard-stopped first: ${delivery.filter((d) => d.hardStopped && d.inTarget === 0).length}`,
       `latency CLI start → directive in the child's next tool result: median ${med} ms, max ${lat.at(-1) ?? "–"} ms; CLI process median ${directives.map((d) => d.cliMs).sort((a, b) => a - b)[Math.floor(directives.length / 2)] ?? "–"} ms`,
       `directive carried by the child's model request no. ${steps.join(", ")} after the CLI returned (2 is due: the request under way then carries the tool result before it)`,
       `records: ${records.filter((r) => r.parsed).length}/${records.length} present and parse; children whose counters.toolCalls match the tool calls OpenCode recorded: ${records.filter((r) => r.toolParts !== undefined && r.toolCalls === r.toolParts).length}/${childIds.length}; left in sessions/ after the exit: ${extraFiles.length ? extraFiles.join(", ") : "nothing"}`,
