@@ -1,6 +1,8 @@
 import { randomBytes } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { open, readdir, rename, rm } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
+import { isZombieStat } from "./lock-owner.ts";
 import { createExclusiveFile } from "./safe-fs.ts";
 
 /**
@@ -63,16 +65,20 @@ export async function fsyncDir(dir: string): Promise<void> {
 }
 
 /**
- * True unless the OS says no such process exists. EPERM (alive, another user) counts as alive: when in doubt,
- * never treat another writer's file as abandoned.
+ * True unless the OS says no such process exists, or /proc says it has exited and waits only to be reaped (a zombie).
+ * EPERM (alive, another user) counts as alive: when in doubt, never treat another writer's file as abandoned.
  */
 export function isProcessAlive(pid: number): boolean {
   if (!Number.isInteger(pid) || pid <= 0) return false;
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code !== "ESRCH";
+  }
+  try {
+    return !isZombieStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return true;
   }
 }
 

@@ -48,9 +48,23 @@ export async function ownerIsGone(owner: LockOwner): Promise<boolean> {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
-  if (owner.start === null) return false;
-  const now = await startTime(owner.pid);
-  return now !== null && now !== owner.start;
+  let stat: string;
+  try {
+    stat = await readFile(`/proc/${owner.pid}/stat`, "utf8");
+  } catch {
+    return false;
+  }
+  // A zombie has exited; its pid lives on only until its parent reaps it (a tmux pane kept open, an editor that
+  // does not wait): it holds nothing any more.
+  if (isZombieStat(stat)) return true;
+  const now = startTimeFromStat(stat);
+  return owner.start !== null && now !== null && now !== owner.start;
+}
+
+/** State Z (zombie) or X (dead) in /proc/<pid>/stat: the process has exited, only its pid is left. */
+export function isZombieStat(stat: string): boolean {
+  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  return state === "Z" || state === "X";
 }
 
 /** Field 22 of /proc/<pid>/stat (after the parenthesised command name, which may hold spaces). */
@@ -62,14 +76,6 @@ export function startTimeFromStat(stat: string): string | null {
 function startTimeSync(pid: number): string | null {
   try {
     return startTimeFromStat(readFileSync(`/proc/${pid}/stat`, "utf8"));
-  } catch {
-    return null;
-  }
-}
-
-async function startTime(pid: number): Promise<string | null> {
-  try {
-    return startTimeFromStat(await readFile(`/proc/${pid}/stat`, "utf8"));
   } catch {
     return null;
   }

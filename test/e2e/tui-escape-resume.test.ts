@@ -239,7 +239,9 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     for (const lock of locksLeft(project.governanceDir).filter((l) => l.endsWith(".lock"))) {
       const owner = parseOwner(fs.readFileSync(path.join(project.governanceDir, lock, "owner"), "utf8"));
       expect(owner, `${lock} names its owner`).toBeTruthy();
-      await waitFor(async () => ownerIsGone(owner!), `${lock}'s owner (pid ${owner?.pid}) to have exited`, 15_000);
+      await waitFor(async () => ownerIsGone(owner!), `${lock}'s owner (pid ${owner?.pid}) to have exited`, 15_000).catch((e) => {
+        throw new Error(`${(e as Error).message}; it is: ${describeProcess(owner!.pid)}`);
+      });
     }
     const steps = model.requests.slice(turnsFrom).filter((r) => r.kind === "agent" && r.sessionId === root).length;
     expect(sessionRecord(project.governanceDir, root)).toMatchObject({ state: "between_turn", counters: { modelSteps: stepsBefore + steps } });
@@ -284,3 +286,16 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     await quit(tui);
   }, 150_000);
 });
+
+/** What a process is doing, for a failure message: its state letter, parent and command line (from /proc). */
+function describeProcess(pid: number): string {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
+    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
+    const wchan = fs.existsSync(`/proc/${pid}/wchan`) ? fs.readFileSync(`/proc/${pid}/wchan`, "utf8") : "?";
+    return `state ${state}, parent ${ppid}, waiting in ${wchan || "-"}, ${cmd}`;
+  } catch {
+    return "gone";
+  }
+}
