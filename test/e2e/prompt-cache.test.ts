@@ -174,16 +174,22 @@ describe("prompt cache: the system prompt and tool list never change within a tu
   test("the governance text still reaches the model: the prefix in the system prompt, todos and the reminder in the status note", () => {
     const root = stepsOf(governed, governed.root);
     for (const r of [...root, ...stepsOf(governed, governed.child)]) expect(r.system).toContain(PREFIX);
-    // After the first todowrite the count is there, and it follows the list.
-    expect(statusNote(root[1]!)).toContain("**Todos:** 3 open of 3.");
-    expect(statusNote(root[3]!)).toContain("**Todos:** 2 open of 3.");
+    // After the first todowrite the count is there, and it follows the list. The plugin learns the list from
+    // OpenCode's `todo.updated` event, which on a loaded machine is sometimes handled just after the next request
+    // (seen twice in full runs): then the step after carries it.
+    const carries = (i: number, text: string) => [root[i], root[i + 1]].some((r) => r !== undefined && (statusNote(r) ?? "").includes(text));
+    expect(carries(1, "**Todos:** 3 open of 3."), "3 open of 3 by the 2nd or 3rd step").toBe(true);
+    expect(carries(3, "**Todos:** 2 open of 3."), "2 open of 3 by the 4th or 5th step").toBe(true);
     // The first step after the compaction carries the reminder.
     const compaction = governed.requests.find((r) => r.kind === "compaction" && r.sessionId === governed.root)!;
     const afterCompaction = root.find((r) => r.index > compaction.index)!;
     expect(statusNote(afterCompaction)).toContain(REMINDER);
     // The child's own todos reach the child.
     const child = stepsOf(governed, governed.child);
-    expect(statusNote(child[1]!)).toContain("**Todos:** 1 open of 1.");
+    expect(
+      [child[1], child[2]].some((r) => r !== undefined && (statusNote(r) ?? "").includes("**Todos:** 1 open of 1.")),
+      "the child's count",
+    ).toBe(true);
   });
 
   test("governed: each request repeats the previous one up to its status note (the conversation only grows)", () => {
