@@ -63,14 +63,18 @@ export async function ownerIsGone(owner: LockOwner): Promise<boolean> {
 
 /** State Z (zombie) or X (dead) in /proc/<pid>/stat: the process has exited, only its pid is left. */
 export function isZombieStat(stat: string): boolean {
-  const state = stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  const state = statFields(stat)[0];
   return state === "Z" || state === "X";
+}
+
+/** The fields of /proc/<pid>/stat after the parenthesised command name (which may hold spaces): [0] is field 3, the state. */
+export function statFields(stat: string): string[] {
+  return stat.slice(stat.lastIndexOf(")") + 2).split(" ");
 }
 
 /** Field 22 of /proc/<pid>/stat (after the parenthesised command name, which may hold spaces). */
 export function startTimeFromStat(stat: string): string | null {
-  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return fields[19] ?? null;
+  return statFields(stat)[19] ?? null;
 }
 
 function startTimeSync(pid: number): string | null {

@@ -2,7 +2,7 @@ import fs from "fs-extra";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { missing } from "../harness/system-tools.ts";
-import { ownerIsGone, parseOwner } from "../../governance/storage/lock-owner.ts";
+import { ownerIsGone, parseOwner, statFields } from "../../governance/storage/lock-owner.ts";
 import {
   allSessionRecords,
   auditEvents,
@@ -291,7 +291,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
 function describeProcess(pid: number): string {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, "utf8");
-    const [state, ppid] = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+    const [state, ppid] = statFields(stat);
     const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").trim();
     const wchan = fs.existsSync(`/proc/${pid}/wchan`) ? fs.readFileSync(`/proc/${pid}/wchan`, "utf8") : "?";
     return `state ${state}, parent ${ppid}, waiting in ${wchan || "-"}, ${cmd}`;
