@@ -3,7 +3,7 @@ import { isIdle } from "../session/running.ts";
 import type { StopDirective } from "./directive-queue.ts";
 
 /** Why queued stop requests are claimed without acting on them (audited `stop_ignored`). */
-export type StopDrainReason = "already stopped" | "not running";
+export type StopDrainReason = "already stopped" | "not running" | "session ended";
 
 export interface StopTriage {
   /** Requests that change something now (`startStop` will answer `started` or `escalated`), in queue order. */

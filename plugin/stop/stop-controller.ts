@@ -10,7 +10,7 @@ import type { IdleWatch } from "../sessions/idle-watch.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
-import { drainEnded, drainStops } from "./stop-drain.ts";
+import { drainGuidance, drainStops } from "./stop-drain.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
 /**
@@ -170,13 +170,14 @@ export class StopController {
 
   /**
    * The session's work ended (failed, deleted): no deadline runs for it any more and the directives still queued
-   * for it are claimed and audited (`drainEnded`), so nothing waits for a session nobody drives.
+   * for it are claimed and audited (`drainStops`, `drainGuidance`), so nothing waits for a session nobody drives.
    */
   async onEnded(sessionId: string): Promise<void> {
     this.#ctx.timers.clear(this.#deadlines.get(sessionId));
     this.#deadlines.delete(sessionId);
     this.#life.delete(sessionId);
-    await drainEnded(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId);
+    await drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, "session ended");
+    await drainGuidance(this.#ctx, sessionId, "session ended");
     await removeQueueFolder(this.#ctx.paths, sessionId);
   }
 

@@ -25,16 +25,3 @@ export async function drainGuidance(ctx: PluginContext, sessionId: string, becau
   const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
   if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
 }
-
-/** A session's work ended (failed, deleted): whatever is still queued for it is claimed, each audited as what it is. */
-export async function drainEnded(ctx: PluginContext, record: SessionRecord | undefined, sessionId: string): Promise<void> {
-  const left = await claimAll(ctx.paths, sessionId, { clock: ctx.clock });
-  const stops = ignoredStops(
-    record,
-    left.filter((d) => d.kind === "stop"),
-  );
-  const injects = left.filter((d) => d.kind === "inject");
-  if (stops.length > 0) await ctx.record("stop_ignored", { sessionId, count: stops.length, because: "session ended", requestIds: stops.map((d) => d.id) });
-  if (injects.length > 0)
-    await ctx.record("inject_dropped", { sessionId, count: injects.length, injectIds: injects.map((d) => d.id), because: "session ended" });
-}
