@@ -8,7 +8,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 
 /**
  * How OpenCode's `task` result says a child ended, for the parent's bookkeeping. The formats are pinned by
- * test/plugin/task-outcome.test.ts against strings captured from the real binary.
+ * test/plugin/hooks/task-outcome.test.ts against strings captured from the real binary.
  */
 export function taskOutcome(output: string): "completed" | "aborted" | "failed" {
   const head = output.slice(0, 200);

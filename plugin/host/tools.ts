@@ -21,7 +21,7 @@ export const GOVERNANCE_TOOL_DESCRIPTION =
 
 /**
  * The tool's input as JSON Schema, for OpenCode 2 (`tool.transform` refuses a zod built by another zod instance, and
- * JSON Schema needs no import). The same fields as the zod `args` below; test/plugin/governance-tool-schema.test.ts
+ * JSON Schema needs no import). The same fields as the zod `args` below; test/plugin/host/opencode-2-mapping.test.ts
  * checks that both accept and refuse the same inputs.
  */
 export const GOVERNANCE_TOOL_INPUT = {
