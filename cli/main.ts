@@ -18,6 +18,7 @@ import { sessionsCommand } from "./commands/sessions.ts";
 import { statusCommand } from "./commands/status.ts";
 import { runDoctor } from "./doctor.ts";
 import { runInit } from "./init.ts";
+import { agentShell } from "./agent-shell.ts";
 import { createOutput, type Io, type Output } from "./output.ts";
 
 const HELP = `opencode-governance — govern OpenCode agent sessions
@@ -139,7 +140,30 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
   });
   const audit = new AuditLog({ paths: store.paths, clock: systemClock });
   const control: ControlContext = { paths: store.paths, store, audit, clock: systemClock, by: `cli:${process.env.USER ?? "user"}`, trust: recordTrust() };
+  if (acts(command, options)) {
+    // Inside a governed agent's shell the CLI is that agent, not the user (issue 27): refused, audited as its attempt.
+    const agent = agentShell(dir);
+    if (agent) {
+      await audit.append("control_refused", { sessionId: agent.sessionId, via: "cli", command, target: args[0] ?? null, by: `agent:${agent.sessionId}` });
+      io.err(
+        `refused: this shell belongs to governed OpenCode session ${agent.sessionId}; an agent may not ${ACTS[command] ?? command} through the governance CLI. Run it from your own terminal (or use the dashboard).`,
+      );
+      return 1;
+    }
+  }
   return run({ dir, store, audit, control, io, options, args, usage: (message) => usage(io, message) });
+}
+
+const ACTS: Record<string, string> = {
+  stop: "stop sessions",
+  inject: "send guidance to sessions",
+  budget: "raise budgets",
+  dashboard: "serve the dashboard (it stops and steers sessions)",
+};
+
+/** The commands that change what a session may do: stop, inject, a budget raise, and the dashboard (which can stop and inject). */
+function acts(command: string, options: Options): boolean {
+  return command === "stop" || command === "inject" || command === "dashboard" || (command === "budget" && (options.add?.length ?? 0) > 0);
 }
 
 /**

@@ -8,6 +8,7 @@ import { messagesTransform } from "./hooks/messages-transform.ts";
 import { systemTransform } from "./hooks/system-transform.ts";
 import { toolAfter } from "./hooks/tool-after.ts";
 import { toolBefore } from "./hooks/tool-before.ts";
+import { shellEnv } from "./hooks/shell-env.ts";
 import { Runtime } from "./runtime/runtime.ts";
 import { governanceTools } from "./host/tools.ts";
 import { detectV1Host } from "./host/opencode-1/host-version.ts";
@@ -56,6 +57,7 @@ async function server(input: PluginInput): Promise<Hooks> {
     ),
     "tool.execute.before": timed("tool.execute.before", (i, o) => toolBefore(rt, i, o)),
     "tool.execute.after": timed("tool.execute.after", (i, o) => toolAfter(rt, i, o)),
+    "shell.env": contain("shell.env", (i, o) => shellEnv(rt, i, o), sink),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i), sink),
     dispose: () => rt.dispose(),

@@ -28,7 +28,9 @@ export function verifiedRaises(sessionId: string, raises: readonly BudgetRaise[]
   const hit = verified.get(raises);
   if (hit) return hit;
   const key = loadKey(env);
-  const ok = key.ok ? raises.filter((r) => verify(key.key, sessionId, grantPayload(r), r.sig)) : [];
+  // Each raise counts once: its id is its nonce, so a genuine entry copied within the record adds nothing.
+  const ids = new Set<string>();
+  const ok = key.ok ? raises.filter((r) => verify(key.key, sessionId, grantPayload(r), r.sig) && !ids.has(r.id) && ids.add(r.id)) : [];
   verified.set(raises, ok);
   return ok;
 }

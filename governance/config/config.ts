@@ -3,7 +3,7 @@ import { link, mkdir, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
-import { applyProjectBounds } from "./project-bounds.ts";
+import { applyProjectBounds, type UserSettings } from "./project-bounds.ts";
 import { loadUserSettings } from "./user-config.ts";
 import { type ConfigProblem, DEFAULT_CONFIG, type GovernanceConfig } from "./config-schema.ts";
 
@@ -19,6 +19,8 @@ export interface LoadedConfig {
   warnings: ConfigProblem[];
   /** True when this call wrote the default file because none existed. */
   created: boolean;
+  /** The user's own settings as read with this load (`$XDG_CONFIG_HOME/opencode/governance.yaml`); `{}` when none. */
+  user?: UserSettings;
 }
 
 /**
@@ -34,9 +36,10 @@ export async function loadConfig(configFile: string, lastGood?: GovernanceConfig
   const user = await loadUserSettings(env);
   const bounded = applyProjectBounds(loaded.config, user.settings);
   const problems = [...user.problems, ...bounded.problems];
+  const own = Object.keys(user.settings).length > 0 ? { user: user.settings } : {};
   return problems.length === 0 && bounded.config === loaded.config
-    ? loaded
-    : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems] };
+    ? { ...loaded, ...own }
+    : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems], ...own };
 }
 
 /**

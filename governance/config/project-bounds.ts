@@ -38,6 +38,13 @@ export const UserSettings = z.strictObject({
       maxWait: Ms.optional(),
     })
     .optional(),
+  /**
+   * The guard on governance's control surfaces (key, state folder, CLI: docs/security.md) covers every subagent;
+   * `rootSessions: true` extends it to root sessions (the agent the user talks to then cannot run the CLI or touch
+   * the state folder with its tools either; the user still can, from a terminal or the dashboard). Only the user's
+   * own file may set it: a repository must not be able to switch the user's own agent's tools on or off.
+   */
+  guard: z.strictObject({ rootSessions: z.boolean().optional() }).optional(),
 });
 export type UserSettings = z.infer<typeof UserSettings>;
 

@@ -1,7 +1,7 @@
 import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
-import { buildInjectBlock, buildStopDirective } from "../texts/stop-directives.ts";
+import { buildInjectBlock, buildStopDirective, guidanceSource } from "../texts/stop-directives.ts";
 import type { InjectDirective } from "./directive-queue.ts";
 import type { NotificationText } from "./notifications.ts";
 import { onToolResult } from "./stop-ladder.ts";
@@ -71,16 +71,21 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
     }
   } else if (injects.length > 0) {
     const texts: string[] = [];
+    const relayed = new Map<string, string[]>();
     for (const d of injects) {
       const checked = validateInjectText(d.text, { maxLength: input.maxLength });
       if (checked.valid) {
-        texts.push(checked.sanitized);
+        const from = guidanceSource(d.by);
+        if ("user" in from) texts.push(checked.sanitized);
+        else relayed.set(from.agent, [...(relayed.get(from.agent) ?? []), checked.sanitized]);
         effects.push(audit("session_injected", { injectId: d.id, preview: checked.sanitized.slice(0, 60), by: d.by }));
       } else {
         effects.push(audit("inject_dropped", { count: 1, injectIds: [d.id], because: checked.warnings.join("; ") || "nothing visible left after sanitizing" }));
       }
     }
-    if (texts.length > 0) body = buildInjectBlock(texts, input.seal) + input.output;
+    // The user's guidance and an agent's are never one block: an agent's is never shown as the user's.
+    const blocks = [buildInjectBlock(texts, input.seal), ...[...relayed].map(([agent, t]) => buildInjectBlock(t, input.seal, { agent }))].join("");
+    if (blocks.length > 0) body = blocks + input.output;
   }
   if (notes.length === 0) return { next, effects, output: body };
   return { next, effects, output: `${notes.join("\n\n")}\n\n${body ?? input.output}` };

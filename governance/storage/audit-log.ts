@@ -59,6 +59,10 @@ export const AuditEventType = z.enum([
   "telemetry_started",
   "telemetry_stopped",
   "telemetry_export_failed",
+  "control_refused",
+  "record_tampered",
+  "directive_replayed",
+  "key_redacted",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 // Renamed types (old lines keep their names; readers match both): audit-names.ts.

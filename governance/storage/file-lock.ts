@@ -12,6 +12,13 @@ export interface FileLockOptions {
   staleMs?: number;
   /** Give up (throw `ELOCKED`) after waiting about this long. Default 25 s: longer than `staleMs`, so a dead holder is always recovered. */
   maxWaitMs?: number;
+  /**
+   * A lock seen held by the same holder for longer than this is taken over even while its owner refreshes it: for
+   * locks guarding work of milliseconds (a record's read-modify-write), where a longer hold is not real work but a
+   * process keeping the lock to block others (issue 27: a subagent's shell held its own record's lock for 45 s and
+   * froze a user's stop). Default: no bound (a live holder is waited for up to `maxWaitMs`).
+   */
+  maxHoldMs?: number;
   /** Called if the lock was taken over while `fn` still ran (see {@link withFileLock}). */
   onCompromised?: (error: Error) => void;
 }
@@ -27,6 +34,12 @@ const MAX_RETRY_DELAY_MS = 50;
  * process never share an entry.
  */
 const localQueues = new Map<string, Promise<unknown>>();
+
+/**
+ * The lock folders this process holds now. A lock whose owner file names this very process but which is not in this
+ * set was not made by it (an owner file copied by another process of the user): taken over at once.
+ */
+const heldHere = new Set<string>();
 
 /**
  * Runs `fn` while holding a cross-process lock on `path` (which need not exist): the lock is a directory
@@ -61,7 +74,7 @@ export async function withFileLock<T>(path: string, fn: () => Promise<T>, opts: 
 
 async function lockAndRun<T>(path: string, fn: () => Promise<T>, opts: FileLockOptions): Promise<T> {
   const staleMs = Math.max(opts.staleMs ?? DEFAULT_STALE_MS, 2_000);
-  const held = await acquire(`${path}.lock`, staleMs, opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS);
+  const held = await acquire(`${path}.lock`, staleMs, opts.maxWaitMs ?? DEFAULT_MAX_WAIT_MS, opts.maxHoldMs);
   try {
     return await fn();
   } finally {
@@ -85,9 +98,11 @@ type Held = { release(): Promise<Error | undefined> };
  * A hand-written lock replaces proper-lockfile here (docs/decisions/0006): the same mkdir protocol, without the
  * package's global patch of the host's `fs.close` (graceful-fs) and its 2.6 MiB / 6 ms of load in OpenCode's process.
  */
-async function acquire(dir: string, staleMs: number, maxWaitMs: number): Promise<Held> {
+async function acquire(dir: string, staleMs: number, maxWaitMs: number, maxHoldMs?: number): Promise<Held> {
   const deadline = Date.now() + maxWaitMs;
   let delay = 2;
+  /** The holder being waited for (its lock folder's inode) and since when. */
+  let waitingFor: { ino: number; since: number } | undefined;
   // The lock folder is made complete beside the lock (its owner inside), then renamed into place: a held lock always
   // names its holder, even when the holder is killed the instant it took the lock (issue 21 item 4; a bare `mkdir`
   // then a write left an ownerless lock that others wait `staleMs` for).
@@ -101,17 +116,26 @@ async function acquire(dir: string, staleMs: number, maxWaitMs: number): Promise
           () => false,
         ))
       ) {
+        // Marked as held before the rename: the periodic sweep of this process must never see it as a copied owner.
+        heldHere.add(resolve(dir));
         try {
           await rename(staged, dir);
           staged = undefined;
           return hold(dir, await lstat(dir), staleMs);
         } catch (error) {
+          if (staged) heldHere.delete(resolve(dir));
           // Taken meanwhile (a non-empty folder is never replaced by a rename): wait for it like any held lock.
           const code = (error as NodeJS.ErrnoException).code;
           if (code !== "ENOTEMPTY" && code !== "EEXIST") throw error;
         }
       }
-      if (await takeOverIfStale(dir, staleMs)) continue;
+      const ino = await lstat(dir).then(
+        (st) => st.ino,
+        () => undefined,
+      );
+      if (ino !== undefined && waitingFor?.ino !== ino) waitingFor = { ino, since: Date.now() };
+      const overdue = maxHoldMs !== undefined && waitingFor !== undefined && Date.now() - waitingFor.since > maxHoldMs;
+      if (await takeOverIfStale(dir, staleMs, overdue)) continue;
       if (Date.now() >= deadline) throw Object.assign(new Error(`Lock file is already being held: ${dir}`), { code: "ELOCKED" });
       await new Promise((resolve) => setTimeout(resolve, delay * (0.5 + Math.random() / 2)));
       delay = Math.min(MAX_RETRY_DELAY_MS, Math.ceil(delay * 1.3));
@@ -140,6 +164,12 @@ async function readOwner(dir: string): Promise<LockOwner | undefined> {
   }
 }
 
+/** The owner file names this process (same host, pid and start), but this process does not hold the lock. */
+function forgedAsThisProcess(dir: string, owner: LockOwner): boolean {
+  const me = thisProcess();
+  return owner.host === me.host && owner.pid === me.pid && owner.start === me.start && !heldHere.has(resolve(dir));
+}
+
 /** Removes a lock directory that was moved aside (its owner file included). */
 async function removeAside(aside: string): Promise<void> {
   await rm(aside, { recursive: true, force: true }).catch(() => undefined);
@@ -149,7 +179,7 @@ async function removeAside(aside: string): Promise<void> {
  * True when the lock at `dir` is gone now (released meanwhile, or taken over here because its holder is dead or it
  * is stale): try to take it again at once.
  */
-async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
+async function takeOverIfStale(dir: string, staleMs: number, overdue = false): Promise<boolean> {
   let seen: { ino: number; mtimeMs: number };
   try {
     seen = await lstat(dir);
@@ -157,10 +187,10 @@ async function takeOverIfStale(dir: string, staleMs: number): Promise<boolean> {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return true;
     throw error;
   }
-  const stale = Math.abs(Date.now() - seen.mtimeMs) > staleMs;
+  const stale = overdue || Math.abs(Date.now() - seen.mtimeMs) > staleMs;
   if (!stale) {
     const owner = await readOwner(dir);
-    if (!owner || !(await ownerIsGone(owner))) return false;
+    if (!owner || !(forgedAsThisProcess(dir, owner) || (await ownerIsGone(owner)))) return false;
   }
   const aside = `${dir}.stale-${process.pid}-${Math.random().toString(36).slice(2, 10)}`;
   try {
@@ -215,6 +245,7 @@ function hold(dir: string, made: { ino: number; mtimeMs: number }, staleMs: numb
   return {
     async release() {
       released = true;
+      heldHere.delete(resolve(dir));
       clearTimeout(timer);
       // A refresh under way when `fn` ended is waited for: its new mtime is this holder's, not a takeover.
       await refreshing;

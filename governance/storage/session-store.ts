@@ -28,6 +28,13 @@ export type Loaded = { kind: "missing" } | { kind: "ok"; record: SessionRecord }
 const RECORD_FILE = /^(ses_[A-Za-z0-9]+)\.json$/;
 
 /**
+ * How long a record's lock may be seen held by one holder before a waiter takes it over, refreshed or not (issue 27:
+ * a process of the user kept a session's lock fresh for 45 s and froze a user's stop). A genuine holder that slow
+ * (a frozen process) loses at most that one update, reported as a compromised lock.
+ */
+export const RECORD_LOCK_MAX_HOLD_MS = 3_000;
+
+/**
  * One JSON file per session under `sessions/`; the files are the truth (no index, nothing to rebuild on restart).
  * Every write is a read-modify-write under a cross-process lock followed by an atomic rename, so concurrent
  * processes never lose an update and a crash never leaves a torn record. A file that cannot be decoded is moved to
@@ -55,6 +62,8 @@ export class SessionStore {
       }
     };
     this.#lock = {
+      // A record's read-modify-write takes milliseconds: a lock held longer than this is someone blocking governance.
+      maxHoldMs: RECORD_LOCK_MAX_HOLD_MS,
       ...options.lock,
       onCompromised: (error) =>
         this.#onProblem({ kind: "io_error", file: this.paths.sessions, reason: `lock compromised: ${error.message}`, at: this.#clock.now() }),

@@ -12,6 +12,12 @@ import type { SessionTracker } from "../sessions/session-tracker.ts";
  */
 export async function applyBudgetRaise(runner: EffectRunner, tracker: SessionTracker, sessionId: string, d: BudgetDirective): Promise<void> {
   const { ctx } = runner;
+  // A raise is used once (its id is its nonce): a copy of a genuine signed file, queued again, adds nothing (issue 27).
+  const current = runner.sessions.peek(sessionId) ?? (await ctx.store.read(sessionId));
+  if (current && verifiedRaises(sessionId, current.budget.raises).some((r) => r.id === d.id)) {
+    await ctx.record("directive_replayed", { sessionId, directiveId: d.id, kind: "budget", by: d.by });
+    return;
+  }
   const grant = grantRaise(sessionId, { id: d.id, at: d.at, scope: d.scope, add: d.add, by: d.by });
   if (!grant) {
     await ctx.record("directive_rejected", { sessionId, directiveId: d.id, reason: "no signing key: the raise cannot be kept" });
@@ -21,7 +27,9 @@ export async function applyBudgetRaise(runner: EffectRunner, tracker: SessionTra
   const at = clock.now();
   const { next } = await runner.step(sessionId, (r) => {
     if (!r) return { next: r, effects: [], stoodDown: false };
-    const raises = [...verifiedRaises(sessionId, r.budget.raises), grant];
+    const kept = verifiedRaises(sessionId, r.budget.raises);
+    if (kept.some((k) => k.id === grant.id)) return { next: r, effects: [], stoodDown: false };
+    const raises = [...kept, grant];
     const base = d.scope === "tree" ? config.budgets.tree : configuredLimits(config, r);
     const usage = d.scope === "tree" ? treeUsage(r, at) : sessionUsage(r, at);
     return applyRaise(r, grant, usage, raisedLimits(base, raises, d.scope), config.budgets.warnAt);

@@ -3,6 +3,7 @@ import { closeChild } from "../../governance/delegation/child-links.ts";
 import { endSession } from "../../governance/session/session-end.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";
+import { redactKey } from "../../governance/texts/key-redaction.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
@@ -49,6 +50,15 @@ export async function toolAfter(
   // What the tool produced is data: the seal removed, look-alike directives marked, before governance adds its own text.
   const guarded = guardToolOutput(String(output.output ?? ""), ctx.sealOf(sessionId));
   if (guarded.flagged > 0 || guarded.sealRemoved) output.output = guarded.output;
+  // The user's key never reaches a model, whatever read it (a symlink, a glob, a copy): one regex pass over the output.
+  const forms = ctx.keyForms;
+  if (forms) {
+    const red = redactKey(String(output.output ?? ""), forms);
+    if (red.redacted > 0) {
+      output.output = red.output;
+      await ctx.record("key_redacted", { sessionId, tool: input.tool, count: red.redacted });
+    }
+  }
   const note = rt.calls.take(input.callID);
   if (note !== undefined) output.output = `${note}\n\n${String(output.output ?? "")}`;
   const notices = await rt.budget.onToolResult(sessionId, input.tool, input.callID, String(output.output ?? ""));

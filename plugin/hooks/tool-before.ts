@@ -1,5 +1,6 @@
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
+import { surfaceNamed, surfaceRefusal } from "../../governance/stop/control-surface.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
@@ -21,7 +22,8 @@ function toolArgs(args: unknown): Record<string, unknown> | undefined {
  * `tool.execute.before`: records the call (S3), refuses every call of a stopped session (L3), and gates spawns:
  * a leaf caller, a target outside the caller's allow-list, or a child beyond the max depth is blocked by throwing a
  * message written for the model (OpenCode returns it as the tool result). An allowed spawn gets the governance
- * context block in its prompt.
+ * context block in its prompt. A governed session's call that names governance's key, state folder or CLI is refused
+ * and audited `control_refused` (governance/stop/control-surface.ts).
  */
 export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> {
   const { ctx, tracker, runner } = rt;
@@ -37,6 +39,19 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   if (stop.block) {
     await runner.run(sessionId, stop.effects, { next: record });
     throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "" }));
+  }
+  // A governed session's tools never reach governance's key, state folder or CLI (issue 27): O(length of the arguments).
+  const hit = ctx.guarded(record) ? surfaceNamed(input.tool, args, ctx.surfaces) : undefined;
+  if (hit) {
+    await ctx.record("control_refused", {
+      sessionId,
+      via: "tool",
+      tool: input.tool,
+      surface: hit.surface,
+      agent: record.agent,
+      parentId: record.parentId,
+    });
+    throw new GovernanceBlock(surfaceRefusal(hit, { agent: record.agent, subagent: record.parentId !== null }));
   }
   await rt.budget.onToolCall(sessionId, record, input.tool, input.callID, output.args);
   if (!SPAWNING_TOOLS.has(input.tool) || !args) return;

@@ -29,9 +29,17 @@ export class ConfigWatcher {
     return this.#current;
   }
 
+  #guardRoots = false;
+
+  /** The user's own config asks that root sessions' tools be kept from governance's control surfaces too. */
+  get guardRoots(): boolean {
+    return this.#guardRoots;
+  }
+
   async reload(): Promise<void> {
     const loaded = await loadConfig(this.file, this.#lastGood);
     this.#current = loaded.config;
+    this.#guardRoots = loaded.user?.guard?.rootSessions === true;
     if (loaded.source === "file") this.#lastGood = loaded.config;
     this.audit.resize(loaded.config.audit.maxBytes);
     if (loaded.problems.length === 0 && loaded.source === "file") await this.audit.record("config_loaded", { file: this.file, created: loaded.created });

@@ -5,7 +5,12 @@ import type { AuditEventType, AuditLog } from "../../governance/storage/audit-lo
 import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
 import type { SessionStore } from "../../governance/storage/session-store.ts";
 import type { Clock } from "../../governance/time/clock.ts";
-import { loadKey } from "../../governance/stop/directive-signing.ts";
+import fs from "node:fs";
+import path from "node:path";
+import { keyFile, loadKey } from "../../governance/stop/directive-signing.ts";
+import { type ControlSurfaces, controlSurfaces } from "../../governance/stop/control-surface.ts";
+import { type KeyForms, keyForms } from "../../governance/texts/key-redaction.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { directiveSeal } from "../../governance/texts/directive-seal.ts";
 import { type RecordTrust, recordTrust } from "../../governance/storage/record-attestation.ts";
 import type { AuditSink } from "./audit-sink.ts";
@@ -67,6 +72,49 @@ export class PluginContext {
       this.#sealKey = key.ok ? key.key : randomBytes(32);
     }
     return directiveSeal(this.#sealKey, sessionId);
+  }
+
+  #surfaces: ControlSurfaces | undefined;
+  #keyForms: KeyForms | null | undefined;
+
+  /**
+   * Governance's control surfaces as tool arguments could name them (governance/stop/control-surface.ts): built once,
+   * real paths resolved once here, so the per-call check does no I/O.
+   */
+  get surfaces(): ControlSurfaces {
+    if (!this.#surfaces) {
+      const keyDir = path.dirname(keyFile());
+      const real = (p: string) => {
+        try {
+          return fs.realpathSync(p);
+        } catch {
+          return undefined;
+        }
+      };
+      const realPaths = [real(keyDir), real(this.paths.root)].filter((p): p is string => p !== undefined);
+      this.#surfaces = controlSurfaces({
+        projectDir: this.directory,
+        keyDir,
+        stateDir: this.paths.root,
+        configFile: this.paths.configFile,
+        realPaths: realPaths.filter((p) => p !== keyDir && p !== this.paths.root),
+      });
+    }
+    return this.#surfaces;
+  }
+
+  /** The key's printable forms, for redaction in every tool result (governance/texts/key-redaction.ts); null without a key. */
+  get keyForms(): KeyForms | null {
+    if (this.#keyForms === undefined) {
+      const key = loadKey();
+      this.#keyForms = key.ok ? keyForms(key.key) : null;
+    }
+    return this.#keyForms;
+  }
+
+  /** Whether a session's tools are kept from the control surfaces: every subagent; a root only if the user's config says so. */
+  guarded(record: Pick<SessionRecord, "parentId">): boolean {
+    return record.parentId !== null || this.configWatcher.guardRoots;
   }
 
   get audit(): AuditLog {

@@ -137,6 +137,7 @@ export class Runtime {
     this.runner.inbox.forget(sessionId);
     this.runner.idle.forget(sessionId);
     this.ctx.store.forget(sessionId);
+    this.runner.sessions.forget(sessionId);
   }
 
   /** What this instance holds in memory, per map: the soak test asserts none grows with ended sessions. */

@@ -1,6 +1,7 @@
 import type { Effect, Step } from "../../governance/session/effects.ts";
 import { transition, type SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { reconcileRecord } from "../../governance/session/record-integrity.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
@@ -29,6 +30,11 @@ export class SessionRuntime {
   readonly #pending = new Map<string, Replay[]>();
   readonly #views = new Map<string, SessionRecord>();
   readonly #timers = new Map<string, TimerHandle>();
+  /**
+   * The record as this process last wrote it, per session: a stored record that differs in the fields that limit and
+   * stop the session was rewritten by someone else (governance/session/record-integrity.ts).
+   */
+  readonly #written = new Map<string, SessionRecord>();
   /** Writes started by the write-behind timer, awaited by `flush`. */
   readonly #writing = new Set<Promise<unknown>>();
 
@@ -96,15 +102,28 @@ export class SessionRuntime {
     this.#timers.delete(sessionId);
     let result: S | undefined;
     let previous: SessionRecord | undefined;
+    let tampered: string[] = [];
+    const ours = this.#written.get(sessionId);
     try {
       const stored = await this.#ctx.store.update(sessionId, (current) => {
         let r = current;
+        if (r && ours) {
+          const checked = reconcileRecord(r, ours);
+          tampered = checked.tampered;
+          if (checked.moved) this.#written.delete(sessionId);
+          r = checked.record;
+        }
         for (const replay of pending) r = replay(r);
         previous = r;
         result = fn(r);
         return result.next ?? r;
       });
       const done = result as S;
+      // Only the sessions this process runs: another host's record (a crash recovery, an orphan check) is its own.
+      if (stored?.hostedBy?.pid === process.pid) this.#written.set(sessionId, stored);
+      else this.#written.delete(sessionId);
+      // Reported, never trusted: use never goes down and the stop stands (the stored record was reconciled with ours).
+      if (tampered.length > 0) await this.#ctx.record("record_tampered", { sessionId, fields: tampered.slice(0, 20) });
       return { ...done, next: stored, previous };
     } finally {
       this.#views.delete(sessionId);
@@ -134,13 +153,18 @@ export class SessionRuntime {
     await this.settled();
   }
 
+  /** Drops this process's copy of a session it no longer runs. */
+  forget(sessionId: string): void {
+    this.#written.delete(sessionId);
+  }
+
   /** Soft events of this session wait to be written. */
   hasPending(sessionId: string): boolean {
     return this.#pending.has(sessionId) || this.#views.has(sessionId);
   }
 
-  sizes(): { pending: number; views: number; writeTimers: number } {
-    return { pending: this.#pending.size, views: this.#views.size, writeTimers: this.#timers.size };
+  sizes(): { pending: number; views: number; writeTimers: number; written: number } {
+    return { pending: this.#pending.size, views: this.#views.size, writeTimers: this.#timers.size, written: this.#written.size };
   }
 
   /** Waits for the writes the write-behind timer started. */

@@ -61,7 +61,7 @@ async function toolCall(sessionId: string, original = "ORIGINAL OUTPUT"): Promis
 const stop = (id: string, level: 1 | 2 | 3 = 1) =>
   enqueue(gov.paths, id, { kind: "stop", id: `stop-${id}-${level}`, at: gov.clock.now(), level, reason: "user asked", by: "test" });
 const inject = (id: string, n: number, text: string) =>
-  enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: gov.clock.now() + n, text, by: "test" });
+  enqueue(gov.paths, id, { kind: "inject", id: `inject-${n}`, at: gov.clock.now() + n, text, by: "cli:test" });
 /** The watcher's job, done synchronously: tell the controller a queue changed. */
 const noticed = (id: string) => rt.stops.poke(id);
 
