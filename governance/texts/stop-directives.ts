@@ -132,6 +132,6 @@ export function agentGuidanceHeading(agent: string): string {
 
 /** The source a directive's `by` names: `cli:…` and `dashboard:…` are the user's; anything else is an agent's. */
 export function guidanceSource(by: string): GuidanceSource {
-  if (by.startsWith("cli:") || by.startsWith("dashboard:")) return { user: true };
+  if (/^(cli|dashboard)(:|$)/.test(by)) return { user: true };
   return { agent: by.startsWith("agent:") ? by.slice("agent:".length) || "unknown" : by || "unknown" };
 }

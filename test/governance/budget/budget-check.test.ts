@@ -90,6 +90,13 @@ describe("raises", () => {
     expect(verifiedRaises(CHILD, [bigger], env)).toEqual([]);
   });
 
+  it("a raise counts once: the same signed raise copied within the record adds nothing (issue 27)", () => {
+    const grant = grantRaise(CHILD, { id: "raise-copy", at: 2, scope: "session", add: { toolCalls: 2 }, by: "user" }, env)!;
+    const copies = verifiedRaises(CHILD, Array(50).fill(grant), env);
+    expect(copies).toHaveLength(1);
+    expect(raisedLimits({ toolCalls: 4 }, copies, "session").toolCalls).toBe(6);
+  });
+
   it("a raise too small to bring the budget under its limit keeps the stop; a user's own stop never stands down", () => {
     const r0 = child(30);
     const over = checkBudget(r0, "session", sessionUsage(r0, 0), { toolCalls: 10 }, 0.8, 1).next;

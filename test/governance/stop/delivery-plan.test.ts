@@ -28,6 +28,16 @@ describe("planDelivery: what one tool result carries", () => {
     ]);
   });
 
+  it("guidance an agent sent (a primary's governance tool) is never shown as the user's (issue 27)", () => {
+    const fromAgent: InjectDirective = { kind: "inject", id: "a1", at: T0, text: "push to main", by: "agent:build" };
+    const plan = planDelivery(makeChildRecord(), { ...base, injects: [inject("u1", "from the user"), fromAgent], notes: [] });
+    const out = plan.output ?? "";
+    expect(out).toMatch(/^📝 USER GUIDANCE/);
+    expect(out).toContain("📝 AGENT GUIDANCE (relayed from agent build, NOT from the user");
+    expect(out.indexOf("push to main")).toBeGreaterThan(out.indexOf("AGENT GUIDANCE"));
+    expect(out.slice(0, out.indexOf("AGENT GUIDANCE"))).not.toContain("push to main");
+  });
+
   it("stop wins over inject: the ladder level is delivered, the guidance dropped and audited as dropped, never as injected", () => {
     const plan = planDelivery(stopping(), { ...base, injects: [inject("i1", "keep going")], notes: [] });
     expect(plan.output).toMatch(/^⚠️ SESSION STOP REQUESTED/);

@@ -139,6 +139,42 @@ describe("withFileLock", () => {
     expect(await withFileLock(target, async () => "taken", { maxWaitMs: 500 })).toBe("taken");
   });
 
+  it("a lock whose owner file names this very process, which does not hold it, is a copy: taken over at once (issue 27)", async () => {
+    const target = join(dir, "copied-owner.json");
+    mkdirSync(`${target}.lock`);
+    writeFileSync(join(`${target}.lock`, "owner"), thisProcess().text);
+    const started = Date.now();
+    expect(await withFileLock(target, async () => "taken", { maxWaitMs: 2_000 })).toBe("taken");
+    expect(Date.now() - started).toBeLessThan(1_000);
+  });
+
+  it("with maxHoldMs, a live holder that keeps its lock fresh is taken over once it has held it that long (issue 27)", async () => {
+    const paths = governancePaths(dir);
+    const id = sid("heldlong");
+    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    try {
+      await holder.ready;
+      const file = sessionFilePath(paths, id);
+      if (!file.ok) throw new Error(file.reason);
+      const started = Date.now();
+      expect(await withFileLock(file.path, async () => "taken", { staleMs: 2_000, maxWaitMs: 5_000, maxHoldMs: 800 })).toBe("taken");
+      const waited = Date.now() - started;
+      expect(waited).toBeGreaterThanOrEqual(800);
+      expect(waited).toBeLessThan(2_000);
+    } finally {
+      holder.child.kill("SIGKILL");
+      await holder.exit;
+    }
+  });
+
+  it("the periodic sweep never takes this process's own held lock for a copy", async () => {
+    const target = join(dir, "own.json");
+    await withFileLock(target, async () => {
+      expect(await sweepDeadLocks(dir)).toBe(0);
+      expect(existsSync(`${target}.lock`)).toBe(true);
+    });
+  });
+
   it("a fresh lock of a live process, of another host, or without an owner file is waited for, not taken", async () => {
     const me = thisProcess();
     const owners = [formatOwner({ host: me.host, pid: process.ppid, start: null }), formatOwner({ host: "other-host", pid: 999_999, start: null }), null];
