@@ -33,3 +33,32 @@ describe("active time (the activeTime budget)", () => {
     expect(f.rt.sessions.peek(CHILD)?.budget).toMatchObject({ busySince: null, activeMs: 0 });
   });
 });
+
+describe("a raise counts once (issue 27)", () => {
+  test("the same signed raise delivered twice (a copied queue file) is applied once and audited as a replay", async () => {
+    const { applyBudgetRaise } = await import("../../../plugin/budget/budget-raises.ts");
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    const raise = { kind: "budget" as const, id: "raise-once", at: f.clock.now(), scope: "session" as const, add: { toolCalls: 2 }, by: "cli:user" };
+    await applyBudgetRaise(f.rt.runner, f.rt.tracker, CHILD, raise);
+    await applyBudgetRaise(f.rt.runner, f.rt.tracker, CHILD, { ...raise });
+    expect(f.rt.sessions.peek(CHILD)?.budget.raises.map((r) => r.id)).toEqual(["raise-once"]);
+    expect(await f.audit("directive_replayed")).toMatchObject([{ sessionId: CHILD, directiveId: "raise-once", kind: "budget" }]);
+  });
+});
+
+describe("record reconciliation in the plugin (issue 27)", () => {
+  test("a record rewritten on disk between two writes: counters and control come back, record_tampered names the fields", async () => {
+    const { patchSessionRecord } = await import("../../harness/governance-files.ts");
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await f.rt.runner.step(CHILD, (r) => ({ next: r && { ...r, counters: { ...r.counters, toolCalls: 7 }, control: "stopping" as const }, effects: [] }));
+    patchSessionRecord(f.rt.ctx.paths.root, CHILD, (r) => {
+      r.counters.toolCalls = 0;
+      r.control = "active";
+    });
+    const { next } = await f.rt.runner.step(CHILD, (r) => ({ next: r, effects: [] }));
+    expect(next).toMatchObject({ control: "stopping", counters: { toolCalls: 7 } });
+    expect(await f.audit("record_tampered")).toMatchObject([{ sessionId: CHILD, fields: expect.arrayContaining(["control", "counters.toolCalls"]) }]);
+  });
+});
