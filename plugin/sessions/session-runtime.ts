@@ -35,6 +35,8 @@ export class SessionRuntime {
    * stop the session was rewritten by someone else (governance/session/record-integrity.ts).
    */
   readonly #written = new Map<string, SessionRecord>();
+  /** The step under way per session (a settled promise), so steps of one session run one after the other. */
+  readonly #steps = new Map<string, Promise<undefined>>();
   /** Writes started by the write-behind timer, awaited by `flush`. */
   readonly #writing = new Set<Promise<unknown>>();
 
@@ -96,6 +98,24 @@ export class SessionRuntime {
    * already ran). A step returning `next: undefined` leaves the record as it is.
    */
   async step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
+    // One step of a session at a time in this process: each one compares the stored record with what the step before
+    // it wrote (`#written`), which must be known before the next one reads (the file lock alone orders the writes,
+    // not the bookkeeping after them).
+    const previous = this.#steps.get(sessionId);
+    const run = (previous ? previous.then(() => this.#step(sessionId, fn)) : this.#step(sessionId, fn)) as Promise<Applied<S>>;
+    const tail = run.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#steps.set(sessionId, tail);
+    try {
+      return await run;
+    } finally {
+      if (this.#steps.get(sessionId) === tail) this.#steps.delete(sessionId);
+    }
+  }
+
+  async #step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
     const pending = this.#pending.get(sessionId) ?? [];
     this.#pending.delete(sessionId);
     this.#ctx.timers.clear(this.#timers.get(sessionId));

@@ -62,3 +62,16 @@ describe("record reconciliation in the plugin (issue 27)", () => {
     expect(await f.audit("record_tampered")).toMatchObject([{ sessionId: CHILD, fields: expect.arrayContaining(["control", "counters.toolCalls"]) }]);
   });
 });
+
+describe("steps of one session run one after the other (issue 27 reconciliation)", () => {
+  test("two steps at once: the second builds on the first's write, and nothing is reported as tampered", async () => {
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await Promise.all([
+      f.rt.runner.step(CHILD, (r) => ({ next: r && { ...r, control: "stopping" as const }, effects: [] })),
+      f.rt.runner.step(CHILD, (r) => ({ next: r && { ...r, counters: { ...r.counters, toolCalls: 3 } }, effects: [] })),
+    ]);
+    expect(await f.rt.ctx.store.read(CHILD)).toMatchObject({ control: "stopping", counters: { toolCalls: 3 } });
+    expect(await f.audit("record_tampered")).toEqual([]);
+  });
+});
