@@ -1,12 +1,14 @@
 import type { Anchor } from "../governance/config/config.ts";
 import { cutOffWork } from "../governance/delegation/descendants.ts";
 import { classifyResume, idleMs } from "../governance/session/resume-window.ts";
+import { isIdle } from "../governance/session/running.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
 import { buildResumeContext } from "../governance/texts/resume-context.ts";
 
 /**
  * A root session the user can bring back with `opencode -s <id>` and get a resume context: interrupted (Escape,
- * abort) or idle between `resume.minIdle` and `resume.maxIdle` (1 h–48 h by default), as the plugin decides it.
+ * abort, or cut off by its process's ordinary exit) or idle between `resume.minIdle` and `resume.maxIdle` (1 h–48 h by
+ * default), as the plugin decides it. Never one whose turn is still under way, nor one a crash orphaned.
  * Stable JSON shape of `resume --json` and of the dashboard's "Resumable" list.
  */
 export type Resumable = {
@@ -28,36 +30,40 @@ export function resumableSessions(
   opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; timeZone?: string },
 ): Resumable[] {
   const byId = new Map(records.map((r) => [r.sessionId, r]));
-  return records
-    .filter((r) => !r.parentId || !byId.has(r.parentId))
-    .filter((r) => r.control !== "completed" && r.control !== "orphaned")
-    .map((r) => ({ r, interrupted: r.state === "interrupted" }))
-    .filter(
-      ({ r, interrupted }) =>
-        classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume",
-    )
-    .sort((a, b) => b.r.lastActivityAt - a.r.lastActivityAt)
-    .map(({ r, interrupted }) => {
-      const idle = idleMs(r.lastActivityAt, opts.now);
-      const context = buildResumeContext({
-        idleMs: idle,
-        previousActivityAt: r.lastActivityAt,
-        previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
-        interrupted,
-        interruptedWork: cutOffWork(r, byId),
-        anchors: opts.anchors,
-        todo: r.todo,
-        timeZone: opts.timeZone,
-      });
-      return {
-        sessionId: r.sessionId,
-        agent: r.agent,
-        state: r.state,
-        interrupted,
-        lastActivityAt: r.lastActivityAt,
-        idleMs: idle,
-        command: `opencode -s ${r.sessionId}`,
-        context,
-      };
-    });
+  return (
+    records
+      .filter((r) => !r.parentId || !byId.has(r.parentId))
+      .filter((r) => r.control !== "completed" && r.control !== "orphaned")
+      .map((r) => ({ r, interrupted: r.state === "interrupted" }))
+      // A turn still under way is not something to resume, however long it has run (found by the model-based test).
+      .filter(({ r, interrupted }) => interrupted || isIdle(r))
+      .filter(
+        ({ r, interrupted }) =>
+          classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume",
+      )
+      .sort((a, b) => b.r.lastActivityAt - a.r.lastActivityAt)
+      .map(({ r, interrupted }) => {
+        const idle = idleMs(r.lastActivityAt, opts.now);
+        const context = buildResumeContext({
+          idleMs: idle,
+          previousActivityAt: r.lastActivityAt,
+          previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
+          interrupted,
+          interruptedWork: cutOffWork(r, byId),
+          anchors: opts.anchors,
+          todo: r.todo,
+          timeZone: opts.timeZone,
+        });
+        return {
+          sessionId: r.sessionId,
+          agent: r.agent,
+          state: r.state,
+          interrupted,
+          lastActivityAt: r.lastActivityAt,
+          idleMs: idle,
+          command: `opencode -s ${r.sessionId}`,
+          context,
+        };
+      })
+  );
 }

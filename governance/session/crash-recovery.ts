@@ -1,14 +1,17 @@
 import { isRunningChild, orphanChild } from "../delegation/child-links.ts";
 import { audit, type Step } from "./effects.ts";
+import { isRunningSession } from "./running.ts";
 import { endSession } from "./session-end.ts";
 import type { SessionHost, SessionRecord } from "./session-record.ts";
 
 /**
- * Crash recovery (issue 21 item 5), as pure steps. A process that dies (kill -9, power loss) leaves its sessions
- * `active` or `stopping` with nobody to run them, their deadlines gone with it. The record names its host
- * (`hostedBy`); whoever finds that host dead ends the record `orphaned` — a stop in progress included: the work it
- * was meant to stop is over — so nothing is listed as running that no process runs. A session that runs again in
- * a new process (resumed) is taken by it and is active again.
+ * Crash recovery (issue 21 item 5, issue 26 item 1), as pure steps. A process that dies (kill -9, power loss) in the
+ * middle of a turn leaves that session running, or a stop in progress, with nobody to run it and its deadlines gone.
+ * The record names its host (`hostedBy`); whoever finds that host dead ends such a record `orphaned` — a stop in
+ * progress included: the work it was meant to stop is over — so nothing is listed as running that no process runs.
+ * A session with nothing running when its process went (idle between turns, interrupted by Escape) lost nothing: it
+ * keeps its state and stays resumable; an ordinary exit releases `hostedBy` anyway (session/process-exit.ts). A
+ * session that runs again in a new process (resumed) is taken by it and is active again.
  */
 
 /** True when the record's work may still be running (not ended, not stopped). */
@@ -32,11 +35,19 @@ export function hostSession(record: SessionRecord | undefined, host: SessionHost
 }
 
 /**
- * The record's host process is gone (the caller checked: same host, pid dead or reused). A record that may still
- * run is ended `orphaned`, saying which process died; anything else is left as it is.
+ * What a dead host left behind that nobody runs now: a turn under way (running) or a stop in progress. An idle or
+ * interrupted session's work was not cut off by the death of its process; it is not orphaned.
+ */
+export function leftRunning(record: SessionRecord): boolean {
+  return !record.end && (record.control === "stopping" || (record.control === "active" && isRunningSession(record)));
+}
+
+/**
+ * The record's host process is gone (the caller checked: same host, pid dead or reused). A record that was left
+ * running ({@link leftRunning}) is ended `orphaned`, saying which process died; anything else is left as it is.
  */
 export function recoverCrashed(record: SessionRecord | undefined, at: number): Step {
-  if (!record || !mayRun(record)) return { next: record, effects: [] };
+  if (!record || !leftRunning(record)) return { next: record, effects: [] };
   const pid = record.hostedBy?.pid;
   return endSession(record, "orphaned", at, pid ? `host process ${pid} ended` : "host process ended");
 }
@@ -46,4 +57,22 @@ export function orphanRunningLink(parent: SessionRecord | undefined, childId: st
   const link = parent?.children.find((c) => c.sessionId === childId);
   if (!parent || !link || !isRunningChild(link)) return { next: parent, effects: [] };
   return orphanChild(parent, childId, at);
+}
+
+/** The detail the sweep writes when it ends a record whose host died (above; builds before issue 26 wrote the same). */
+const HOST_ENDED = /^host process( \d+)? ended$/;
+
+/**
+ * A read rule for records ended by builds before issue 26, whose sweep ended every record of a process that was gone
+ * — an ordinary exit included — as `orphaned`: a record so ended whose own state says nothing ran (idle between
+ * turns, or interrupted by Escape, and no stop in progress) is read as it was before, active and resumable, hosted
+ * by nobody. Applied on every load (storage reads through `migrateRecord`), idempotent; the next write keeps it.
+ * A record orphaned while its turn or a stop was under way stays orphaned: that one a crash did cut off.
+ */
+export function readWronglyOrphaned(record: SessionRecord): SessionRecord {
+  if (record.control !== "orphaned" || record.end?.how !== "orphaned" || !HOST_ENDED.test(record.end.detail ?? "")) return record;
+  if (record.stop !== null) return record;
+  const idle = record.idleAt !== null && record.idleAt >= record.lastActivityAt;
+  if (!idle && record.state !== "interrupted") return record;
+  return { ...record, control: "active", end: null, hostedBy: null };
 }

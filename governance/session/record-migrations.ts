@@ -1,4 +1,5 @@
 import * as z from "../zod.ts";
+import { readWronglyOrphaned } from "./crash-recovery.ts";
 import { CURRENT_SCHEMA_VERSION, SessionRecord, SessionState } from "./session-record.ts";
 
 export type MigrateResult = { ok: true; record: SessionRecord; fromVersion: number } | { ok: false; reason: string };
@@ -111,5 +112,6 @@ export function migrateRecord(raw: unknown): MigrateResult {
   }
   const record = SessionRecord.safeParse(value);
   if (!record.success) return { ok: false, reason: `invalid v${CURRENT_SCHEMA_VERSION} record: ${z.prettifyError(record.error)}` };
-  return { ok: true, record: record.data, fromVersion };
+  // Issue 26: a record the old sweep ended `orphaned` after an ordinary exit is read as what it was (crash-recovery.ts).
+  return { ok: true, record: readWronglyOrphaned(record.data), fromVersion };
 }

@@ -50,6 +50,8 @@ export const AuditEventType = z.enum([
   "host_notice",
   "session_ended",
   "session_rehosted",
+  "session_released",
+  "note_dropped",
   "maintenance_swept",
   "budget_warning",
   "budget_exceeded",

@@ -152,13 +152,13 @@ export class SessionStore {
    * `archive/`. Staleness is re-checked under the lock, so a session another process just touched stays.
    * Returns the archived ids. `until` ends the sweep early (the process is exiting); what is left waits for the next.
    */
-  async archiveStale(maxAgeMs: number, opts: { until?: () => boolean } = {}): Promise<string[]> {
+  async archiveStale(maxAgeMs: number, opts: { until?: () => boolean; keep?: (sessionId: string) => boolean } = {}): Promise<string[]> {
     const cutoff = this.#clock.now() - maxAgeMs;
     const isStale = (record: SessionRecord) => Math.max(record.updatedAt, record.lastActivityAt) < cutoff;
     const archived: string[] = [];
     for (const candidate of await this.list()) {
       if (opts.until?.()) break;
-      if (!isStale(candidate)) continue;
+      if (!isStale(candidate) || opts.keep?.(candidate.sessionId)) continue;
       const id = candidate.sessionId;
       const file = sessionFilePath(this.paths, id);
       if (!file.ok) continue;

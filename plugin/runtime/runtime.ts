@@ -17,7 +17,9 @@ import { SessionRuntime } from "../sessions/session-runtime.ts";
 import { SessionTracker } from "../sessions/session-tracker.ts";
 import { StopController } from "../stop/stop-controller.ts";
 import { Maintenance } from "../sessions/maintenance.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { releaseHosted } from "../sessions/exit-release.ts";
+import { forgetEnded } from "../sessions/forget-ended.ts";
+import type { SessionHost } from "../../governance/session/session-record.ts";
 import { onProcessExit } from "./exit-guard.ts";
 import { InFlight } from "./in-flight.ts";
 import { BudgetGuard } from "../budget/budget-guard.ts";
@@ -35,6 +37,8 @@ export type RuntimeOptions = {
   host?: HostInfo;
   env?: TelemetryDeps["env"];
   loadTelemetry?: TelemetryDeps["load"];
+  /** Who this process is as a session host and how to tell a dead one (the model-based test plays several processes). */
+  processes?: { self: SessionHost; isGone: (host: SessionHost) => Promise<boolean>; signals?: boolean };
 };
 
 /** How long an exit waits for hook calls under way before writing what it has (a hung hook cannot hold it longer). */
@@ -57,6 +61,7 @@ export class Runtime {
   /** Hook calls under way: an exit waits for them (plugin/index.ts wraps every hook). */
   readonly inFlight = new InFlight();
   #unregisterExit: (() => void) | undefined;
+  readonly #signals: boolean; // process-wide signal handlers (off when a test plays several processes in one)
   readonly resumeNotes = new ResumeNotes();
   /** Sessions whose compaction is being prepared: the next messages transform is the summarizer's input. */
   readonly summarizing = new Set<string>();
@@ -64,7 +69,6 @@ export class Runtime {
   readonly telemetry: Telemetry;
 
   readonly host: HostInfo;
-
   /** `client` is OpenCode 1's SDK client; an OpenCode 2 instance passes its own `api` instead. */
   constructor(input: { directory: string; client?: PluginInput["client"] }, options: RuntimeOptions = {}) {
     this.host = options.host ?? { line: 1, version: null };
@@ -81,15 +85,17 @@ export class Runtime {
     const config = new ConfigWatcher(store.paths.configFile, sink, timers);
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
-    this.tracker = new SessionTracker(this.runner);
+    this.tracker = new SessionTracker(this.runner, ...(options.processes ? [options.processes.self] : []));
+    this.#signals = options.processes?.signals ?? true;
     this.stops = new StopController(this.runner, this.tracker);
     this.budget = new BudgetGuard(this.runner, this.stops, this.tracker);
     this.stops.onBudgetRaise = (id, d) => applyBudgetRaise(this.runner, this.tracker, id, d);
     this.maintenance = new Maintenance(this.runner, this.tracker, {
-      forget: (records) => this.#forgetEnded(records),
+      forget: (records) => forgetEnded(this, records),
       forgetOne: (id) => this.forget(id),
       stats: () => this.stats(),
       onEnded: (id) => this.stops.onEnded(id),
+      ...(options.processes ? { isGone: options.processes.isGone } : {}),
     });
     const ctx = this.ctx;
     this.telemetry = new Telemetry({
@@ -102,29 +108,6 @@ export class Runtime {
     });
     const telemetry = this.telemetry;
     sink.tap((type, data) => telemetry.audit(type, data));
-  }
-
-  /**
-   * Forgets what this process holds about sessions it no longer runs, so memory does not grow with the number of
-   * sessions a process has hosted: a session whose work ended (archived and deleted ones are forgotten at once), or one
-   * idle for longer than the resume window's lower bound (its next activity is then a first one again, which
-   * applies the 1 h / 48 h rules). Never a busy session, one being stopped, or one with writes pending.
-   */
-  #forgetEnded(records: ReadonlyMap<string, SessionRecord>): number {
-    const now = this.ctx.clock.now();
-    const idleFor = this.ctx.config.resume.minIdle;
-    let forgotten = 0;
-    for (const id of [...this.tracker.hosted()]) {
-      if (this.tracker.isBusy(id) || this.sessions.hasPending(id) || this.stops.isStopping(id)) continue;
-      const r = records.get(id);
-      // No record in the sweep's snapshot: archived (forgotten by the sweep), or created after the snapshot (kept).
-      if (!r) continue;
-      const ended = r.control === "completed" || r.control === "orphaned" || r.control === "stopped";
-      if (!ended && now - Math.max(r.lastActivityAt, r.updatedAt) < idleFor) continue;
-      this.forget(id);
-      forgotten++;
-    }
-    return forgotten;
   }
 
   /** Drops every in-memory trace of one session (the files stay the truth). */
@@ -171,7 +154,7 @@ export class Runtime {
     await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
     this.stops.start();
-    this.#unregisterExit = onProcessExit(() => this.#finish());
+    if (this.#signals) this.#unregisterExit = onProcessExit(() => this.#finish());
     // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
     // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
     // own record, and the sweep re-checks staleness under the record's lock before moving it. flush() waits for it.
@@ -189,14 +172,25 @@ export class Runtime {
     await this.#finish();
   }
 
-  /** The end of this instance, by `dispose` or a signal: everything written, nothing left running. */
+  /** The end of this instance (dispose or a signal): all written, every hosted session released (exit-release.ts). */
   async #finish(): Promise<void> {
+    this.#stopWork();
+    await this.inFlight.settle(EXIT_SETTLE_MS);
+    await releaseHosted(this.runner, this.tracker).catch((error: unknown) => this.ctx.reportHookError("exit-release", error));
+    await this.flush();
+    await this.telemetry.dispose();
+  }
+
+  /** A kill, for crash tests: timers and watchers stop, nothing more is written. */
+  halt(): void {
+    this.#stopWork();
+    this.#unregisterExit?.();
+  }
+
+  #stopWork(): void {
     this.maintenance.stop();
     this.stops.dispose();
     this.ctx.configWatcher.stop();
-    await this.inFlight.settle(EXIT_SETTLE_MS);
-    await this.flush();
-    await this.telemetry.dispose();
   }
 
   async flush(): Promise<void> {

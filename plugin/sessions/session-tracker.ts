@@ -1,4 +1,4 @@
-import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
+import { isSessionId, type SessionHost, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { hostSession } from "../../governance/session/crash-recovery.ts";
@@ -7,7 +7,7 @@ import { orphanedWhileAway } from "../../governance/session/orphans.ts";
 import { checkOrphans } from "./orphan-check.ts";
 
 /** This process as a session host (the same identity as its locks). */
-function thisHost() {
+export function thisHost() {
   const { host, pid, start } = thisProcess();
   return { host, pid, start };
 }
@@ -21,10 +21,15 @@ export class SessionTracker {
   readonly #runner: EffectRunner;
   readonly #first = new Map<string, Promise<SessionRecord | undefined>>();
   readonly #busy = new Map<string, string>();
+  readonly #busyUntil = new Map<string, number>();
   readonly #orphans = new Map<string, OrphanNote[]>();
 
-  constructor(runner: EffectRunner) {
+  /** This process as a host (`hostedBy`); injected by the model-based test, which plays several processes in one. */
+  readonly self: SessionHost;
+
+  constructor(runner: EffectRunner, self: SessionHost = thisHost()) {
     this.#runner = runner;
+    this.self = self;
   }
 
   hosts(sessionId: string): boolean {
@@ -78,7 +83,7 @@ export class SessionTracker {
     });
     const record = await this.host(sessionId, first);
     if (record && record.children.length > 0) {
-      const notes = await checkOrphans(this.#runner, record, (id) => this.#busy.has(id));
+      const notes = await checkOrphans(this.#runner, record, (id) => this.busyWithin(id, this.#runner.ctx.config.orphans.staleAfter));
       if (onDisk) notes.push(...(await this.#orphanedWhileAway(record, onDisk.lastActivityAt)));
       if (notes.length > 0) this.#orphans.set(sessionId, notes);
     }
@@ -104,13 +109,24 @@ export class SessionTracker {
     if (!record) return record;
     const { ctx } = this.#runner;
     const at = ctx.clock.now();
-    return (await this.#runner.step(sessionId, (r) => hostSession(r, thisHost(), at))).next;
+    return (await this.#runner.step(sessionId, (r) => hostSession(r, this.self, at))).next;
   }
 
-  /** `session.status`: busy/retry until idle. */
+  /** `session.status`: busy/retry until idle. When it last stopped being busy is kept for the orphan check. */
   setStatus(sessionId: string, status: string): void {
-    if (status === "idle") this.#busy.delete(sessionId);
-    else this.#busy.set(sessionId, status);
+    if (status === "idle") {
+      if (this.#busy.delete(sessionId)) this.#busyUntil.set(sessionId, this.#runner.ctx.clock.now());
+    } else this.#busy.set(sessionId, status);
+  }
+
+  /**
+   * Busy now, or within the last `ms`: a child whose long turn just ended (its task result is on its way) is no orphan,
+   * whatever its last tool call's age (a race of the sweep with a child's end, found by the model-based test).
+   */
+  busyWithin(sessionId: string, ms: number): boolean {
+    if (this.#busy.has(sessionId)) return true;
+    const until = this.#busyUntil.get(sessionId);
+    return until !== undefined && this.#runner.ctx.clock.now() - until <= ms;
   }
 
   isBusy(sessionId: string): boolean {
@@ -141,6 +157,7 @@ export class SessionTracker {
   forget(sessionId: string): void {
     this.#first.delete(sessionId);
     this.#busy.delete(sessionId);
+    this.#busyUntil.delete(sessionId);
     this.#orphans.delete(sessionId);
   }
 

@@ -14,10 +14,11 @@ export async function notifyParent(
   childId: string,
   child: SessionRecord | undefined,
   e: NotifyParentEffect,
+  opts: { toast?: boolean } = {},
 ): Promise<void> {
   // Structured, no text: the receiver renders it from its own record of the child (issue 8 §2, renderNotification).
   const res = await enqueue(ctx.paths, e.parentId, { kind: "notify", id: `notify-${childId}`, at: ctx.clock.now(), childId, how: e.how });
   inbox.mark(e.parentId);
   await ctx.record("parent_notified", { sessionId: e.parentId, childId, how: e.how, ok: res.ok });
-  await ctx.api.toast(`Subagent ${child?.agent ?? childId} was stopped.`, "warning");
+  if (opts.toast !== false) await ctx.api.toast(`Subagent ${child?.agent ?? childId} was stopped.`, "warning");
 }
