@@ -1,6 +1,9 @@
 import { createHash } from "node:crypto";
 import type { LoopConfig } from "./budget-config.ts";
 
+/** A loop guard's stop request ids start with this (stop-ladder.ts tells its abort from the user's Escape by it). */
+export const LOOP_STOP_PREFIX = "loop-";
+
 /**
  * Loop guards as a pure step over a tiny per-session state (kept in memory by the plugin; O(1) per call).
  *

@@ -1,4 +1,6 @@
 import * as z from "../zod.ts";
+import { BUDGET_STOP_PREFIX } from "../budget/budget-check.ts";
+import { LOOP_STOP_PREFIX } from "../budget/loop-guard.ts";
 import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ToastEffect } from "../session/effects.ts";
 import { type NoticeHow, type SessionRecord, StopHow, StopLevel } from "../session/session-record.ts";
 import { stopDeadline } from "./stop-deadline.ts";
@@ -23,12 +25,22 @@ export const L3_GRACE_MS = 1_500;
 /** A stopped session that makes another tool call is aborted almost at once. */
 export const BLOCKED_CALL_ABORT_MS = 50;
 
+/** Why a session was aborted, as audits (`session_aborted.cause`) and metrics (`governance.escapes`) read it. */
+export type AbortCause = "user" | "stop" | "budget" | "loop";
+
 /**
- * Who aborted a session: `stop` when governance's own hard stop had sent an abort (an attempt is recorded), otherwise
- * `user` (Escape, or another client's abort — also while a stop was pending).
+ * Who aborted a session (issue 26 item 4). Governance did when its own stop had sent an abort: the hard stop of a
+ * stopping session (an attempt is recorded), or the abort that follows L3 or a refused call of a stopped session —
+ * then `budget` for a budget's stop, `loop` for a loop guard's, `stop` for any other. Otherwise `user`: Escape, or
+ * another client's abort, also while a stop was pending. Only `user` counts as an Escape.
  */
-export function abortedBy(record: SessionRecord): "stop" | "user" {
-  return record.control === "stopping" && (record.stop?.abortAttempts ?? 0) > 0 ? "stop" : "user";
+export function abortedBy(record: SessionRecord): AbortCause {
+  const ours = record.stop !== null && ((record.control === "stopping" && record.stop.abortAttempts > 0) || record.control === "stopped");
+  if (!ours) return "user";
+  const id = record.stop?.requestId ?? "";
+  if (id.startsWith(BUDGET_STOP_PREFIX)) return "budget";
+  if (id.startsWith(LOOP_STOP_PREFIX)) return "loop";
+  return "stop";
 }
 
 /**

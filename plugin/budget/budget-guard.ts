@@ -13,7 +13,7 @@ import {
   treeUsage,
   type UseDelta,
 } from "../../governance/budget/budget-usage.ts";
-import { callKey, digest, type LoopState, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
+import { callKey, digest, LOOP_STOP_PREFIX, type LoopState, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
@@ -103,6 +103,8 @@ export class BudgetGuard {
       else this.running.ended(sessionId);
     }
     if (!busy) {
+      // Its turn is over: no `task` call of it is still starting a child.
+      this.running.turnEnded(sessionId);
       this.#loops.delete(sessionId);
       this.#notices.delete(sessionId);
     } else if (record) await this.#check(sessionId);
@@ -120,6 +122,7 @@ export class BudgetGuard {
   /** The session ended its turn or was aborted: its per-turn memory goes. */
   onEnded(sessionId: string): void {
     this.running.ended(sessionId);
+    this.running.turnEnded(sessionId);
     this.#loops.delete(sessionId);
     this.#notices.delete(sessionId);
   }
@@ -141,7 +144,7 @@ export class BudgetGuard {
       if (verdict.kind !== "none") {
         await this.#ctx.record("loop_detected", { sessionId, tool, shape: verdict.shape, count: verdict.count, stage: verdict.kind });
         if (verdict.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool));
-        else await this.#beginStop(sessionId, `loop-${verdict.shape}`, loopStopReason(verdict.shape, verdict.count));
+        else await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count));
       }
     }
     const pending = this.#notices.get(sessionId);

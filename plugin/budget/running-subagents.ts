@@ -5,7 +5,11 @@ import type { EffectRunner } from "../runtime/effect-runner.ts";
  * Which subagents run now in this process (foreground and background alike), for the concurrency limits. A spawn
  * allowed in `tool.execute.before` counts at once (its child session does not exist yet), so parallel `task` calls
  * of one model step cannot slip past the limit; it becomes a running child on `session.created`, and a child stops
- * running when it goes idle or is aborted. Memory is bounded by the running subagents.
+ * running when it goes idle, is aborted, fails or is deleted. A reservation whose child never appeared is released on
+ * every end of its `task` call (issue 26 item 2): `tool.execute.after`, the tool part's end (`completed`/`error`,
+ * which OpenCode reports also for a call refused by a hook, an unknown agent, a permission denial, a thrown error or
+ * an abort), and at the latest the end of the parent's turn. So the count is the children actually running.
+ * Memory is bounded by the running subagents.
  */
 export class RunningSubagents {
   readonly #running = new Map<string, { parentId: string; agent: string | null }>();
@@ -35,6 +39,19 @@ export class RunningSubagents {
   /** The spawning `task` call returned: its reservation, if its child never appeared, is released. */
   callEnded(callId: string): void {
     this.#spawning.delete(callId);
+  }
+
+  /** The parent's turn ended (idle, aborted): none of its `task` calls is still creating a child. */
+  turnEnded(parentId: string): void {
+    for (const [callId, s] of this.#spawning) if (s.parentId === parentId) this.#spawning.delete(callId);
+  }
+
+  /** How many subagents of this parent count against its limit now (running children and reservations). */
+  countFor(parentId: string): number {
+    let n = 0;
+    for (const r of this.#running.values()) if (r.parentId === parentId) n++;
+    for (const s of this.#spawning.values()) if (s.parentId === parentId) n++;
+    return n;
   }
 
   /** A refusal text for the model, or undefined (and the spawn is counted). */

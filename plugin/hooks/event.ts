@@ -31,6 +31,8 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   }
   if (event.type === "output") {
     stops.onLife(id);
+    // Every end of a `task` call releases its spawn reservation, whether or not a child was ever created (issue 26).
+    if (event.toolEnded) rt.budget.running.callEnded(event.toolEnded);
     return;
   }
   if (event.type === "status") {

@@ -68,8 +68,13 @@ export type GovernanceEvent =
       tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
       cost: number;
     }
-  /** Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. */
-  | { type: "output"; sessionId: string };
+  /**
+   * Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. `toolEnded` is
+   * the call id when the part is a tool call that reached its end (`completed` or `error`): OpenCode 1.18 reports every
+   * end of a tool call this way, including those that run no `tool.execute.after` (a refused call, an unknown agent,
+   * a permission denial, a thrown tool error, an abort).
+   */
+  | { type: "output"; sessionId: string; toolEnded?: string };
 
 /** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
 export function parseEvent(raw: unknown): GovernanceEvent | undefined {
@@ -102,9 +107,14 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
     }
     case "message.part.updated":
     case "message.part.delta": {
-      // Every streamed chunk: no schema parse here, one property read.
-      const id = (raw as { properties?: { sessionID?: unknown } }).properties?.sessionID;
-      return typeof id === "string" ? { type: "output", sessionId: id } : undefined;
+      // Every streamed chunk: no schema parse here, a few property reads.
+      const props = (raw as { properties?: { sessionID?: unknown; part?: { type?: unknown; callID?: unknown; state?: { status?: unknown } } } }).properties;
+      const part = props?.part;
+      const id = props?.sessionID ?? (part as { sessionID?: unknown } | undefined)?.sessionID;
+      if (typeof id !== "string") return undefined;
+      const status = part?.type === "tool" ? part.state?.status : undefined;
+      if ((status === "completed" || status === "error") && typeof part?.callID === "string") return { type: "output", sessionId: id, toolEnded: part.callID };
+      return { type: "output", sessionId: id };
     }
     case "todo.updated": {
       const e = TodoUpdated.safeParse(raw);

@@ -130,3 +130,22 @@ describe("parseEvent: streamed output is a sign of life", () => {
     expect(parseEvent({ type, properties: { sessionID: "ses_abc12345678", delta: "." } })).toEqual({ type: "output", sessionId: "ses_abc12345678" });
   });
 });
+
+describe("parseEvent: the end of a tool call (issue 26 item 2)", () => {
+  const part = (status: string) => ({
+    type: "message.part.updated",
+    properties: { sessionID: ID, part: { type: "tool", sessionID: ID, callID: "call_1", tool: "task", state: { status } } },
+  });
+  it("a tool part that completed or failed ends its call (the only signal when no tool.execute.after runs)", () => {
+    expect(parseEvent(part("error"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1" });
+    expect(parseEvent(part("completed"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1" });
+  });
+  it("a running or pending tool part, or a text part, is only a sign of life", () => {
+    expect(parseEvent(part("running"))).toEqual({ type: "output", sessionId: ID });
+    expect(parseEvent(part("pending"))).toEqual({ type: "output", sessionId: ID });
+    expect(parseEvent({ type: "message.part.updated", properties: { sessionID: ID, part: { type: "text", text: "x" } } })).toEqual({
+      type: "output",
+      sessionId: ID,
+    });
+  });
+});
