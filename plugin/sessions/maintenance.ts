@@ -1,10 +1,10 @@
 import { isRunningChild } from "../../governance/delegation/child-links.ts";
-import { mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
+import type { SessionHost, SessionRecord } from "../../governance/session/session-record.ts";
 import { pruneArchive } from "../../governance/storage/archive-retention.ts";
 import { sweepDeadLocks } from "../../governance/storage/file-lock.ts";
 import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
-import { sweepQueues } from "../../governance/stop/queue-sweep.ts";
+import { type QueueFate, sweepQueues } from "../../governance/stop/queue-sweep.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 import { checkOrphans } from "./orphan-check.ts";
@@ -26,8 +26,9 @@ export type SweepReport = { archived: number; recovered: number; orphaned: numbe
  * `MAINTENANCE_MS`:
  * 1. records idle > 48 h move to `archive/` (S5); archived records older than 30 days are deleted
  *    (storage/archive-retention.ts);
- * 2. records whose host process is gone (a crash) are ended `orphaned`, a stop in progress included, and their
- *    parent's link closed (session/crash-recovery.ts) — at once on this host, whatever process hosted them;
+ * 2. records whose host process is gone (a crash) with a turn or a stop still under way are ended `orphaned` and their
+ *    parent's link closed (session/crash-recovery.ts) — at once on this host, whatever process hosted them; an idle
+ *    or interrupted one lost nothing and stays as it is (an ordinary exit released them anyway: process-exit.ts);
  * 3. running children of the sessions this process hosts get the 10-minute orphan check again (not only at start);
  * 4. lock folders of dead holders, and queues of sessions that will never read them, are removed;
  * 5. sessions this process no longer needs to remember are forgotten (the caller's `forget`).
@@ -41,6 +42,7 @@ export class Maintenance {
   readonly #onEnded: (sessionId: string) => Promise<void>;
   readonly #forgetOne: (sessionId: string) => void;
   readonly #stats: () => Record<string, number>;
+  readonly #isGone: (host: SessionHost) => Promise<boolean>;
   #timer: TimerHandle | undefined;
   #running: Promise<SweepReport | undefined> | undefined;
   #stopped = false;
@@ -56,8 +58,11 @@ export class Maintenance {
       onEnded: (sessionId: string) => Promise<void>;
       /** The instance's map sizes; written with each sweep when OPENCODE_GOVERNANCE_STATS=1 (the bench's long-lived run). */
       stats: () => Record<string, number>;
+      /** Whether a record's host process is gone (default: storage/lock-owner.ts; the model-based test fakes processes). */
+      isGone?: (host: SessionHost) => Promise<boolean>;
     },
   ) {
+    this.#isGone = hooks.isGone ?? ownerIsGone;
     this.#stats = hooks.stats;
     this.#forgetOne = hooks.forgetOne;
     this.#runner = runner;
@@ -102,7 +107,8 @@ export class Maintenance {
     const { ctx } = this.#runner;
     const until = () => this.#stopped;
     const report: SweepReport = { archived: 0, recovered: 0, orphaned: 0, locks: 0, queues: 0, pruned: 0, forgotten: 0 };
-    const archived = await ctx.store.archiveStale(ctx.config.resume.maxIdle, { until });
+    // A session the host reports busy is never archived, however long its turn (found by the model-based test).
+    const archived = await ctx.store.archiveStale(ctx.config.resume.maxIdle, { until, keep: (id) => this.#tracker.isBusy(id) });
     report.archived = archived.length;
     for (const id of archived) this.#forgetOne(id);
     report.pruned = await pruneArchive(ctx.paths, ctx.clock.now(), undefined, until);
@@ -110,7 +116,7 @@ export class Maintenance {
     for (const r of await ctx.store.list()) records.set(r.sessionId, r);
     for (const r of records.values()) {
       if (until()) break;
-      if (!mayRun(r) || !r.hostedBy || !(await ownerIsGone(r.hostedBy))) continue;
+      if (!leftRunning(r) || !r.hostedBy || !(await this.#isGone(r.hostedBy))) continue;
       const at = ctx.clock.now();
       const { next } = await this.#runner.step(r.sessionId, (c) => (c?.hostedBy && sameHost(c, r) ? recoverCrashed(c, at) : { next: c, effects: [] }));
       if (!next || mayRun(next)) continue;
@@ -123,18 +129,23 @@ export class Maintenance {
       if (until()) break;
       const parent = records.get(id);
       if (!parent?.children.some(isRunningChild)) continue;
-      const notes = await checkOrphans(this.#runner, parent, (c) => this.#tracker.isBusy(c));
+      const notes = await checkOrphans(this.#runner, parent, (c) => this.#tracker.busyWithin(c, ctx.config.orphans.staleAfter));
       report.orphaned += notes.length;
       this.#tracker.addOrphanNotes(id, notes);
     }
     report.locks = (await sweepDeadLocks(ctx.paths.sessions)) + (await sweepDeadLocks(ctx.paths.root));
-    const runs = (id: string) => {
-      const r = records.get(id);
-      return r !== undefined && mayRun(r);
-    };
-    const dropped = await sweepQueues(ctx.paths, runs, { clock: ctx.clock, until });
+    const dropped = await sweepQueues(ctx.paths, (id) => queueFate(records.get(id)), { clock: ctx.clock, until });
     report.queues = dropped.length;
-    for (const d of dropped) await ctx.record("stop_ignored", { sessionId: d.sessionId, count: d.dropped.length, because: "session no longer runs" });
+    for (const d of dropped) {
+      // Each directive nobody will read is audited with its id and why (issue 26: delivered once, or dropped and said so).
+      const ids = (kind: string) => d.dropped.filter((x) => x.kind === kind).map((x) => x.id);
+      const { sessionId, because } = d;
+      const [stops, injects, notes, raises] = [ids("stop"), ids("inject"), ids("notify"), ids("budget")];
+      if (stops.length + raises.length > 0)
+        await ctx.record("stop_ignored", { sessionId, count: stops.length + raises.length, requestIds: [...stops, ...raises], because });
+      if (injects.length > 0) await ctx.record("inject_dropped", { sessionId, count: injects.length, injectIds: injects, because });
+      if (notes.length > 0) await ctx.record("note_dropped", { sessionId, count: notes.length, noteIds: notes, because });
+    }
     report.forgotten = this.#forget(records);
     const stats =
       process.env.OPENCODE_GOVERNANCE_STATS === "1" ? { stats: this.#stats(), heapUsedMiB: Math.round(process.memoryUsage().heapUsed / 2 ** 20) } : {};
@@ -147,4 +158,13 @@ export class Maintenance {
 /** The record still names the host that was found dead (a new process may have taken it meanwhile). */
 function sameHost(current: SessionRecord, seen: SessionRecord): boolean {
   return current.hostedBy?.pid === seen.hostedBy?.pid && current.hostedBy?.start === seen.hostedBy?.start && current.hostedBy?.host === seen.hostedBy?.host;
+}
+
+/** Who may still read a session's queue (governance/stop/queue-sweep.ts): from its record in this sweep's snapshot. */
+function queueFate(r: SessionRecord | undefined): QueueFate {
+  if (!r) return { drop: "session archived or unknown" };
+  if (mayRun(r)) return "runs";
+  if (r.end?.how === "orphaned") return "resumable";
+  if (r.control === "stopped") return { drop: "session stopped" };
+  return { drop: `session ${r.end?.how ?? r.control}` };
 }

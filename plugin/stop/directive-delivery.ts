@@ -1,4 +1,4 @@
-import { claimAll, type Directive } from "../../governance/stop/directive-queue.ts";
+import { claimAll, type Directive, peekAll } from "../../governance/stop/directive-queue.ts";
 import { planDelivery, type RenderedNote } from "../../governance/stop/delivery-plan.ts";
 import { notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
@@ -40,14 +40,17 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
 }
 
 /**
- * Notifications for the model-step path (stop and inject directives stay queued for tool results): newly claimed ones
- * plus those shown before that no tool result has carried yet (`notesOnStep`), each once.
+ * Notifications for the model-step path (stop and inject directives stay queued for tool results): the notes queued
+ * for the session, each once. They are read, not claimed (issue 26 item 3): a model step's copy of the messages is
+ * never persisted, so a note stays in its queue file — on disk, for whichever process hosts the session next — until a
+ * tool result carries it (`deliverOnToolResult` claims it then). `stops.notes` only remembers what is owed, so a
+ * session with nothing queued costs no directory read.
  */
 export async function takeNotifications(runner: EffectRunner, stops: StopController, sessionId: string): Promise<string[]> {
   const owed = stops.notes.get(sessionId);
-  if (!runner.inbox.has(sessionId)) return owed.map((n) => n.text);
-  const claimed = await claimAll(runner.ctx.paths, sessionId, { clock: runner.ctx.clock, kinds: ["notify"], onProblem: (p) => rejected(runner, sessionId, p) });
-  const step = notesOnStep(owed, await renderNotes(runner, sessionId, claimed));
+  if (!runner.inbox.has(sessionId) && owed.length === 0) return [];
+  const queued = (await peekAll(runner.ctx.paths, sessionId)).filter((d) => d.kind === "notify");
+  const step = notesOnStep([], await renderNotes(runner, sessionId, queued));
   stops.notes.set(sessionId, step.pending);
   await runner.run(sessionId, step.effects);
   return step.show;
