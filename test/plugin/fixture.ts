@@ -24,7 +24,8 @@ export async function settle(turns = 20): Promise<void> {
   for (let i = 0; i < turns; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
 
-export function createFakeTimers(clock: FakeClock): FakeTimers {
+/** `slowMs`: how long a fired timer's work may stay busy before time moves on anyway (the model-based test uses less). */
+export function createFakeTimers(clock: FakeClock, slowMs = 500): FakeTimers {
   let seq = 0;
   const entries = new Map<number, Entry>();
   let timerAdded: (() => void) | undefined;
@@ -56,7 +57,7 @@ export function createFakeTimers(clock: FakeClock): FakeTimers {
           const why = await Promise.race([
             Promise.allSettled([...running]).then(() => "done"),
             added.then(() => "timer"),
-            new Promise<string>((resolve) => setTimeout(() => resolve("slow"), 500).unref()),
+            new Promise<string>((resolve) => setTimeout(() => resolve("slow"), slowMs).unref()),
           ]);
           timerAdded = undefined;
           if (why !== "done") break;

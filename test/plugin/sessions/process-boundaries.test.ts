@@ -1,0 +1,79 @@
+import { afterEach, describe, expect, test } from "vitest";
+import { enqueue, peekAll } from "../../../governance/stop/directive-queue.ts";
+import { onEvent } from "../../../plugin/hooks/event.ts";
+import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
+import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
+import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { Runtime } from "../../../plugin/runtime/runtime.ts";
+import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
+
+const ROOT = "ses_root00000000000000000000001";
+const CHILD = "ses_child0000000000000000000001";
+
+let f: PluginFixture;
+afterEach(() => f.close());
+
+const part = (callID: string, status: string) => ({
+  type: "message.part.updated",
+  properties: { sessionID: ROOT, part: { type: "tool", sessionID: ROOT, callID, tool: "task", state: { status } } },
+});
+const spawn = (callID: string, agent = "general") =>
+  toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID }, { args: { subagent_type: agent, description: "d", prompt: "p" } });
+const step = async (rt: Runtime) => {
+  const messages = [{ info: { sessionID: ROOT, role: "user", id: "msg_1" }, parts: [{ type: "text", text: "go" }] as object[] }];
+  await messagesTransform(rt, { messages });
+  return JSON.stringify(messages);
+};
+
+describe("across process boundaries, in one process (issue 26)", () => {
+  test("an ordinary exit releases the root: a turn under way is interrupted (resumable), hosted by nobody, audited as an exit", async () => {
+    f = await pluginFixture();
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.status(ROOT, "busy"));
+    await toolBefore(f.rt, { tool: "read", sessionID: ROOT, callID: "c1" }, { args: {} });
+    await f.rt.dispose();
+    expect(f.onDisk(ROOT)).toMatchObject({ state: "interrupted", control: "active", hostedBy: null });
+    const released = (await f.audit("session_released"))[0];
+    expect(released).toMatchObject({ sessionId: ROOT, cause: "exit", was: "running", now: "interrupted" });
+    expect(await f.audit("session_aborted")).toEqual([]);
+  });
+
+  test("spawn slots: three calls OpenCode fails inside the tool (unknown agent) release theirs; the next spawns go through", async () => {
+    f = await pluginFixture({ config: "concurrency:\n  perParent: 2\n" });
+    await onEvent(f.rt, events.created(ROOT));
+    for (const c of ["t1", "t2", "t3"]) {
+      await spawn(c, "no-such-agent");
+      await onEvent(f.rt, part(c, "error"));
+    }
+    expect(f.rt.budget.running.countFor(ROOT)).toBe(0);
+    await spawn("t4");
+    await spawn("t5");
+    await expect(spawn("t6")).rejects.toThrow(/SPAWN REFUSED/);
+    // A reservation whose call never reported its end is gone when the parent's turn ends.
+    await onEvent(f.rt, events.status(ROOT, "idle"));
+    expect(f.rt.budget.running.countFor(ROOT)).toBe(0);
+  });
+
+  test("a note shown on a model step stays on disk: the next process shows it again, a tool result carries it once", async () => {
+    f = await pluginFixture();
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
+    await enqueue(f.rt.ctx.paths, ROOT, { kind: "notify", id: `notify-${CHILD}`, at: f.clock.now(), childId: CHILD, how: "ladder" });
+    f.rt.runner.inbox.mark(ROOT);
+    expect(await step(f.rt)).toContain("SUBAGENT");
+    expect((await peekAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
+    f.rt.halt(); // killed: nothing more is written
+    const next = new Runtime({ directory: f.dir, client: {} as never }, { clock: f.clock, timers: f.timers, api: f.api });
+    await next.start();
+    try {
+      expect(await step(next)).toContain("SUBAGENT");
+      const out = { title: "read", output: "file", metadata: {} };
+      await toolAfter(next, { tool: "read", sessionID: ROOT, callID: "c2" }, out);
+      expect(out.output.split("SUBAGENT").length - 1).toBe(1);
+      expect(await peekAll(next.ctx.paths, ROOT)).toEqual([]);
+      expect(await step(next)).not.toContain("SUBAGENT");
+    } finally {
+      await next.dispose();
+    }
+  });
+});
