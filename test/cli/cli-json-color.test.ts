@@ -56,7 +56,7 @@ async function seedResumable(p: CliProject): Promise<void> {
     lastActivityAt: t2,
     lastToolCall: tool("bash", "npm run migrate", t2),
   });
-  await p.put({ sessionId: IDLE, agent: "governance-coordinator", createdAt: now - 4 * HOUR, lastActivityAt: now - 3 * HOUR });
+  await p.put({ sessionId: IDLE, agent: "governance-coordinator", createdAt: now - 4 * HOUR, lastActivityAt: now - 3 * HOUR, idleAt: now - 3 * HOUR });
   await p.put({ sessionId: BUSY, agent: "governance-coordinator", createdAt: now - 60_000, lastActivityAt: now });
   await p.put({ sessionId: EXPIRED, agent: "governance-coordinator", state: "interrupted", createdAt: now - 60 * HOUR, lastActivityAt: now - 50 * HOUR });
 }
