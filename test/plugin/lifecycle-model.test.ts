@@ -168,6 +168,8 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
     const told = audit.filter((e) => e.type === "parent_notified").map((e) => String(e.childId));
     expect(new Set(told).size).toBe(told.length);
     for (const childId of told) expect(w.rootResults.filter((o) => o.includes(childId)).length).toBeLessThanOrEqual(1);
+    // Governance's own writes across processes never read as someone else's (record_tampered, issue 27).
+    expect(audit.filter((e) => e.type === "record_tampered")).toEqual([]);
     // 6. Every guidance delivered at most once.
     const delivered = audit.filter((e) => e.type === "session_injected").map((e) => String(e.injectId));
     expect(new Set(delivered).size).toBe(delivered.length);
