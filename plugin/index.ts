@@ -10,9 +10,12 @@ import { toolAfter } from "./hooks/tool-after.ts";
 import { toolBefore } from "./hooks/tool-before.ts";
 import { shellEnv } from "./hooks/shell-env.ts";
 import { Runtime } from "./runtime/runtime.ts";
+import { GOVERNANCE_PREFIX_HEADING } from "../governance/texts/governance-prefix.ts";
+import { HOST_LINES } from "../governance/host/host-lines.ts";
 import { governanceTools } from "./host/tools.ts";
 import { detectV1Host } from "./host/opencode-1/host-version.ts";
 import { setupV2 } from "./host/opencode-2/setup.ts";
+import { ExecutionStates } from "./host/opencode-2/v2-api.ts";
 import type { Cleanup, V2Context } from "./host/opencode-2/v2-types.ts";
 
 /**
@@ -29,6 +32,7 @@ async function server(input: PluginInput): Promise<Hooks> {
   }
   const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
   detectV1Host(rt);
+  const skipped = testSkippedHooks(process.env);
   // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
   const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
   // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
@@ -44,8 +48,21 @@ async function server(input: PluginInput): Promise<Hooks> {
       }
     }),
     "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
-    "experimental.chat.system.transform": timed("system.transform", (i, o) => systemTransform(rt, i, o)),
-    "experimental.chat.messages.transform": timed("messages.transform", (_i, o) => messagesTransform(rt, o)),
+    // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
+    // the messages transform saw could carry the status note. The test-only switch below leaves the prefix hook out.
+    ...(skipped.has("prefix")
+      ? {}
+      : {
+          "experimental.chat.system.transform": timed("system.transform", async (i, o) => {
+            await systemTransform(rt, i, o);
+            if (i.sessionID && o.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING)) rt.coverage.prefixed(i.sessionID);
+          }),
+        }),
+    "experimental.chat.messages.transform": timed("messages.transform", async (_i, o) => {
+      await messagesTransform(rt, o);
+      const id = o.messages[0]?.info.sessionID;
+      if (id) rt.coverage.noted(id);
+    }),
     "experimental.session.compacting": contain(
       "session.compacting",
       (i, o) => {
@@ -55,8 +72,14 @@ async function server(input: PluginInput): Promise<Hooks> {
       },
       sink,
     ),
-    "tool.execute.before": timed("tool.execute.before", (i, o) => toolBefore(rt, i, o)),
-    "tool.execute.after": timed("tool.execute.after", (i, o) => toolAfter(rt, i, o)),
+    "tool.execute.before": timed("tool.execute.before", (i, o) => {
+      rt.coverage.gated(i.sessionID, i.callID);
+      return toolBefore(rt, i, o);
+    }),
+    "tool.execute.after": timed("tool.execute.after", async (i, o) => {
+      await toolAfter(rt, i, o);
+      if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
+    }),
     "shell.env": contain("shell.env", (i, o) => shellEnv(rt, i, o), sink),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i), sink),
@@ -65,24 +88,56 @@ async function server(input: PluginInput): Promise<Hooks> {
 }
 
 /**
+ * TEST-ONLY switch, read once when an instance starts: `OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS=prefix` leaves the prefix
+ * hook (`experimental.chat.system.transform`) unregistered, which is what a host update that stops calling it looks
+ * like. It exists so the end-to-end test can prove governance notices (test/e2e/governance-gap.test.ts); a user has no
+ * reason to set it, and doing so turns governance's first promise off.
+ */
+function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
+  return new Set((env.OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS ?? "").split(",").filter((s) => s !== ""));
+}
+
+/**
  * Which entry this process's host uses. OpenCode 1.18 calls `setup` as well as `server` (it carries OpenCode 2's
  * module loader beside its own, a few seconds after `server`, with no `ctx.location`; seen on 1.18.33, test/e2e/
  * governance-prefix.test.ts): governance must run once, so the first `server` call wins and a V2 runtime already
  * started in this process is disposed. OpenCode 2 never calls `server`.
  */
-const entry = { v1: false, v2: [] as Cleanup[] };
+type V2Instance = { cleanup: () => Promise<void>; states: ExecutionStates };
+const entry = { v1: false, v2: new Map<string, V2Instance>() };
 
 async function enteredAsV1(): Promise<void> {
   entry.v1 = true;
-  for (const cleanup of entry.v2.splice(0)) await Promise.resolve(cleanup()).catch(() => undefined);
+  const running = [...entry.v2.values()];
+  entry.v2.clear();
+  for (const v2 of running) await v2.cleanup();
 }
 
-/** The OpenCode 2 entry: plugin/host/opencode-2/setup.ts. */
+/**
+ * The OpenCode 2 entry: plugin/host/opencode-2/setup.ts. Since 2.0.7 `opencode reload` (and `location.shutdown`)
+ * destroys and re-creates plugin instances inside one process, and the order of the two is the host's: one runtime per
+ * location, so a new instance for a location first ends the one still running there (its cleanup is idempotent: the
+ * host calls it again later), and takes over what only memory held (which sessions are running a turn: Escape's
+ * cascade and "checked idle" read it). Records, queues and the audit log are on disk and need no handover.
+ */
 async function setup(ctx: V2Context): Promise<Cleanup> {
   if (entry.v1) return () => undefined;
-  const cleanup = await setupV2(ctx);
-  entry.v2.push(cleanup);
-  return cleanup;
+  const key = ctx.location?.directory ?? "";
+  const prior = entry.v2.get(key);
+  if (prior) await prior.cleanup();
+  const states = prior?.states ?? new ExecutionStates();
+  const end = await setupV2(ctx, { states });
+  let ended: Promise<void> | undefined;
+  const instance: V2Instance = {
+    states,
+    cleanup: () => {
+      ended ??= Promise.resolve(end()).catch(() => undefined);
+      if (entry.v2.get(key) === instance) entry.v2.delete(key);
+      return ended;
+    },
+  };
+  entry.v2.set(key, instance);
+  return instance.cleanup;
 }
 
 /**

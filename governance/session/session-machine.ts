@@ -55,8 +55,10 @@ export const SessionEvent = z.discriminatedUnion("type", [
   /**
    * `session.error` with MessageAbortedError (Escape, SDK abort), or an ancestor's cascade (`cascade: true`): the
    * ancestor's cascade already covers this session's subtree, so a cascaded abort does not cascade again.
+   * `cause: "host"`: the host itself stopped a stalled turn (OpenCode 2's `interrupted` reason `inactivity`): the
+   * session is interrupted, but it is not the user's Escape, so nothing cascades and it is audited as the host's.
    */
-  z.object({ type: z.literal("aborted"), at: At, cascade: z.boolean().optional() }),
+  z.object({ type: z.literal("aborted"), at: At, cascade: z.boolean().optional(), cause: z.literal("host").optional() }),
   /** Any other `session.error`: logged, no state change. */
   z.object({ type: z.literal("errored"), at: At, message: z.string() }),
   /**
@@ -287,6 +289,7 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
   switch (ev.type) {
     case "aborted":
       if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true, cause: "cascade" })];
+      if (ev.cause === "host") return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: "host" })];
       return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: abortedBy(before) })];
     case "compacted":
       return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];

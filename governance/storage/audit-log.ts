@@ -48,6 +48,7 @@ export const AuditEventType = z.enum([
   "host_detected",
   "host_unsupported",
   "host_notice",
+  "governance_gap",
   "session_ended",
   "session_rehosted",
   "session_released",

@@ -22,6 +22,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   if (event.type === "created") {
     await tracker.created(id, () => recordNewSession(rt, id, event.parentId, event.agent));
     rt.budget.onCreated(id, event.parentId, event.agent);
+    await rt.coverage.afterCreated(id, event.parentId);
     return;
   }
   if (event.type === "deleted") {
@@ -33,6 +34,8 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
     stops.onLife(id);
     // Every end of a `task` call releases its spawn reservation, whether or not a child was ever created (issue 26).
     if (event.toolEnded) rt.budget.running.callEnded(event.toolEnded);
+    if (event.step) rt.coverage.hostStep(id);
+    if (event.toolEnded) rt.coverage.hostTool(id, event.toolEnded);
     return;
   }
   if (event.type === "status") {
@@ -50,7 +53,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   switch (event.type) {
     case "aborted":
       rt.budget.onEnded(id);
-      await runner.dispatch(id, { type: "aborted", at });
+      await runner.dispatch(id, { type: "aborted", at, ...(event.cause ? { cause: event.cause } : {}) });
       await stops.onAborted(id);
       return;
     case "errored": {

@@ -55,7 +55,8 @@ export const SessionUsage = z.object({
 
 export type GovernanceEvent =
   | { type: "created"; sessionId: string; parentId: string | null; agent: string | null }
-  | { type: "aborted"; sessionId: string }
+  /** `cause: "host"`: the host stopped a stalled turn itself (OpenCode 2 `inactivity`), not the user's Escape. */
+  | { type: "aborted"; sessionId: string; cause?: "host" }
   | { type: "errored"; sessionId: string; name: string }
   | { type: "idle"; sessionId: string }
   | { type: "compacted"; sessionId: string; trigger?: "auto" | "summarize" }
@@ -69,12 +70,14 @@ export type GovernanceEvent =
       cost: number;
     }
   /**
-   * Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. `toolEnded` is
+   * Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. `step`: the
+   * host reports a model step began (OpenCode 1 `step-start` part, OpenCode 2 `session.step.started`). `toolEnded` is
    * the call id when the part is a tool call that reached its end (`completed` or `error`): OpenCode 1.18 reports every
    * end of a tool call this way, including those that run no `tool.execute.after` (a refused call, an unknown agent,
-   * a permission denial, a thrown tool error, an abort).
+   * a permission denial, a thrown tool error, an abort). It releases a `task` call's spawn reservation and feeds the
+   * coverage check (plugin/sessions/coverage-watch.ts).
    */
-  | { type: "output"; sessionId: string; toolEnded?: string };
+  | { type: "output"; sessionId: string; step?: true; toolEnded?: string };
 
 /** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
 export function parseEvent(raw: unknown): GovernanceEvent | undefined {
@@ -105,13 +108,20 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
       const e = SessionStatus.safeParse(raw);
       return e.success ? { type: "status", sessionId: e.data.properties.sessionID, status: e.data.properties.status.type } : undefined;
     }
-    case "message.part.updated":
     case "message.part.delta": {
-      // Every streamed chunk: no schema parse here, a few property reads.
-      const props = (raw as { properties?: { sessionID?: unknown; part?: { type?: unknown; callID?: unknown; state?: { status?: unknown } } } }).properties;
-      const part = props?.part;
-      const id = props?.sessionID ?? (part as { sessionID?: unknown } | undefined)?.sessionID;
+      // Every streamed chunk: no schema parse here, one property read.
+      const id = (raw as { properties?: { sessionID?: unknown } }).properties?.sessionID;
+      return typeof id === "string" ? { type: "output", sessionId: id } : undefined;
+    }
+    case "message.part.updated": {
+      // A few property reads, no schema parse: a step starting or a tool call finishing is what the host reports.
+      const p = (
+        raw as { properties?: { sessionID?: unknown; part?: { type?: unknown; sessionID?: unknown; callID?: unknown; state?: { status?: unknown } } } }
+      ).properties;
+      const part = p?.part;
+      const id = typeof p?.sessionID === "string" ? p.sessionID : part?.sessionID;
       if (typeof id !== "string") return undefined;
+      if (part?.type === "step-start") return { type: "output", sessionId: id, step: true };
       const status = part?.type === "tool" ? part.state?.status : undefined;
       if ((status === "completed" || status === "error") && typeof part?.callID === "string") return { type: "output", sessionId: id, toolEnded: part.callID };
       return { type: "output", sessionId: id };

@@ -26,6 +26,7 @@ import { BudgetGuard } from "../budget/budget-guard.ts";
 import { applyBudgetRaise } from "../budget/budget-raises.ts";
 import { systemTimers, type Timers } from "./timers.ts";
 import { Telemetry, type TelemetryDeps } from "../telemetry/telemetry.ts";
+import { CoverageWatch } from "../sessions/coverage-watch.ts";
 
 /** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
@@ -69,6 +70,9 @@ export class Runtime {
   readonly telemetry: Telemetry;
 
   readonly host: HostInfo;
+  /** What the host reports against what governance did, per session (plugin/sessions/coverage-watch.ts). */
+  readonly coverage: CoverageWatch;
+
   /** `client` is OpenCode 1's SDK client; an OpenCode 2 instance passes its own `api` instead. */
   constructor(input: { directory: string; client?: PluginInput["client"] }, options: RuntimeOptions = {}) {
     this.host = options.host ?? { line: 1, version: null };
@@ -106,6 +110,7 @@ export class Runtime {
       reportError: (where, error) => ctx.reportHookError(where, error),
       ...(options.loadTelemetry ? { load: options.loadTelemetry } : {}),
     });
+    this.coverage = new CoverageWatch(this.ctx, () => this.host);
     const telemetry = this.telemetry;
     sink.tap((type, data) => telemetry.audit(type, data));
   }
@@ -121,6 +126,7 @@ export class Runtime {
     this.runner.idle.forget(sessionId);
     this.ctx.store.forget(sessionId);
     this.runner.sessions.forget(sessionId);
+    this.coverage.forget(sessionId);
   }
 
   /** What this instance holds in memory, per map: the soak test asserts none grows with ended sessions. */
@@ -135,6 +141,7 @@ export class Runtime {
       storeCache: this.ctx.store.cacheSize(),
       callNotes: this.calls.size(),
       inFlight: this.inFlight.size,
+      coverage: this.coverage.size(),
     };
   }
 
@@ -154,6 +161,7 @@ export class Runtime {
     await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
     this.stops.start();
+    this.coverage.start();
     if (this.#signals) this.#unregisterExit = onProcessExit(() => this.#finish());
     // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
     // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
@@ -189,6 +197,7 @@ export class Runtime {
 
   #stopWork(): void {
     this.maintenance.stop();
+    this.coverage.stop();
     this.stops.dispose();
     this.ctx.configWatcher.stop();
   }
@@ -196,6 +205,7 @@ export class Runtime {
   async flush(): Promise<void> {
     await this.maintenance.settled();
     await this.sessions.flush();
+    await this.coverage.write();
     await this.ctx.sink.settle();
   }
 }

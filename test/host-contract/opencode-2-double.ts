@@ -15,6 +15,19 @@
  *   `experimental.subagent_depth` (default 1) with its error text, child created with `parentID`, result
  *   `<subagent sessionID=… state="completed">`, cancelled child → error "Subagent cancelled (sessionID: …)".
  * - `session.interrupt` ends a running execution with `session.execution.interrupted` reason `user`.
+ * - Release line (docs/opencode-2.md, "The pinned contract"): the `context` payload has NO `kind` (the host calls it for
+ *   the agent loop only; compaction has its own hook, title and generate too) — packages/core/src/session/
+ *   model-request.ts @ 0330149c (upstream, `@opencode/*`) and @ 605708ad (521ox fork, 2.0.16). Each model step is
+ *   announced by `session.step.started`; each finished tool call by `session.tool.success | failed` (`callID`)
+ *   (packages/schema/src/session-event.ts @ 03130971). `interrupted.reason` may be `inactivity` (the host's idle
+ *   timeout; release line, not in the 03130971 literal list).
+ *
+ * Variants (`OpenCode2Double` options), each run by the scenario table:
+ * - `contextKind: "present"` — a pre-release build whose `context` payload carries `kind: "primary"`.
+ * - `interruptInput`: `"plain"` — `{ sessionID }` and extra keys ignored (an Effect Schema struct's default);
+ *   `"continue"` — about 2.0.18–2.0.21: `{ sessionID, continue? }`, and an interrupt without `continue: false` sets the
+ *   session's queued prompt running (the behaviour plugins guard against, ByBrawe/opencode-goal CHANGELOG 1.3.41–44);
+ *   `"strict"` — `{ sessionID }` with unknown keys REFUSED (a worst case for 2.0.22+, whose schema is unverified).
  */
 import type {
   Cleanup,
@@ -71,7 +84,21 @@ export type ToolCallResult = { status: "completed"; text: string; result: ToolRe
 let seq = 0;
 const nextId = (prefix: string) => `${prefix}_${(++seq).toString().padStart(4, "0")}${"x".repeat(22)}`;
 
+export type DoubleOptions = { contextKind?: "absent" | "present"; interruptInput?: "plain" | "continue" | "strict" };
+export type InterruptReason = "user" | "shutdown" | "superseded" | "inactivity";
+
 export class OpenCode2Double {
+  readonly options: Required<DoubleOptions>;
+  /** Calls of `session.interrupt` as the plugin made them (the input object). */
+  readonly interruptCalls: Record<string, unknown>[] = [];
+  /** Prompts waiting behind a session's running turn (`delivery: "queue"`), and the ones the host set running. */
+  readonly queued = new Map<string, string[]>();
+  readonly ranQueued: string[] = [];
+
+  constructor(options: DoubleOptions = {}) {
+    this.options = { contextKind: options.contextKind ?? "absent", interruptInput: options.interruptInput ?? "plain" };
+  }
+
   readonly sessions = new Map<string, Session>();
   readonly instances = new Map<string, Instance>();
   readonly interrupts: string[] = [];
@@ -136,9 +163,16 @@ export class OpenCode2Double {
           if (!s) throw Object.assign(new Error(`Session not found: ${sessionID}`), { _tag: "Session.NotFoundError" });
           return { id: s.id, ...(s.parentID ? { parentID: s.parentID } : {}), agent: s.agent, location: { directory: s.directory } };
         },
-        interrupt: async ({ sessionID }) => {
+        interrupt: async (input) => {
+          this.interruptCalls.push({ ...input });
+          const extra = Object.keys(input).filter((k) => k !== "sessionID" && !(k === "continue" && this.options.interruptInput === "continue"));
+          if (this.options.interruptInput === "strict" && extra.length > 0)
+            throw Object.assign(new Error(`Unexpected key(s) ${extra.join(", ")} in session.interrupt input`), { _tag: "SchemaError" });
+          const { sessionID } = input;
           this.interrupts.push(sessionID);
           this.interrupt(sessionID, "user");
+          // 2.0.18–2.0.21: the session's next queued prompt starts unless the caller said `continue: false`.
+          if (this.options.interruptInput === "continue" && input.continue !== false) this.#runQueued(sessionID);
         },
         synthetic: async ({ sessionID, text }) => {
           this.synthetic.push({ sessionID, text });
@@ -160,6 +194,21 @@ export class OpenCode2Double {
 
   async unload(): Promise<void> {
     for (const inst of this.instances.values()) await inst.cleanup?.();
+  }
+
+  /**
+   * `opencode reload` (2.0.7) / `location.shutdown`: the location's plugin instance is destroyed (its cleanup awaited)
+   * and a new one created IN THE SAME PROCESS from the same module (oceanus changelog 2.0.6/2.0.7; the 2.0.16 OpenAPI
+   * `location.reload`: "Shut down and rebuild every loaded location … running sessions continue").
+   */
+  async reload(mod: unknown, directory: string, version = "2.0.17"): Promise<void> {
+    await this.instances.get(directory)?.cleanup?.();
+    await this.load(mod, directory, version);
+  }
+
+  /** Open event subscriptions (one per live plugin runtime reading the stream). */
+  get subscriptions(): number {
+    return this.#subscribers.size;
   }
 
   /** Every instance has taken every event emitted so far off its stream and handled it (the pump awaits each). */
@@ -215,8 +264,23 @@ export class OpenCode2Double {
     this.#emit("session.execution.succeeded", sessionID, {});
   }
 
-  /** Escape (`user`), a shutdown or a superseding prompt: the running execution ends with that reason. */
-  interrupt(sessionID: string, reason: "user" | "shutdown" | "superseded"): void {
+  /** A prompt queued behind the session's running turn. */
+  queue(sessionID: string, text: string): void {
+    this.queued.set(sessionID, [...(this.queued.get(sessionID) ?? []), text]);
+  }
+
+  #runQueued(sessionID: string): void {
+    const next = this.queued.get(sessionID)?.shift();
+    if (next === undefined) return;
+    this.ranQueued.push(next);
+    this.startExecution(sessionID);
+  }
+
+  /**
+   * Escape (`user`), a shutdown, a superseding prompt or the host's idle timeout (`inactivity`): the running execution
+   * ends with that reason.
+   */
+  interrupt(sessionID: string, reason: InterruptReason): void {
     const s = this.sessions.get(sessionID);
     if (!s?.running) return;
     s.running = false;
@@ -241,15 +305,27 @@ export class OpenCode2Double {
     for (const cb of inst.prompt) await cb(event);
   }
 
-  /** One model request of a session: the `context` hooks, awaited in order; what the provider would receive. */
-  async request(sessionID: string, kind: SessionContextEvent["kind"] = "primary"): Promise<{ system: string[]; messages: { role: string; text: string }[] }> {
+  /**
+   * One model request of a session; what the provider would receive. The agent loop (`primary`, the default) is one
+   * model step: `session.step.started`, then the `context` hooks, awaited in order, with NO `kind` in the payload
+   * (release line) or `kind: "primary"` (the `contextKind: "present"` variant). `compaction` runs the compaction hooks;
+   * `title` and `generate` run hooks of their own, which this plugin does not register.
+   */
+  async request(
+    sessionID: string,
+    kind: "primary" | "compaction" | "title" | "generate" = "primary",
+  ): Promise<{ system: string[]; messages: { role: string; text: string }[] }> {
     const inst = this.#instanceOf(sessionID);
     const s = this.sessions.get(sessionID) as Session;
     const system: SystemPart[] = [{ type: "text", text: "You are OpenCode." }];
     // The history as OpenCode 2 hands it over: `LLM.Message` instances ({ role, content: ContentPart[] }).
     const messages: unknown[] = [new LlmMessage({ role: "user", content: [{ type: "text", text: "the user's prompt" }] })];
-    const event: SessionContextEvent = { sessionID, agent: s.agent, kind, system, messages, tools: {} };
-    for (const cb of kind === "compaction" ? inst.compaction : inst.context) await cb(event);
+    const withKind = this.options.contextKind === "present" ? { kind } : {};
+    const event: SessionContextEvent = { sessionID, agent: s.agent, ...withKind, system, messages, tools: {} };
+    if (kind === "primary")
+      this.#emit("session.step.started", sessionID, { assistantMessageID: nextId("msg"), agent: s.agent, model: { id: "m", providerID: "p" } });
+    const hooks = kind === "compaction" ? inst.compaction : kind === "primary" ? inst.context : [];
+    for (const cb of hooks) await cb(event);
     const texts = (m: unknown) => {
       if (!(m instanceof LlmMessage)) throw new Error("a context hook added a message that is not an LLM.Message");
       return { role: m.role, text: m.content.map((p) => p.text).join("") };
@@ -287,6 +363,12 @@ export class OpenCode2Double {
         // execute.after cannot fail: the host ignores it.
       }
     }
+    // The host reports the finished call (packages/schema/src/session-event.ts: `session.tool.success | failed`).
+    this.#emit(after.status === "completed" ? "session.tool.success" : "session.tool.failed", sessionID, {
+      assistantMessageID: before.messageID,
+      callID: id,
+      executed: true,
+    });
     if (after.status === "completed") {
       const c = after.result.content;
       return { status: "completed", text: typeof c === "string" ? c : JSON.stringify(c), result: after.result };

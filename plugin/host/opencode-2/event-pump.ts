@@ -7,7 +7,7 @@ import { locationOf, parseV2Event, sessionOf } from "./v2-events.ts";
 import type { V2Context, V2Event } from "./v2-types.ts";
 
 /** Events only the telemetry export reads (plugin/telemetry/host-signals.ts). */
-const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.started", "session.step.ended"]);
+const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.ended"]);
 
 /**
  * The global event stream, read for this location only: `session.created` says its location; other events

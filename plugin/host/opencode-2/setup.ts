@@ -8,6 +8,7 @@ import { toolBefore } from "../../hooks/tool-before.ts";
 import { contain } from "../../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../../runtime/runtime.ts";
 import { coreToolName, HOST_LINES } from "../../../governance/host/host-lines.ts";
+import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-prefix.ts";
 import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../tools.ts";
 import { pumpEvents } from "./event-pump.ts";
 import { LocationFilter } from "./location-filter.ts";
@@ -26,6 +27,17 @@ function resultText(result: ToolResult): string {
 }
 
 /**
+ * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
+ * without `kind: "primary"` is skipped), which on the release line skips every request; the coverage test proves
+ * governance then reports the gap (test/host-contract/opencode-2-coverage.test.ts).
+ */
+export type SetupOptions = Pick<RuntimeOptions, "clock" | "timers"> & {
+  legacyKindFilter?: boolean;
+  /** The busy sessions a previous instance of this location saw (a reload re-creates the instance: plugin/index.ts). */
+  states?: ExecutionStates;
+};
+
+/**
  * The OpenCode 2 entry (`setup(ctx)` of the default export; OpenCode 1 calls `server`). It only translates: OpenCode 2's
  * hooks and events become the SAME handlers (plugin/hooks/) and core events the OpenCode 1 adapter uses, and their
  * effects run through an OpencodeApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
@@ -33,12 +45,13 @@ function resultText(result: ToolResult): string {
  * deliberate block (a refused spawn, a terminated session) rejects `execute.before`, which OpenCode 2 turns into the
  * tool's error for the model.
  */
-export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clock" | "timers"> = {}): Promise<Cleanup> {
+export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promise<Cleanup> {
   const directory = ctx.location?.directory;
-  const states = new ExecutionStates();
+  const states = options.states ?? new ExecutionStates();
   let rt: Runtime | undefined;
   const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
-  rt = new Runtime({ directory: directory ?? process.cwd() }, { ...options, api, host: { line: 2, version: ctx.app?.version ?? null } });
+  const { legacyKindFilter: _k, states: _s, ...runtimeOptions } = options;
+  rt = new Runtime({ directory: directory ?? process.cwd() }, { ...runtimeOptions, api, host: { line: 2, version: ctx.app?.version ?? null } });
   const runtime = rt;
   const sink = (hook: string, error: unknown) => runtime.ctx.reportHookError(hook, error);
   try {
@@ -64,8 +77,11 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
     ctx.session.hook(
       "context",
       tracked("session.context", async (e: SessionContextEvent) => {
-        // Title, generate and compaction requests are OpenCode's housekeeping, not agent steps: no prefix.
-        if (e.kind !== "primary" || !(await mine(e.sessionID))) return;
+        // The release line calls `context` for the agent loop only (compaction, generate and title have hooks of their
+        // own) and its payload has no `kind` (packages/core/src/session/model-request.ts @ 0330149c, 2.0.16 fork @
+        // 605708ad). Pre-release builds carried `kind` on it: a request that says it is not the agent loop gets no prefix.
+        const kind = options.legacyKindFilter ? (e.kind ?? "absent") : e.kind;
+        if ((kind !== undefined && kind !== "primary") || !(await mine(e.sessionID))) return;
         // The OpenCode 1 messages handler on a one-message view: it learns the agent, and the texts it would add to
         // the request (post-compaction reminder, notifications) are read back from the view.
         const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
@@ -78,6 +94,9 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
         // is one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
         for (const text of out.system) e.system.push({ type: "text", text });
         if (added.length > 0) e.messages.push(v2Message(e.messages, added.join("\n\n")));
+        // Coverage: this step carried the prefix, and the status note's hook ran (the same hook on OpenCode 2).
+        if (out.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING)) runtime.coverage.prefixed(e.sessionID);
+        runtime.coverage.noted(e.sessionID);
       }),
     ),
     ctx.session.hook(
@@ -93,6 +112,7 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
       "execute.before",
       tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
         if (!(await mine(e.sessionID))) return;
+        runtime.coverage.gated(e.sessionID, e.id);
         const input = obj(e.input);
         let tool = coreToolName(2, e.tool);
         let args: Record<string, unknown> = input;
@@ -116,6 +136,7 @@ export async function setupV2(ctx: V2Context, options: Pick<RuntimeOptions, "clo
         const tool = background ? e.tool : coreToolName(2, e.tool);
         const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
         await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
+        if (tool === HOST_LINES[1].delegateTool) await runtime.coverage.reported(e.sessionID, childId);
         if (out.output === text) return;
         if (e.status === "completed") {
           e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out.output }] : out.output;

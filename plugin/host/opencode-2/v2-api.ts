@@ -31,9 +31,28 @@ export class ExecutionStates {
  * and the dashboard show. Every call bounded, none throws.
  */
 export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string) => void): OpencodeApi {
+  /** Which `interrupt` input this host takes: unknown until a call succeeds (true: `{ sessionID }` only). */
+  let plain: boolean | undefined;
   return {
     async abort(sessionId) {
+      // A governance stop must not set the session's queued prompts running: `continue: false` says so on the hosts
+      // whose input has it (about 2.0.18–2.0.21); a host whose input refuses the key gets `{ sessionID }` (then what
+      // it does with queued prompts is its own: unverified, docs/opencode-2.md). The shape that worked is remembered.
+      if (plain !== true) {
+        const res = await settle(
+          ctx.session.interrupt({ sessionID: sessionId, continue: false }).then(
+            () => true,
+            () => false,
+          ),
+        );
+        if (res === true) {
+          plain = false;
+          return true;
+        }
+        if (res === undefined || plain === false) return false;
+      }
       const res = await settle(ctx.session.interrupt({ sessionID: sessionId }).then(() => true));
+      if (res === true) plain = true;
       return res === true;
     },
     async status() {

@@ -48,12 +48,27 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
     }
     case "session.execution.interrupted": {
       // `user` is Escape (or our own session.interrupt); `superseded` is a new prompt taking over the turn and
-      // `shutdown` the server going down: neither is the user stopping the session.
+      // `shutdown` the server going down: neither is the user stopping the session. `inactivity` (release line) is
+      // the host's own idle timeout stopping a stalled turn: the session IS interrupted, by the host, not by the user.
+      if (data.reason === "inactivity")
+        return [
+          { type: "status", sessionId, status: "idle" },
+          { type: "aborted", sessionId, cause: "host" },
+        ];
       if (data.reason !== "user") return [{ type: "status", sessionId, status: "idle" }];
       return [
         { type: "status", sessionId, status: "idle" },
         { type: "aborted", sessionId },
       ];
+    }
+    case "session.step.started":
+      // The host reports a model step: the coverage check sets it against the steps that carried the prefix.
+      return [{ type: "output", sessionId, step: true }];
+    case "session.tool.success":
+    case "session.tool.failed": {
+      // The host reports a tool call finished: set against the calls the gate saw.
+      const callId = str(data.callID);
+      return callId ? [{ type: "output", sessionId, toolEnded: callId }] : [{ type: "output", sessionId }];
     }
     case "session.text.delta":
     case "session.reasoning.delta":

@@ -29,11 +29,15 @@ export type SessionPromptEvent = {
   delivery: unknown;
 };
 
-/** `session.hook("context")`: the request about to be sent (system + messages), mutable. */
+/**
+ * `session.hook("context")`: the agent loop's request about to be sent (system + messages), mutable. The release line
+ * has no `kind` here (packages/core/src/session/model-request.ts @ 0330149c; @ 605708ad in the 2.0.16 fork): the host
+ * calls this hook for the agent loop only. A pre-release `SessionContext` (session.ts @ 03545fd3) carried `kind`.
+ */
 export type SessionContextEvent = {
   readonly sessionID: string;
   readonly agent: string;
-  readonly kind: SessionRequestKind;
+  readonly kind?: SessionRequestKind;
   system: SystemPart[];
   messages: unknown[];
   tools: Record<string, { description: string; input: unknown }>;
@@ -95,14 +99,16 @@ export type SessionInfo = {
 export type V2Context = {
   readonly app?: { readonly name?: string; readonly version?: string };
   readonly options?: unknown;
-  readonly location?: { readonly directory: string; readonly workspaceID?: string };
+  /** `Location.Info` on the release line (`{ directory, workspaceID?, project }`); absent on pre-release builds. */
+  readonly location?: { readonly directory: string; readonly workspaceID?: string; readonly project?: { readonly id?: string; readonly directory?: string } };
   readonly event: { subscribe(): AsyncIterable<V2Event> };
   readonly session: {
     hook(name: "prompt", cb: (e: SessionPromptEvent) => Promise<void> | void): Promise<Registration>;
     hook(name: "context", cb: (e: SessionContextEvent) => Promise<void> | void): Promise<Registration>;
     hook(name: "compaction", cb: (e: SessionCompactionEvent) => Promise<void> | void): Promise<Registration>;
     get(input: { sessionID: string }): Promise<SessionInfo>;
-    interrupt(input: { sessionID: string }): Promise<unknown>;
+    /** `{ sessionID }` up to 2.0.17 and again from 2.0.22; `{ sessionID, continue? }` on about 2.0.18–2.0.21. */
+    interrupt(input: { sessionID: string; continue?: boolean }): Promise<unknown>;
     synthetic(input: { sessionID: string; text: string; description?: string; resume?: boolean }): Promise<unknown>;
   };
   readonly tool: {
