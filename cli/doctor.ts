@@ -11,6 +11,7 @@ import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { stateFolderProblems } from "../governance/storage/state-health.ts";
 import { configCandidates, globalConfigDir, listsPlugin, readOpencodeConfig } from "./opencode-config.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
+import { lastSessionLine, readCoverage } from "./coverage-view.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
@@ -97,6 +98,26 @@ function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], last
   return checks;
 }
 
+/**
+ * Whether governance reached what the host ran (issue 25 item 5): the last session's coverage as the plugin counted it
+ * (host-reported steps, tool calls and children against prefixed steps, gated calls and linked children), and the
+ * `governance_gap` lines since the last start — each one a session governance found itself not governing.
+ */
+function coverageChecks(log: AuditEvent[], lastStart: number, summary: Awaited<ReturnType<typeof readCoverage>>): Check[] {
+  const checks: Check[] = [];
+  const line = lastSessionLine(summary);
+  const gaps = log.filter((e) => e.at >= lastStart && e.type === "governance_gap") as (AuditEvent & { missing?: string })[];
+  if (line) checks.push({ ok: (summary?.last?.gaps.length ?? 0) === 0, text: line });
+  if (gaps.length > 0) {
+    const kinds = [...new Set(gaps.map((g) => g.missing ?? "?"))].join(", ");
+    checks.push({
+      ok: false,
+      text: `governance gaps reported: ${gaps.length} since the last start (missing: ${kinds}): governance is not reaching sessions on this OpenCode; see \`opencode-governance log --type governance_gap\``,
+    });
+  }
+  return checks;
+}
+
 /** The editor schema the YAML's first line names, when it is a relative file that is not there. */
 function schemaCheck(configFile: string): Check | undefined {
   // A FIFO, a symlink (to /dev/zero) or a huge file is refused by loadConfig; never read it here either.
@@ -137,6 +158,7 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
       : { ok: false, warn: true, text: "no record of the plugin ever starting: start OpenCode here once; if this stays, the plugin failed to load" },
   );
   checks.push(...hostChecks(dir, env, log, started?.at ?? 0));
+  checks.push(...coverageChecks(log, started?.at ?? 0, await readCoverage(paths.root)));
 
   const ignoreFile = path.join(paths.root, ".gitignore");
   if (fs.existsSync(ignoreFile)) {

@@ -4,6 +4,7 @@ import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { trustOf } from "../../governance/stop/control-requests.ts";
 import { readConfig } from "../read-config.ts";
+import { lastSessionLine, readCoverage } from "../coverage-view.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
 /** `status [--json]`: the config and its problems, session counts, budgets in use, the last audit events. */
@@ -14,6 +15,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   // Counts and budgets are of the records this user's governance wrote; the others are only counted (docs/security.md).
   const { trusted: records, unverified } = splitByTrust(all, trustOf(c.control));
   const events = (await c.audit.read()).slice(-10);
+  const coverage = await readCoverage(c.store.paths.root);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
   const now = c.control.clock.now();
@@ -33,6 +35,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       stateFolder: { problems: stateProblems },
       sessions: { recorded: records.length, active, unverified: unverified.length },
       budgets,
+      coverage: coverage ?? null,
       lastEvents: events,
     });
     return 0;
@@ -53,6 +56,8 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const limited = budgets.map((b) => ({ ...b, summary: budgetSummary(b.budget) })).filter((b) => b.summary !== "");
   if (limited.length > 0) c.io.line(["bold", "budgets:"]);
   for (const b of limited) c.io.line(`  ${b.sessionId} ${(b.agent ?? "?").slice(0, 60)}: `, b.budget.exceeded ? ["red", b.summary] : b.summary);
+  const covered = lastSessionLine(coverage);
+  if (covered) c.io.line(["bold", "coverage: "], (coverage?.last?.gaps.length ?? 0) > 0 ? ["red", covered] : covered);
   c.io.line(["bold", "last audit events:"]);
   for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
   return 0;

@@ -14,7 +14,9 @@ export type Counter =
   | "governance.injects"
   | "governance.budget.breaches"
   | "governance.escapes"
-  | "governance.hook.errors";
+  | "governance.hook.errors"
+  /** Governance found itself not governing a session (issue 25 item 5): one per missing kind per session. */
+  | "governance.coverage.gaps";
 
 export type Attributes = Record<string, string | number | boolean>;
 
@@ -95,6 +97,10 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   },
   loop_detected: { event: "governance.loop.detected" },
   hook_error: { count: { metric: "governance.hook.errors", attrs: (d) => ({ hook: str(d.hook) }) } },
+  governance_gap: {
+    event: "governance.coverage.gap",
+    count: { metric: "governance.coverage.gaps", attrs: (d) => ({ missing: str(d.missing), host: str(d.host), host_version: str(d.hostVersion) }) },
+  },
 };
 
 /** Keys of TELEMETRY_MAP that may not exist as audit types yet (another branch adds them). */

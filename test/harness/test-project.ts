@@ -1,4 +1,5 @@
 import { configForHost, hostUnderTest } from "./host-under-test.ts";
+import { auditEvents } from "./governance-files.ts";
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
 import os from "node:os";
@@ -23,6 +24,11 @@ export type ProjectOptions = {
   opencodeConfig?: Record<string, unknown>;
   /** Files to create in the project (relative path → content). */
   files?: Record<string, string>;
+  /**
+   * Only for the test that proves governance notices it is not governing (test/e2e/governance-gap.test.ts): every
+   * other project's `cleanup()` fails the test when the plugin wrote a `governance_gap` line (issue 25 item 5).
+   */
+  allowGovernanceGaps?: boolean;
 };
 
 export type TestProject = {
@@ -115,6 +121,12 @@ export function createTestProject(opts: ProjectOptions): TestProject {
     home,
     env,
     governanceDir: path.join(dir, ".opencode", "governance"),
-    cleanup: () => fs.removeSync(root),
+    cleanup: () => {
+      // With everything working, governance never reports itself missing: asserted for every end-to-end project here,
+      // so no test file can forget it (read before the folder goes).
+      const gaps = opts.allowGovernanceGaps ? [] : auditEvents(path.join(dir, ".opencode", "governance")).filter((e) => e.type === "governance_gap");
+      fs.removeSync(root);
+      if (gaps.length > 0) throw new Error(`governance reported itself missing in this end-to-end test: ${JSON.stringify(gaps)}`);
+    },
   };
 }

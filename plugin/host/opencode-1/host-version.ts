@@ -31,6 +31,8 @@ export function detectV1Host(rt: Runtime, execPath = process.execPath): void {
   void hostVersion(execPath)
     .then(async (version) => {
       const line = version ? (hostLineOf(version) ?? null) : 1;
+      // What later lines name as the host (e.g. `governance_gap`): known from here on.
+      if (version) rt.host.version = version;
       await rt.ctx.record("host_detected", { line, version });
       if (version && line === 1 && compareVersions(version, OLDEST_SUPPORTED_V1) < 0) {
         const message = `OpenCode ${version} is older than ${OLDEST_SUPPORTED_V1}, the oldest release opencode-governance is verified on: update OpenCode.`;
