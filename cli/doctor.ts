@@ -9,7 +9,7 @@ import { MAX_CONFIG_BYTES } from "../governance/config/config.ts";
 import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { stateFolderProblems } from "../governance/storage/state-health.ts";
-import { configCandidates, globalConfigDir, listsPlugin, readOpencodeConfig } from "./opencode-config.ts";
+import { configCandidates, globalConfigDir, listedUnder, listsPlugin, readOpencodeConfig } from "./opencode-config.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 import { lastSessionLine, readCoverage } from "./coverage-view.ts";
 
@@ -80,6 +80,7 @@ function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], last
   else if (host.line === 1 && host.version && compareVersions(host.version, OLDEST_SUPPORTED_V1) < 0) {
     checks.push({ ok: false, text: `OpenCode ${host.version} is older than ${OLDEST_SUPPORTED_V1}, the oldest release verified: update OpenCode` });
   }
+  checks.push(...keyChecks(dir, env, host.line));
   if (host.line === 2) {
     const at = HOST_LINES[2].depthKey;
     for (const file of configCandidates("project", dir, env).filter((f) => fs.existsSync(f))) {
@@ -96,6 +97,29 @@ function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], last
     });
   }
   return checks;
+}
+
+/**
+ * The plugin listed only under the other line's key (OpenCode 1 reads `plugin`, OpenCode 2 `plugins`: host-lines.ts):
+ * what `init --host <line>` writes and what the detected host reads must agree.
+ */
+function keyChecks(dir: string, env: NodeJS.ProcessEnv, line: 1 | 2): Check[] {
+  const want = HOST_LINES[line].pluginKey;
+  const files = [...configCandidates("project", dir, env), ...configCandidates("global", dir, env)].filter((f) => fs.existsSync(f));
+  const keys = new Set(
+    files.flatMap((f) => {
+      const read = readOpencodeConfig(f);
+      return read.ok ? listedUnder(read.value) : [];
+    }),
+  );
+  if (keys.size === 0 || keys.has(want)) return [];
+  return [
+    {
+      ok: true,
+      warn: true,
+      text: `the plugin is listed under "${[...keys].join(", ")}", but OpenCode ${line} lists plugins under "${want}": run \`opencode-governance init --host ${line}\``,
+    },
+  ];
 }
 
 /**

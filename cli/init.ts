@@ -7,7 +7,7 @@ import {
   configCandidates,
   configFileToEdit,
   globalConfigDir,
-  listsPlugin,
+  listedUnder,
   newConfigText,
   raiseNumberInConfig,
   readOpencodeConfig,
@@ -138,7 +138,7 @@ function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f:
   for (const file of configCandidates(scope, dir, env)) {
     if (!fs.existsSync(file)) continue;
     const read = readOpencodeConfig(file);
-    if (read.ok && listsPlugin(read.value)) {
+    if (read.ok && listedUnder(read.value).includes(key)) {
       const d = depth(file, read.text);
       return { ok: true, changes: d ? [d] : [], note: `plugin already listed in ${show(file)}` };
     }

@@ -88,7 +88,12 @@ export type PluginKey = "plugin" | "plugins";
  * `[name, options]`) or OpenCode 2's `plugins` (`string | { package, options }`).
  */
 export function listsPlugin(config: Record<string, unknown>): boolean {
-  return (["plugin", "plugins"] as const).some((key) => {
+  return listedUnder(config).length > 0;
+}
+
+/** The plugin-list keys (`plugin`, `plugins`) whose list names this package. */
+export function listedUnder(config: Record<string, unknown>): PluginKey[] {
+  return (["plugin", "plugins"] as const).filter((key) => {
     const plugins = config[key];
     if (!Array.isArray(plugins)) return false;
     return plugins.some((p) => {
@@ -116,7 +121,8 @@ export function addPluginToConfig(text: string, file = "opencode.json", key: Plu
   const read = parseOpencodeConfig(text, file);
   if (!read.ok) return read;
   const config = read.value;
-  if (listsPlugin(config)) return { ok: true, text, changed: false };
+  // Listed under the OTHER line's key does not count: the host reading `key` would not see it (issue 25 item 6).
+  if (listedUnder(config).includes(key)) return { ok: true, text, changed: false };
   if (config[key] !== undefined && !Array.isArray(config[key])) {
     return { ok: false, reason: `${file}: "${key}" is not a list; make it one and add "${PLUGIN_NAME}" to it` };
   }
@@ -132,7 +138,7 @@ export function addPluginToConfig(text: string, file = "opencode.json", key: Plu
       : undefined;
   // An empty object has no neighbour to line up with (and a safety net): jsonc-parser's own edit.
   const check = next === undefined ? undefined : parseOpencodeConfig(next, file);
-  if (!check?.ok || !listsPlugin(check.value)) {
+  if (!check?.ok || !listedUnder(check.value).includes(key)) {
     const edits = list
       ? modify(text, [key, (config[key] as unknown[]).length], PLUGIN_NAME, { formattingOptions, isArrayInsertion: true })
       : modify(text, [key], [PLUGIN_NAME], { formattingOptions });

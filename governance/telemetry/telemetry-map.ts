@@ -159,6 +159,8 @@ const EXPORTED_KEYS: Readonly<Record<string, string>> = {
   shape: "governance.loop.shape",
   stage: "governance.stage",
   signal: "governance.telemetry.signal",
+  missing: "governance.coverage.missing",
+  hostVersion: "governance.host.version",
 };
 
 const MAX_TEXT = 80;

@@ -122,3 +122,67 @@ describe("doctor reports the host", () => {
     expect((await cli("doctor")).out).toContain("✗ OpenCode 1.14.41 is older than 1.15.13");
   });
 });
+
+describe("init, doctor and the released OpenCode 2 config keys agree (issue 25 item 6)", () => {
+  test("OpenCode 2 with the plugin under OpenCode 1's `plugin` key: doctor says so and names the fix", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("2.0.17");
+    fs.writeFileSync(path.join(dir, "opencode.json"), '{ "plugin": ["opencode-governance"] }\n');
+    const out = (await cli("doctor")).out;
+    expect(out).toContain('! the plugin is listed under "plugin", but OpenCode 2 lists plugins under "plugins": run `opencode-governance init --host 2`');
+    // What init writes for OpenCode 2 satisfies doctor: `plugins` and experimental.subagent_depth.
+    await cli("init");
+    const after = (await cli("doctor")).out;
+    expect(after).not.toContain("lists plugins under");
+    expect(after).toContain("✓ experimental.subagent_depth = 4 in opencode.json");
+  });
+
+  test("OpenCode 1 with only OpenCode 2's `plugins`: doctor says so", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    fs.writeFileSync(path.join(dir, "opencode.json"), '{ "plugins": [{ "package": "opencode-governance" }] }\n');
+    expect((await cli("doctor")).out).toContain('OpenCode 1 lists plugins under "plugin"');
+  });
+});
+
+describe("doctor and status show governance coverage (issue 25 item 5)", () => {
+  const write = (lines: object[], coverage: object) => {
+    const folder = path.join(dir, ".opencode", "governance");
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, "audit.log"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`, { mode: 0o600 });
+    fs.writeFileSync(path.join(folder, "coverage.json"), JSON.stringify(coverage), { mode: 0o600 });
+  };
+  const last = { sessionId: "ses_abc", steps: 14, prefixed: 14, noted: 14, tools: 9, gated: 9, children: 2, linked: 2, gaps: [] };
+
+  test("everything reached: the last session's line, no failure", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    write([{ at: 1, type: "plugin_started", host: 1 }], { schemaVersion: 1, at: 2, host: { line: 1, version: "1.18.33" }, last, gaps: 0 });
+    const out = (await cli("doctor")).out;
+    expect(out).toContain("✓ last session ses_abc: prefix on 14/14 steps, 9/9 tool calls gated, 2/2 children linked");
+    expect(out).not.toContain("governance gaps");
+    expect((await cli("status")).out).toContain("coverage: last session ses_abc: prefix on 14/14 steps");
+  });
+
+  test("gaps since the last start: a failure naming what is missing", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    write(
+      [
+        { at: 1, type: "plugin_started", host: 1 },
+        { at: 2, type: "governance_gap", sessionId: "ses_abc", missing: "prefix", host: 1, hostVersion: "1.18.33" },
+      ],
+      { schemaVersion: 1, at: 3, host: { line: 1, version: "1.18.33" }, last: { ...last, prefixed: 0, gaps: ["prefix"] }, gaps: 1 },
+    );
+    const res = await cli("doctor");
+    expect(res.out).toContain("✗ last session ses_abc: prefix on 0/14 steps");
+    expect(res.out).toContain("✗ governance gaps reported: 1 since the last start (missing: prefix)");
+    expect(res.code).toBe(1);
+  });
+
+  test("a coverage file that is not one (a symlink, garbage) is no summary, not an error", async () => {
+    process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
+    write([{ at: 1, type: "plugin_started", host: 1 }], { nonsense: true });
+    const res = await cli("doctor");
+    expect(res.out).not.toContain("last session");
+    fs.rmSync(path.join(dir, ".opencode", "governance", "coverage.json"));
+    fs.symlinkSync("/etc/passwd", path.join(dir, ".opencode", "governance", "coverage.json"));
+    expect((await cli("status")).code).toBe(0);
+  });
+});
