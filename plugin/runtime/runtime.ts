@@ -68,9 +68,7 @@ export class Runtime {
   readonly summarizing = new Set<string>();
   /** OpenTelemetry export: off (and its SDK unloaded) unless the switch says so. */
   readonly telemetry: Telemetry;
-
   readonly host: HostInfo;
-  /** What the host reports against what governance did, per session (plugin/sessions/coverage-watch.ts). */
   readonly coverage: CoverageWatch;
 
   /** `client` is OpenCode 1's SDK client; an OpenCode 2 instance passes its own `api` instead. */
@@ -141,7 +139,6 @@ export class Runtime {
       storeCache: this.ctx.store.cacheSize(),
       callNotes: this.calls.size(),
       inFlight: this.inFlight.size,
-      coverage: this.coverage.size(),
     };
   }
 
@@ -161,7 +158,6 @@ export class Runtime {
     await ctx.record("plugin_started", { directory: ctx.directory, pid: process.pid, startupMs, host: this.host.line, hostVersion: this.host.version });
     ctx.configWatcher.watch();
     this.stops.start();
-    this.coverage.start();
     if (this.#signals) this.#unregisterExit = onProcessExit(() => this.#finish());
     // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
     // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
@@ -197,15 +193,13 @@ export class Runtime {
 
   #stopWork(): void {
     this.maintenance.stop();
-    this.coverage.stop();
     this.stops.dispose();
     this.ctx.configWatcher.stop();
   }
 
   async flush(): Promise<void> {
     await this.maintenance.settled();
-    await this.sessions.flush();
-    await this.coverage.write();
+    await Promise.all([this.sessions.flush(), this.coverage.saveSummary()]);
     await this.ctx.sink.settle();
   }
 }

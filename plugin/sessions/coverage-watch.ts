@@ -17,7 +17,7 @@ type Host = { line: 1 | 2; version: string | null };
 
 /** Call ids per session kept to tell a gated call from an ungated one (a session has a few calls under way at most). */
 const MAX_CALL_IDS = 64;
-/** How often the summary file is rewritten while it changed (never on the hot path: a timer, and at exit). */
+/** How long after a change the summary file is rewritten (never on the hot path: a timer, and at exit). */
 export const COVERAGE_WRITE_MS = 15_000;
 
 type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children: Set<string> };
@@ -30,7 +30,7 @@ export const coverageFile = (root: string) => path.join(root, "coverage.json");
  * 2) and runs its effect: one `governance_gap` audit line per missing kind per session, and ONE notice per instance
  * to the user (a toast on OpenCode 1; `host_notice` on OpenCode 2, whose server plugins have no toast). Memory is
  * per session and released with the session (`forget`); the call-id sets are bounded. Nothing is written per event:
- * the summary file is written by a timer when it changed and at exit.
+ * the summary file is written by a timer after a change and at every flush (exit included).
  */
 export class CoverageWatch {
   readonly #sessions = new Map<string, PerSession>();
@@ -60,6 +60,7 @@ export class CoverageWatch {
     const { next, gaps } = coverageStep(s.c, ev);
     s.c = next;
     this.#dirty = true;
+    this.#timer ??= this.ctx.timers.setTimeout(() => this.saveSummary(), COVERAGE_WRITE_MS);
     for (const missing of gaps) this.#gap(sessionId, missing);
   }
 
@@ -179,17 +180,13 @@ export class CoverageWatch {
     };
   }
 
-  start(): void {
-    this.#timer = this.ctx.timers.setInterval(() => this.write(), COVERAGE_WRITE_MS);
-  }
-
-  stop(): void {
+  /**
+   * Writes the summary when it changed since the last write (a timer 15 s after the first change, and every flush:
+   * the runtime's exit included). Never throws. The next change arms the timer again; none is left after an exit.
+   */
+  async saveSummary(): Promise<void> {
     this.ctx.timers.clear(this.#timer);
     this.#timer = undefined;
-  }
-
-  /** Writes the summary when it changed since the last write. Never throws. */
-  async write(): Promise<void> {
     if (!this.#dirty) return;
     this.#dirty = false;
     try {

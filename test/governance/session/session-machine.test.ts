@@ -231,6 +231,13 @@ describe("aborted (S4)", () => {
     expect(r.effects[0]).toMatchObject({ event: "session_aborted", data: { cascade: true } });
   });
 
+  it("the host stopping a stalled turn (OpenCode 2 `inactivity`): interrupted, cause host, no cascade", () => {
+    const r = transition(makeRecord({ state: "beginning" }), { type: "aborted", at: AT, cause: "host" }, ctx);
+    expect(r.next?.state).toBe("interrupted");
+    expect(r.effects.map((e) => e.type)).toEqual(["audit"]);
+    expect(r.effects[0]).toMatchObject({ event: "session_aborted", data: { cause: "host" } });
+  });
+
   it("says who aborted: governance's hard stop (an abort attempt recorded) or the user (Escape, also during a pending stop)", () => {
     const running = makeChildRecord({ state: "between_turn" });
     const pending = startStop(running, { requestId: "req_1", at: T0, level: 1, reason: "enough", by: "cli", deadlineMs: 5_000 }).next;
