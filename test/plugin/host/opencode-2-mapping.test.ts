@@ -38,7 +38,19 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
   test("streamed fragments (answer, thinking, tool input) are signs of life; the rest of the stream is not", () => {
     for (const type of ["session.text.delta", "session.reasoning.delta", "session.tool.input.delta"])
       expect(parseV2Event(ev(type, { delta: "x" }))).toEqual([{ type: "output", sessionId: S }]);
-    for (const type of ["session.text.started", "session.compaction.delta", "session.step.started"]) expect(parseV2Event(ev(type))).toEqual([]);
+    for (const type of ["session.text.started", "session.compaction.delta", "session.step.ended"]) expect(parseV2Event(ev(type))).toEqual([]);
+  });
+  test("what the host reports for the coverage check: a model step, a finished tool call (issue 25 item 5)", () => {
+    expect(parseV2Event(ev("session.step.started", { agent: "a" }))).toEqual([{ type: "output", sessionId: S, step: true }]);
+    expect(parseV2Event(ev("session.tool.success", { callID: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolDone: "call_1" }]);
+    expect(parseV2Event(ev("session.tool.failed", { callID: "call_2" }))).toEqual([{ type: "output", sessionId: S, toolDone: "call_2" }]);
+    expect(parseV2Event(ev("session.tool.failed", {}))).toEqual([{ type: "output", sessionId: S }]);
+  });
+  test("`inactivity` (release line): the host stopped a stalled turn — aborted with cause host, not idle", () => {
+    expect(parseV2Event(ev("session.execution.interrupted", { reason: "inactivity" }))).toEqual([
+      { type: "status", sessionId: S, status: "idle" },
+      { type: "aborted", sessionId: S, cause: "host" },
+    ]);
   });
   test("the deprecated V1-named events and hostile input give nothing", () => {
     for (const raw of [ev("session.idle"), ev("session.status"), null, 42, { type: 1 }, { type: "session.created" }]) expect(parseV2Event(raw)).toEqual([]);

@@ -149,3 +149,23 @@ describe("parseEvent: the end of a tool call (issue 26 item 2)", () => {
     });
   });
 });
+
+describe("parseEvent: what the host reports for the coverage check (issue 25 item 5)", () => {
+  const S = "ses_abc12345678";
+  it("a `step-start` part is a model step", () => {
+    expect(parseEvent({ type: "message.part.updated", properties: { part: { type: "step-start", sessionID: S } } })).toEqual({
+      type: "output",
+      sessionId: S,
+      step: true,
+    });
+  });
+  it("a tool part completed or in error is a finished call (by call id); running is not", () => {
+    const part = (status: string) => ({
+      type: "message.part.updated",
+      properties: { part: { type: "tool", sessionID: S, callID: "call_1", state: { status } } },
+    });
+    expect(parseEvent(part("completed"))).toEqual({ type: "output", sessionId: S, toolEnded: "call_1" });
+    expect(parseEvent(part("error"))).toEqual({ type: "output", sessionId: S, toolEnded: "call_1" });
+    expect(parseEvent(part("running"))).toEqual({ type: "output", sessionId: S });
+  });
+});
