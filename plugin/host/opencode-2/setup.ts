@@ -29,7 +29,7 @@ function resultText(result: ToolResult): string {
 /**
  * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
  * without `kind: "primary"` is skipped), which on the release line skips every request; the coverage test proves
- * governance then reports the gap (test/host-contract/opencode-2-coverage.test.ts).
+ * governance then reports the gap (test/host-contract/opencode-2-drifts.test.ts).
  */
 export type SetupOptions = Pick<RuntimeOptions, "clock" | "timers"> & {
   legacyKindFilter?: boolean;
