@@ -167,8 +167,7 @@ export class Runtime {
 
   /**
    * OpenCode's `dispose` (the end of every `opencode run`, a TUI quit, an instance unloaded): timers stop, hook calls
-   * under way are awaited (bounded), pending soft events are written, audit lines in flight are awaited — so the final
-   * state is on disk and no lock is left. Idempotent.
+   * under way are awaited (bounded), pending writes and audit lines land: the final state is on disk, no lock left. Idempotent.
    */
   async dispose(): Promise<void> {
     this.#unregisterExit?.();
