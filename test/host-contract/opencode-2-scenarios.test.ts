@@ -130,7 +130,8 @@ const RUN: Record<string, () => Promise<void>> = {
     expect(sent.text).toContain("Guidance queued");
     await f.flush();
     const next = await f.host.callTool(child, "shell", { command: "x" }, () => ({ content: "ORIGINAL" }));
-    expect(next.text).toContain("📝 USER GUIDANCE");
+    // Sent by the root's governance tool: an agent's guidance, labelled as such (issue 27), fenced like a user's.
+    expect(next.text).toContain("📝 AGENT GUIDANCE (relayed from agent governance-coordinator");
     expect(next.text).toContain("use the v2 API");
     expect(next.text).toMatch(/--- TOOL OUTPUT ---\nORIGINAL$/);
     const after = await f.host.callTool(child, "shell", { command: "x" }, () => ({ content: "ORIGINAL" }));
