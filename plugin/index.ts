@@ -103,7 +103,7 @@ function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
  * governance-prefix.test.ts): governance must run once, so the first `server` call wins and a V2 runtime already
  * started in this process is disposed. OpenCode 2 never calls `server`.
  */
-type V2Instance = { cleanup: () => Promise<void>; states: ExecutionStates };
+type V2Instance = { cleanup: (end?: { handover?: boolean }) => Promise<void>; states: ExecutionStates };
 const entry = { v1: false, v2: new Map<string, V2Instance>() };
 
 async function enteredAsV1(): Promise<void> {
@@ -124,14 +124,15 @@ async function setup(ctx: V2Context): Promise<Cleanup> {
   if (entry.v1) return () => undefined;
   const key = ctx.location?.directory ?? "";
   const prior = entry.v2.get(key);
-  if (prior) await prior.cleanup();
+  // The new instance takes over the old one's sessions: its end is a handover, not an exit (nothing is released).
+  if (prior) await prior.cleanup({ handover: true });
   const states = prior?.states ?? new ExecutionStates();
   const end = await setupV2(ctx, { states });
   let ended: Promise<void> | undefined;
   const instance: V2Instance = {
     states,
-    cleanup: () => {
-      ended ??= Promise.resolve(end()).catch(() => undefined);
+    cleanup: (how) => {
+      ended ??= Promise.resolve(end(how)).catch(() => undefined);
       if (entry.v2.get(key) === instance) entry.v2.delete(key);
       return ended;
     },

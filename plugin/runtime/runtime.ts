@@ -169,17 +169,20 @@ export class Runtime {
    * OpenCode's `dispose` (the end of every `opencode run`, a TUI quit, an instance unloaded): timers stop, hook calls
    * under way are awaited (bounded), pending writes and audit lines land: the final state is on disk, no lock left. Idempotent.
    */
-  async dispose(): Promise<void> {
+  async dispose(end: { handover?: boolean } = {}): Promise<void> {
     this.#unregisterExit?.();
     this.#unregisterExit = undefined;
-    await this.#finish();
+    await this.#finish(end);
   }
 
-  /** The end of this instance (dispose or a signal): all written, every hosted session released (exit-release.ts). */
-  async #finish(): Promise<void> {
+  /**
+   * The end of this instance (dispose or a signal): all written, every hosted session released (exit-release.ts) —
+   * unless a new instance in this same process takes them over (`handover`: OpenCode 2's reload), whose turns go on.
+   */
+  async #finish(end: { handover?: boolean } = {}): Promise<void> {
     this.#stopWork();
     await this.inFlight.settle(EXIT_SETTLE_MS);
-    await releaseHosted(this.runner, this.tracker).catch((error: unknown) => this.ctx.reportHookError("exit-release", error));
+    if (!end.handover) await releaseHosted(this.runner, this.tracker).catch((error: unknown) => this.ctx.reportHookError("exit-release", error));
     await this.flush();
     await this.telemetry.dispose();
   }

@@ -45,7 +45,7 @@ export type SetupOptions = Pick<RuntimeOptions, "clock" | "timers"> & {
  * deliberate block (a refused spawn, a terminated session) rejects `execute.before`, which OpenCode 2 turns into the
  * tool's error for the model.
  */
-export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promise<Cleanup> {
+export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promise<(end?: { handover?: boolean }) => Promise<void>> {
   const directory = ctx.location?.directory;
   const states = options.states ?? new ExecutionStates();
   let rt: Runtime | undefined;
@@ -172,10 +172,10 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   ]);
 
   const pump = pumpEvents(ctx, runtime, filter, states, sink);
-  return async () => {
+  return async (end: { handover?: boolean } = {}) => {
     await pump.stop();
     for (const r of registrations) await r.dispose().catch(() => undefined);
-    await runtime.dispose();
+    await runtime.dispose(end);
   };
 }
 

@@ -42,8 +42,8 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
   });
   test("what the host reports for the coverage check: a model step, a finished tool call (issue 25 item 5)", () => {
     expect(parseV2Event(ev("session.step.started", { agent: "a" }))).toEqual([{ type: "output", sessionId: S, step: true }]);
-    expect(parseV2Event(ev("session.tool.success", { callID: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolDone: "call_1" }]);
-    expect(parseV2Event(ev("session.tool.failed", { callID: "call_2" }))).toEqual([{ type: "output", sessionId: S, toolDone: "call_2" }]);
+    expect(parseV2Event(ev("session.tool.success", { callID: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_1" }]);
+    expect(parseV2Event(ev("session.tool.failed", { callID: "call_2" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_2" }]);
     expect(parseV2Event(ev("session.tool.failed", {}))).toEqual([{ type: "output", sessionId: S }]);
   });
   test("`inactivity` (release line): the host stopped a stalled turn — aborted with cause host, not idle", () => {
