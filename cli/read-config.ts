@@ -1,13 +1,9 @@
-import fs from "node:fs";
-import { DEFAULT_CONFIG, loadConfig, type LoadedConfig } from "../governance/config/config.ts";
+import { type LoadedConfig, loadConfig } from "../governance/config/config.ts";
 
 /**
- * The config as the plugin would load it, for read-only commands: unlike `loadConfig`, a missing file is reported
- * as defaults and NOT created (only the plugin and `init` write `governance.yaml`).
+ * The config as the plugin would load it (all three layers), for read-only commands: unlike the plugin's load, a
+ * missing project file is reported as defaults and NOT created (only the plugin and `init` write `governance.yaml`).
  */
-export async function readConfig(configFile: string): Promise<LoadedConfig> {
-  if (!fs.existsSync(configFile)) {
-    return { config: DEFAULT_CONFIG, source: "defaults", problems: [], warnings: [], created: false };
-  }
-  return loadConfig(configFile);
+export function readConfig(configFile: string, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
+  return loadConfig(configFile, {}, env, false);
 }

@@ -162,10 +162,16 @@ loops:
 telemetry:
   # auto: on when OTEL_EXPORTER_OTLP_ENDPOINT is set (like OpenCode's own export); true or false to force it.
   enabled: auto
-  # OTLP/HTTP endpoint, e.g. http://127.0.0.1:4318; empty = the OTEL_EXPORTER_OTLP_* variables.
+  # Where export goes is not this file's to say: a project's endpoint or headers are refused (they would carry your
+  # credentials elsewhere). Empty = the OTEL_EXPORTER_OTLP_* variables; set them in your user config or the
+  # organisation's policy (docs/observability.md).
   endpoint: ""
+  # Headers sent with that endpoint (same rule: only your user config or the organisation's policy).
+  headers: {}
   # Also export one execute_tool span per tool call.
   toolSpans: false
+  # Free text (stop reasons, guidance previews, error text) in exported attributes; only your user config may say true.
+  includeText: false
   # Longest wait for the collector per export; what does not fit is dropped.
   exportTimeout: 5s
 `;

@@ -119,7 +119,7 @@ export function parseConfig(text: string): ConfigParse {
       warnings.push({ message: `agent "${name}" is a leaf: mayDelegateTo is ignored`, ...locate(doc, lc, keys), path: formatPath(keys) });
     }
   }
-  return { ok: true, config: result.data, warnings: warnings.sort(byPosition), problems: unknownKeys.sort(byPosition) };
+  return { ok: true, config: result.data, warnings: warnings.sort(byPosition), problems: unknownKeys.sort(byPosition), raw: raw as Record<string, unknown> };
 }
 
 /** The keys the schema accepts in the object at `keys` (`agents.<name>` and `defaultRole` share AgentPolicy's). */

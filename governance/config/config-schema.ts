@@ -45,6 +45,10 @@ export const Anchor = z.strictObject({
 });
 export type Anchor = z.infer<typeof Anchor>;
 
+/** Extra HTTP headers of the OTLP export (an API key, a tenant), sent only to the endpoint of the same layer. */
+export const TelemetryHeaders = z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "a header name: letters, digits and '-'"), z.string().max(4000));
+export type TelemetryHeaders = z.infer<typeof TelemetryHeaders>;
+
 /**
  * OpenTelemetry export (docs/observability.md). `auto` (the default) follows OpenCode's own switch: on when
  * `OTEL_EXPORTER_OTLP_ENDPOINT` (or a signal's own endpoint variable) is set. `endpoint` here turns it on too.
@@ -52,8 +56,13 @@ export type Anchor = z.infer<typeof Anchor>;
  */
 export const TelemetryConfig = z.strictObject({
   enabled: z.union([z.literal("auto"), z.boolean()]).default("auto"),
+  /** Taken only from the user's own file or the organisation's policy: a project's value is refused (policy-merge.ts). */
   endpoint: z.union([z.literal(""), z.string().regex(/^https?:\/\/[^\s]+$/, "telemetry.endpoint: an http(s) URL such as http://127.0.0.1:4318")]).default(""),
+  /** Headers sent with `endpoint` (the same layer's); like the endpoint, never a project's. */
+  headers: TelemetryHeaders.default(() => ({})),
   toolSpans: z.boolean().default(false),
+  /** Free text (stop reasons, guidance previews, error text) in exported attributes; the user's or the organisation's choice only. */
+  includeText: z.boolean().default(false),
   exportTimeout: Duration.prefault("5s"),
 });
 export type TelemetryConfig = z.infer<typeof TelemetryConfig>;
@@ -113,5 +122,12 @@ export interface ConfigProblem {
  * reported as problems (status, doctor failure, audit) rather than quiet warnings.
  */
 export type ConfigParse =
-  | { ok: true; config: GovernanceConfig; warnings: ConfigProblem[]; problems: ConfigProblem[] }
+  | {
+      ok: true;
+      config: GovernanceConfig;
+      warnings: ConfigProblem[];
+      problems: ConfigProblem[];
+      /** What the file itself says (unknown keys removed, no defaults): which limits the project set (policy-merge.ts). */
+      raw?: Record<string, unknown>;
+    }
   | { ok: false; problems: ConfigProblem[] };

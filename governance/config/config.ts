@@ -3,7 +3,9 @@ import { link, mkdir, unlink, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
-import { applyProjectBounds, type UserSettings } from "./project-bounds.ts";
+import { type LayerSettings, type PolicyLayer, projectSettings } from "./layer-settings.ts";
+import { loadOrgPolicy, type OrgPolicy } from "./org-policy.ts";
+import { mergePolicy, type Refusal } from "./policy-merge.ts";
 import { loadUserSettings } from "./user-config.ts";
 import { type ConfigProblem, DEFAULT_CONFIG, type GovernanceConfig } from "./config-schema.ts";
 
@@ -12,35 +14,70 @@ export { DEFAULT_CONFIG_YAML };
 export * from "./config-schema.ts";
 
 export interface LoadedConfig {
+  /** The effective config: the project's file under the user's and the organisation's ceilings. */
   config: GovernanceConfig;
-  /** "file": parsed from disk; "last-good"/"defaults": the file is broken or unreadable, see `problems`. */
+  /** The project's file: "file": parsed from disk; "last-good"/"defaults": broken or unreadable, see `problems`. */
   source: "file" | "last-good" | "defaults";
   problems: ConfigProblem[];
   warnings: ConfigProblem[];
   /** True when this call wrote the default file because none existed. */
   created: boolean;
+  /** Which layer set each limit, what was refused, and each layer's file (`status --explain`). */
+  policy: PolicyReport;
+  /** What the next load falls back to when a file is broken (the config watcher keeps it). */
+  lastGood: LastGood;
   /** The user's own settings as read with this load (`$XDG_CONFIG_HOME/opencode/governance.yaml`); `{}` when none. */
-  user?: UserSettings;
+  user?: LayerSettings;
 }
 
+export type PolicyReport = {
+  origins: Record<string, string>;
+  refused: Refusal[];
+  org: Pick<OrgPolicy, "file" | "source">;
+  userFile: string;
+};
+
+export type LastGood = { project?: { config: GovernanceConfig; settings: LayerSettings }; org?: LayerSettings };
+
 /**
- * Reads the config file, creating it with DEFAULT_CONFIG_YAML when missing (S1-R02). Creation is atomic and never
- * overwrites: the text goes to a temp file that is hard-linked into place (fails if another process won the race),
- * falling back to an exclusive create where hard links are unsupported. A broken or unreadable file never stops the
- * plugin: it keeps running on `lastGood` (or the defaults) and reports the problems.
+ * Reads the three layers and merges them (policy-merge.ts): the organisation's policy (org-policy.ts, fails closed),
+ * the user's own file (user-config.ts), then the project's `.opencode/governance.yaml`, created with
+ * DEFAULT_CONFIG_YAML when missing (S1-R02). Creation is atomic and never overwrites: the text goes to a temp file
+ * that is hard-linked into place (fails if another process won the race), falling back to an exclusive create where
+ * hard links are unsupported. A broken or unreadable project file never stops the plugin: it keeps running on
+ * `lastGood` (or the defaults) and reports the problems. A looser value than a layer above allows is refused: a
+ * problem naming both values and the layer of the ceiling.
  */
-export async function loadConfig(configFile: string, lastGood?: GovernanceConfig, env: NodeJS.ProcessEnv = process.env): Promise<LoadedConfig> {
-  const loaded = await loadProjectConfig(configFile, lastGood);
-  // The user's own settings win over the project's file; the project's file is bounded where it would weaken the
-  // user's record-keeping (project-bounds.ts). Applied to every source, the defaults included.
+export async function loadConfig(
+  configFile: string,
+  lastGood: LastGood = {},
+  env: NodeJS.ProcessEnv = process.env,
+  /** false for read-only commands: a missing project file is the defaults, not created (only the plugin and `init` write it). */
+  create = true,
+): Promise<LoadedConfig> {
+  const project = await loadProjectConfig(configFile, lastGood.project, create);
+  const org = await loadOrgPolicy(env, lastGood.org);
   const user = await loadUserSettings(env);
-  const bounded = applyProjectBounds(loaded.config, user.settings);
-  const problems = [...user.problems, ...bounded.problems];
-  const own = Object.keys(user.settings).length > 0 ? { user: user.settings } : {};
-  return problems.length === 0 && bounded.config === loaded.config
-    ? { ...loaded, ...own }
-    : { ...loaded, config: bounded.config, problems: [...loaded.problems, ...problems], ...own };
+  const layers: PolicyLayer[] = [];
+  if (org.settings) layers.push({ name: "organisation", file: org.file, settings: org.settings });
+  layers.push({ name: "user", file: user.file, settings: user.settings });
+  layers.push({ name: "project", file: configFile, settings: project.settings });
+  const merged = mergePolicy(project.loaded.config, layers);
+  const refusals = merged.refused.map((r): ConfigProblem => ({ message: r.message, line: null, column: null, path: r.path }));
+  return {
+    ...project.loaded,
+    config: merged.config,
+    problems: [...org.problems, ...user.problems, ...project.loaded.problems, ...refusals],
+    policy: { origins: merged.origins, refused: merged.refused, org: { file: org.file, source: org.source }, userFile: user.file },
+    ...(Object.keys(user.settings).length > 0 ? { user: user.settings } : {}),
+    lastGood: {
+      project: project.loaded.source === "file" ? { config: project.loaded.config, settings: project.settings } : lastGood.project,
+      org: org.source === "file" ? org.settings : lastGood.org,
+    },
+  };
 }
+
+type ProjectLoad = { loaded: Omit<LoadedConfig, "policy" | "lastGood">; settings: LayerSettings };
 
 /**
  * A cheap, linear look at the text before the YAML parser (which is synchronous and would hold the host's event loop:
@@ -73,13 +110,10 @@ function lineAt(text: string, offset: number): number {
 export const MAX_CONFIG_ENTRIES = 500;
 export const MAX_CONFIG_LINE = 2_000;
 
-async function loadProjectConfig(configFile: string, lastGood?: GovernanceConfig): Promise<LoadedConfig> {
-  const fallback = (problems: ConfigProblem[], created = false): LoadedConfig => ({
-    config: lastGood ?? DEFAULT_CONFIG,
-    source: lastGood ? "last-good" : "defaults",
-    problems,
-    warnings: [],
-    created,
+async function loadProjectConfig(configFile: string, lastGood: LastGood["project"], create: boolean): Promise<ProjectLoad> {
+  const fallback = (problems: ConfigProblem[], created = false): ProjectLoad => ({
+    loaded: { config: lastGood?.config ?? DEFAULT_CONFIG, source: lastGood ? "last-good" : "defaults", problems, warnings: [], created },
+    settings: lastGood?.settings ?? {},
   });
   const ioProblem = (error: unknown): ConfigProblem => ({ message: `${configFile}: ${(error as Error).message}`, line: null, column: null, path: "" });
 
@@ -91,6 +125,7 @@ async function loadProjectConfig(configFile: string, lastGood?: GovernanceConfig
     text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== "ENOENT") return fallback([ioProblem(error)]);
+    if (!create) return { loaded: { config: DEFAULT_CONFIG, source: "defaults", problems: [], warnings: [], created: false }, settings: {} };
     try {
       created = await createExclusive(configFile, DEFAULT_CONFIG_YAML);
       text = await readRegularFile(configFile, MAX_CONFIG_BYTES);
@@ -99,14 +134,18 @@ async function loadProjectConfig(configFile: string, lastGood?: GovernanceConfig
     }
   }
   // The file as governance generates it needs no YAML parser: it is the defaults (test/governance/config checks
-  // that they agree). Only an edited file loads the parser, on demand (docs/performance.md: yaml is ~2 MiB in the host).
-  if (text === DEFAULT_CONFIG_YAML) return { config: DEFAULT_CONFIG, source: "file", problems: [], warnings: [], created };
+  // that they agree), and it sets no limit of its own — the user's and the organisation's settings apply as they
+  // are. Only an edited file loads the parser, on demand (docs/performance.md: yaml is ~2 MiB in the host).
+  if (text === DEFAULT_CONFIG_YAML) return { loaded: { config: DEFAULT_CONFIG, source: "file", problems: [], warnings: [], created }, settings: {} };
   const shape = configShapeProblem(text);
   if (shape) return fallback([{ message: `${configFile}: ${shape}`, line: null, column: null, path: "" }], created);
   const { parseConfig } = await import("./config-parse.ts");
   const parsed = parseConfig(text);
   if (!parsed.ok) return fallback(parsed.problems, created);
-  return { config: parsed.config, source: "file", problems: parsed.problems, warnings: parsed.warnings, created };
+  return {
+    loaded: { config: parsed.config, source: "file", problems: parsed.problems, warnings: parsed.warnings, created },
+    settings: projectSettings(parsed.raw),
+  };
 }
 
 /**

@@ -24,28 +24,8 @@ export function roleOf(agent: string | null | undefined, config: Pick<Governance
 
 export { levelOf } from "../session/session-record.ts";
 
-/** `*` matches any run of characters (including none), `?` one character; everything else literally; whole name. */
-export function matchesGlob(pattern: string, name: string): boolean {
-  const source = pattern
-    .split("")
-    .map((c) => (c === "*" ? ".*" : c === "?" ? "." : c.replace(/[.+^${}()|[\]\\/-]/g, "\\$&")))
-    .join("");
-  return new RegExp(`^${source}$`, "s").test(name);
-}
-
-/**
- * Evaluates an allow-list like OpenCode's `permission.task`: entries are globs, `!glob` denies, and the LAST matching
- * entry decides; no match denies. So `["*", "!governance-coordinator"]` allows everyone but the coordinator, and
- * `["!x", "*"]` allows x again.
- */
-export function isTargetAllowed(mayDelegateTo: readonly string[], target: string): boolean {
-  let allowed = false;
-  for (const entry of mayDelegateTo) {
-    const deny = entry.startsWith("!");
-    if (matchesGlob(deny ? entry.slice(1) : entry, target)) allowed = !deny;
-  }
-  return allowed;
-}
+export { isTargetAllowed, matchesGlob } from "../config/target-lists.ts";
+import { isTargetAllowed } from "../config/target-lists.ts";
 
 export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth";
 

@@ -1,5 +1,7 @@
 import { statSync } from "node:fs";
-import { DEFAULT_CONFIG, type GovernanceConfig, loadConfig } from "../../governance/config/config.ts";
+import { DEFAULT_CONFIG, type GovernanceConfig, type LastGood, type LoadedConfig, loadConfig } from "../../governance/config/config.ts";
+import { orgPolicyFile } from "../../governance/config/org-policy.ts";
+import { userConfigFile } from "../../governance/config/user-config.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { Timers } from "./timers.ts";
 
@@ -9,21 +11,31 @@ export const AUDITED_PROBLEMS = 5;
 /** How often the config file is checked for hand edits. */
 export const CONFIG_POLL_MS = 2_000;
 
+/** Refusals listed in one `policy_ceiling` audit line (the rest are counted; `status --explain` lists them all). */
+export const AUDITED_REFUSALS = 20;
+
 /**
- * `governance.yaml`, live. Users hand-edit it while OpenCode runs: a changed file (size or mtime, one stat off the
- * hot path) is reloaded within `CONFIG_POLL_MS`; a broken edit is reported and the last good config stays in force.
+ * The three config files, live: the project's `governance.yaml`, the user's own and the organisation's policy (issue
+ * 30). Users hand-edit them while OpenCode runs: a change to any of them (size or mtime, three stats off the hot path)
+ * reloads all within `CONFIG_POLL_MS`; a broken edit is reported and the last good file stays in force (for the
+ * organisation's, fail closed: see org-policy.ts). Refused loosenings are audited `policy_ceiling`, once per load.
  */
 export class ConfigWatcher {
   #current: GovernanceConfig = DEFAULT_CONFIG;
-  #lastGood: GovernanceConfig | undefined;
+  #loaded: LoadedConfig | undefined;
+  #lastGood: LastGood = {};
   #stamp = "";
+  readonly #env: NodeJS.ProcessEnv;
   #timer: ReturnType<Timers["setInterval"]> | undefined;
 
   constructor(
     readonly file: string,
     readonly audit: AuditSink,
     readonly timers: Timers,
-  ) {}
+    env: NodeJS.ProcessEnv = process.env,
+  ) {
+    this.#env = env;
+  }
 
   get current(): GovernanceConfig {
     return this.#current;
@@ -36,19 +48,37 @@ export class ConfigWatcher {
     return this.#guardRoots;
   }
 
+  /** The last load: which layer set what (`governance` tool, tests). */
+  get loaded(): LoadedConfig | undefined {
+    return this.#loaded;
+  }
+
   async reload(): Promise<void> {
-    const loaded = await loadConfig(this.file, this.#lastGood);
+    const loaded = await loadConfig(this.file, this.#lastGood, this.#env);
+    this.#loaded = loaded;
     this.#current = loaded.config;
     this.#guardRoots = loaded.user?.guard?.rootSessions === true;
-    if (loaded.source === "file") this.#lastGood = loaded.config;
+    this.#lastGood = loaded.lastGood;
     this.audit.resize(loaded.config.audit.maxBytes);
-    if (loaded.problems.length === 0 && loaded.source === "file") await this.audit.record("config_loaded", { file: this.file, created: loaded.created });
+    const { refused } = loaded.policy;
+    const others = loaded.problems.filter((p) => !refused.some((r) => r.message === p.message));
+    if (others.length === 0 && loaded.source === "file") await this.audit.record("config_loaded", { file: this.file, created: loaded.created });
+    if (refused.length > 0) {
+      await this.audit.record("policy_ceiling", {
+        file: this.file,
+        count: refused.length,
+        refused: refused
+          .slice(0, AUDITED_REFUSALS)
+          .map((r) => ({ path: r.path, layer: r.layer, value: r.value, ceiling: r.ceiling, ceilingLayer: r.ceilingLayer })),
+        org: loaded.policy.org.source,
+      });
+    }
     // A few lines, then one summary: a hostile file must not rotate the user's audit history out (issue 20 §2).
-    for (const p of loaded.problems.slice(0, AUDITED_PROBLEMS)) {
+    for (const p of others.slice(0, AUDITED_PROBLEMS)) {
       await this.audit.record("config_problem", { file: this.file, message: p.message, line: p.line, column: p.column, source: loaded.source });
     }
-    if (loaded.problems.length > AUDITED_PROBLEMS) {
-      const more = loaded.problems.length - AUDITED_PROBLEMS;
+    if (others.length > AUDITED_PROBLEMS) {
+      const more = others.length - AUDITED_PROBLEMS;
       await this.audit.record("config_problem", {
         file: this.file,
         message: `…and ${more} more problems (opencode-governance status lists them)`,
@@ -61,12 +91,16 @@ export class ConfigWatcher {
   }
 
   #stampNow(): string {
-    try {
-      const st = statSync(this.file);
-      return `${st.mtimeMs}:${st.size}`;
-    } catch {
-      return "missing";
-    }
+    return [this.file, userConfigFile(this.#env), orgPolicyFile(this.#env)]
+      .map((file) => {
+        try {
+          const st = statSync(file);
+          return `${st.mtimeMs}:${st.size}:${st.mode}:${st.uid}`;
+        } catch {
+          return "missing";
+        }
+      })
+      .join("|");
   }
 
   watch(): void {

@@ -4,7 +4,8 @@ import path from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { configShapeProblem, DEFAULT_CONFIG, loadConfig } from "../../../governance/config/config.ts";
 import { MAX_PROBLEMS_LISTED, parseConfig } from "../../../governance/config/config-parse.ts";
-import { applyProjectBounds, PROJECT_MIN_AUDIT_BYTES } from "../../../governance/config/project-bounds.ts";
+import { mergePolicy } from "../../../governance/config/policy-merge.ts";
+import { PROJECT_MIN_AUDIT_BYTES } from "../../../governance/config/project-bounds.ts";
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -24,31 +25,36 @@ function setup(projectYaml: string, userYaml?: string) {
   return { file, env };
 }
 
-describe("what a project's governance.yaml may change (issue 20 §2)", () => {
-  it("enforcement off, a tiny audit log and endless stop deadlines are bounded, each with a problem", async () => {
+describe("what a project's governance.yaml may change alone (issue 20 §2), and what the user's ceilings allow (issue 30)", () => {
+  it("enforcement off, a tiny audit log and endless stop deadlines are bounded, each with a problem naming both values", async () => {
     const { file, env } = setup("enforcement: log-only\naudit:\n  maxBytes: 4096\nstop:\n  deadline: 1h\n  retryDeadline: 30s\n");
     const loaded = await loadConfig(file, undefined, env);
     expect(loaded.config.enforcement).toBe("enforce");
     expect(loaded.config.audit.maxBytes).toBe(PROJECT_MIN_AUDIT_BYTES);
     expect(loaded.config.stop).toEqual({ deadline: 60_000, retryDeadline: 30_000, maxWait: 60_000 });
-    expect(loaded.problems.map((p) => p.path)).toEqual(["enforcement", "audit.maxBytes", "stop.deadline"]);
+    expect(loaded.problems.map((p) => p.path).sort()).toEqual(["audit.maxBytes", "enforcement", "stop.deadline"]);
+    expect(loaded.problems.find((p) => p.path === "stop.deadline")?.message).toMatch(/sets 3600s, looser than 60s set by the bound of a project's file/);
   });
 
   it("tightening is free: a larger audit log and shorter deadlines come through unchanged", () => {
     const config = { ...DEFAULT_CONFIG, audit: { maxBytes: 8 << 20 }, stop: { deadline: 1_000, retryDeadline: 1_000, maxWait: 10_000 } };
-    expect(applyProjectBounds(config)).toEqual({ config, problems: [] });
+    const merged = mergePolicy(config, [{ name: "project", file: "p", settings: { audit: config.audit, stop: config.stop } }]);
+    expect(merged.config).toEqual(config);
+    expect(merged.refused).toEqual([]);
   });
 
-  it("the user's own config may set them, and wins over the project's file", async () => {
-    const { file, env } = setup(
-      "enforcement: enforce\naudit:\n  maxBytes: 8388608\n",
-      "enforcement: log-only\naudit:\n  maxBytes: 4096\nstop:\n  deadline: 2m\n",
-    );
-    const loaded = await loadConfig(file, undefined, env);
+  it("the user's own config allows them: a project that says nothing gets the user's values, one that says stricter keeps its own", async () => {
+    const user = "enforcement: log-only\naudit:\n  maxBytes: 4096\nstop:\n  deadline: 2m\n";
+    const silent = setup("phase: x\n", user);
+    const loaded = await loadConfig(silent.file, undefined, silent.env);
     expect(loaded.problems).toEqual([]);
-    expect(loaded.config.enforcement).toBe("log-only");
-    expect(loaded.config.audit.maxBytes).toBe(4096);
-    expect(loaded.config.stop.deadline).toBe(120_000);
+    expect([loaded.config.enforcement, loaded.config.audit.maxBytes, loaded.config.stop.deadline]).toEqual(["log-only", 4096, 120_000]);
+    expect(loaded.policy.origins).toMatchObject({ enforcement: "user", "audit.maxBytes": "user", "stop.deadline": "user" });
+    const strict = setup("enforcement: enforce\naudit:\n  maxBytes: 8388608\n", user);
+    const tighter = await loadConfig(strict.file, undefined, strict.env);
+    expect(tighter.problems).toEqual([]);
+    expect([tighter.config.enforcement, tighter.config.audit.maxBytes]).toEqual(["enforce", 8_388_608]);
+    expect(tighter.policy.origins).toMatchObject({ enforcement: "project", "audit.maxBytes": "project" });
   });
 
   it("a broken or unknown user setting is a problem and changes nothing", async () => {
