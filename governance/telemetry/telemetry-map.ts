@@ -108,8 +108,8 @@ export const OPTIONAL_AUDIT_TYPES: readonly string[] = [];
 
 /**
  * Audit data keys that may leave the machine, and nothing else. The rule: what `sessions` and the dashboard's audit
- * tail show (ids, agent, level, state, depth, reason, preview, who) — never file paths, error messages, tool
- * arguments, the project directory or the pid. Strings are cleaned like the CLI's output (controls and invisible
+ * tail show (ids, agent, level, state, depth, who) — never file paths, error messages, tool arguments, the project
+ * directory, the user name or the pid; free text (reason, preview) only on the user's opt-in. Strings are cleaned like the CLI's output (controls and invisible
  * characters removed, secrets redacted, one line) and clipped to 80 characters, the dashboard's length.
  */
 const EXPORTED_KEYS: Readonly<Record<string, string>> = {
@@ -173,11 +173,30 @@ function exportable(value: unknown): string | number | boolean | undefined {
   return undefined;
 }
 
-/** The redacted attributes of one audit event: whitelisted keys only, cleaned values, `governance.event` = its type. */
-export function auditAttributes(type: string, data: Record<string, unknown>): Attributes {
+/**
+ * Keys whose values are free text someone wrote — the user's stop reason, a sanitizer's note on guidance, a guidance
+ * preview, an error message — exported only when the user's own config (or the organisation's) says
+ * `telemetry.includeText: true` (issue 27 §3). Free text carries what nobody checked: paths, names, pasted secrets.
+ */
+export const FREE_TEXT_KEYS: ReadonlySet<string> = new Set(["reason", "because", "preview"]);
+
+/** `by` is `cli:<user name>`, `dashboard:<user name>` or `agent:<name>`: only who KIND of actor leaves, never the user name. */
+function actorKind(value: unknown): string | undefined {
+  return typeof value === "string" ? (value.split(":")[0] ?? "").slice(0, 20) : undefined;
+}
+
+export type AttributeOptions = { includeText?: boolean };
+
+/**
+ * The redacted attributes of one audit event: whitelisted keys only, cleaned values, `governance.event` = its type;
+ * free text only when asked for ({@link FREE_TEXT_KEYS}).
+ */
+export function auditAttributes(type: string, data: Record<string, unknown>, options: AttributeOptions = {}): Attributes {
   const out: Attributes = { "governance.event": cleanLine(type, 60) };
   for (const [key, name] of Object.entries(EXPORTED_KEYS)) {
-    const value = exportable(data[key]);
+    if (!options.includeText && FREE_TEXT_KEYS.has(key)) continue;
+    const raw = key === "by" && !options.includeText ? actorKind(data[key]) : data[key];
+    const value = exportable(raw);
     if (value !== undefined && value !== "") out[name] = value;
   }
   return out;

@@ -50,10 +50,35 @@ function reporting<T, E extends Exporter<T>>(exporter: E, signal: string, report
   return exporter;
 }
 
+const HEADER_VARIABLES = [
+  "OTEL_EXPORTER_OTLP_HEADERS",
+  "OTEL_EXPORTER_OTLP_TRACES_HEADERS",
+  "OTEL_EXPORTER_OTLP_METRICS_HEADERS",
+  "OTEL_EXPORTER_OTLP_LOGS_HEADERS",
+];
+
+/**
+ * Builds an exporter. The OTLP exporters merge `OTEL_EXPORTER_OTLP_*HEADERS` from `process.env` into every request
+ * whatever headers they are given, read once, synchronously, in their constructor. For an endpoint from a config
+ * file those variables are hidden for exactly that synchronous call (no other code runs meanwhile; OpenCode's own
+ * exporter keeps them), so the user's credentials never go to an endpoint their environment did not name.
+ */
+function construct<E>(targets: TelemetryTargets, make: () => E): E {
+  if (targets.envHeaders) return make();
+  const saved = HEADER_VARIABLES.map((name) => [name, process.env[name]] as const);
+  for (const [name] of saved) delete process.env[name];
+  try {
+    return make();
+  } finally {
+    for (const [name, value] of saved) if (value !== undefined) process.env[name] = value;
+  }
+}
+
 /**
  * The OpenTelemetry SDK, loaded on demand only when the switch is on (scripts/build.ts refuses a start path that
  * contains it). Own providers, never registered as the process globals: OpenCode runs its own SDK in the same
- * process. OTLP/HTTP JSON to the switch's URLs; headers from `OTEL_EXPORTER_OTLP_HEADERS` (the exporters read them).
+ * process. OTLP/HTTP JSON to the switch's URLs; headers: the switch's, plus `OTEL_EXPORTER_OTLP_HEADERS` only for the
+ * environment's own endpoint ({@link construct}).
  * Every export is bounded: queue of 2,048 per signal (then dropped), `exportTimeout` per export including the
  * exporter's own retries (at most 5 attempts, only for 429/502/503/504 and network errors, inside that time).
  */
@@ -67,18 +92,35 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
   });
 
   const spans = new CompleteTraces(
-    new BatchSpanProcessor(reporting(new OTLPTraceExporter({ url: targets.traces, timeoutMillis }), "traces", o.report), {
-      maxQueueSize: MAX_QUEUE,
-      scheduledDelayMillis: envMs(env, "OTEL_BSP_SCHEDULE_DELAY", 5_000),
-      exportTimeoutMillis: timeoutMillis,
-    }),
+    new BatchSpanProcessor(
+      reporting(
+        construct(targets, () => new OTLPTraceExporter({ url: targets.traces, timeoutMillis, headers: targets.headers })),
+        "traces",
+        o.report,
+      ),
+      {
+        maxQueueSize: MAX_QUEUE,
+        scheduledDelayMillis: envMs(env, "OTEL_BSP_SCHEDULE_DELAY", 5_000),
+        exportTimeoutMillis: timeoutMillis,
+      },
+    ),
   );
   const tracerProvider = new BasicTracerProvider({ resource, spanProcessors: [spans] });
-  const turns = new TurnSpans({ tracer: tracerProvider.getTracer(SCOPE, o.version), roleOf: o.roleOf, toolSpans: o.toolSpans, now: o.now });
+  const turns = new TurnSpans({
+    tracer: tracerProvider.getTracer(SCOPE, o.version),
+    roleOf: o.roleOf,
+    toolSpans: o.toolSpans,
+    includeText: o.includeText,
+    now: o.now,
+  });
 
   const interval = envMs(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000);
   const reader = new PeriodicExportingMetricReader({
-    exporter: reporting(new OTLPMetricExporter({ url: targets.metrics, timeoutMillis }), "metrics", o.report),
+    exporter: reporting(
+      construct(targets, () => new OTLPMetricExporter({ url: targets.metrics, timeoutMillis, headers: targets.headers })),
+      "metrics",
+      o.report,
+    ),
     exportIntervalMillis: interval,
     exportTimeoutMillis: Math.min(timeoutMillis, interval),
   });
@@ -108,7 +150,11 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
     resource,
     processors: [
       new BatchLogRecordProcessor({
-        exporter: reporting(new OTLPLogExporter({ url: targets.logs, timeoutMillis }), "logs", o.report),
+        exporter: reporting(
+          construct(targets, () => new OTLPLogExporter({ url: targets.logs, timeoutMillis, headers: targets.headers })),
+          "logs",
+          o.report,
+        ),
         maxQueueSize: MAX_QUEUE,
         scheduledDelayMillis: envMs(env, "OTEL_BLRP_SCHEDULE_DELAY", 1_000),
         exportTimeoutMillis: timeoutMillis,
@@ -122,7 +168,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
       turns.audit(type, data);
       const mapping = TELEMETRY_MAP[type];
       if (mapping?.count && (mapping.count.when?.(data) ?? true)) counter(mapping.count.metric).add(1, mapping.count.attrs(data));
-      const attributes: Attributes = auditAttributes(type, data);
+      const attributes: Attributes = auditAttributes(type, data, { includeText: o.includeText });
       const warn = type.endsWith("_problem") || type.endsWith("_error") || type.endsWith("_failed") || type === "emergency_halt";
       logger.emit({
         timestamp: o.now(),

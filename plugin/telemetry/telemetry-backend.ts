@@ -15,6 +15,8 @@ export type TelemetryBackendOptions = {
   env: Readonly<Record<string, string | undefined>>;
   exportTimeoutMs: number;
   toolSpans: boolean;
+  /** Free text in exported attributes: the user's or the organisation's `telemetry.includeText` (issue 27 §3). */
+  includeText: boolean;
   roleOf: (agent: string | undefined) => string;
   now: () => number;
   version: string;

@@ -49,7 +49,7 @@ export class Telemetry {
   async #apply(): Promise<void> {
     const t = this.#deps.config().telemetry;
     const sw = telemetrySwitch(t, this.#deps.env);
-    const key = sw.on ? JSON.stringify([sw, t.toolSpans, t.exportTimeout]) : "off";
+    const key = sw.on ? JSON.stringify([sw, t.toolSpans, t.includeText, t.exportTimeout]) : "off";
     if (key === this.#key) return;
     const wasOn = this.#key !== "off";
     this.#key = key;
@@ -67,6 +67,7 @@ export class Telemetry {
       env: this.#deps.env,
       exportTimeoutMs: t.exportTimeout,
       toolSpans: t.toolSpans,
+      includeText: t.includeText,
       roleOf: (agent) => roleOf(this.#deps.config(), agent),
       now: this.#deps.now,
       version: packageVersion(),
@@ -77,7 +78,9 @@ export class Telemetry {
     const pending = this.#pending;
     this.#pending = [];
     for (const fn of pending) fn(backend);
-    this.#deps.record("telemetry_started", { ...targets, exportTimeoutMs: t.exportTimeout, toolSpans: t.toolSpans });
+    // Header NAMES only: their values are credentials and the audit log is read by every CLI command.
+    const { headers, ...where } = targets;
+    this.#deps.record("telemetry_started", { ...where, headers: Object.keys(headers), exportTimeoutMs: t.exportTimeout, toolSpans: t.toolSpans });
   }
 
   async #stop(): Promise<void> {
@@ -99,7 +102,7 @@ export class Telemetry {
 
   /** An audit event (from the audit sink's tap). */
   audit(type: string, data: Record<string, unknown>): void {
-    if (type === "config_loaded" || type === "config_problem") void this.configure();
+    if (type === "config_loaded" || type === "config_problem" || type === "policy_ceiling") void this.configure();
     if (this.active) this.#send((b) => b.audit(type, data));
   }
 

@@ -18,6 +18,8 @@ export type TurnSpansOptions = {
   /** The governance role of an agent (primary / delegating / leaf) from the live config. */
   roleOf: (agent: string | undefined) => string;
   toolSpans: boolean;
+  /** Free text in span event attributes (the user's opt-in, telemetry-map.ts FREE_TEXT_KEYS). */
+  includeText?: boolean;
   now: () => number;
 };
 
@@ -185,7 +187,8 @@ export class TurnSpans {
     if (s.turn && type === "session_stop_requested") s.turn.stopped = true;
     const event = s.turn?.stopped && mapping?.eventAfterStop ? mapping.eventAfterStop : mapping?.event;
     // A decision handled just after OpenCode ended the turn (within the grace) belongs to it, at its end.
-    if (event && s.turn) s.turn.span.addEvent(event, auditAttributes(type, data), Math.min(this.#o.now(), s.turn.endAt ?? Infinity));
+    if (event && s.turn)
+      s.turn.span.addEvent(event, auditAttributes(type, data, { includeText: this.#o.includeText }), Math.min(this.#o.now(), s.turn.endAt ?? Infinity));
   }
 
   /** Ends every open turn (plugin dispose, telemetry turned off): nothing is left unexported or dangling. */

@@ -50,13 +50,27 @@ describe("auditAttributes: nothing leaves the machine that `sessions` would not 
     expect(attrs).toEqual({ "governance.event": "plugin_started" });
   });
 
-  test("the session id becomes gen_ai.conversation.id; free text is cleaned, secrets redacted, clipped to 80", () => {
-    const attrs = auditAttributes("session_stop_requested", {
-      sessionId: "ses_abc",
-      level: 3,
-      by: "cli",
-      reason: `stop now \u001b[31m token=sk-proj-abcdefghijklmnopqrstuvwxyz ${"x".repeat(200)}`,
+  test("free text (reason, guidance preview, sanitizer notes) and the user name in `by` stay home unless the user opted in", () => {
+    const data = { sessionId: "ses_abc", by: "cli:alice", reason: "at /home/alice/repo", preview: "push to main", because: "ENOENT /home/alice" };
+    const attrs = auditAttributes("session_stop_requested", data);
+    expect(attrs).toEqual({ "governance.event": "session_stop_requested", "gen_ai.conversation.id": "ses_abc", "governance.by": "cli" });
+    expect(auditAttributes("session_stop_requested", data, { includeText: true })).toMatchObject({
+      "governance.by": "cli:alice",
+      "governance.preview": "push to main",
     });
+  });
+
+  test("the session id becomes gen_ai.conversation.id; opted-in free text is cleaned, secrets redacted, clipped to 80", () => {
+    const attrs = auditAttributes(
+      "session_stop_requested",
+      {
+        sessionId: "ses_abc",
+        level: 3,
+        by: "cli",
+        reason: `stop now \u001b[31m token=sk-proj-abcdefghijklmnopqrstuvwxyz ${"x".repeat(200)}`,
+      },
+      { includeText: true },
+    );
     expect(attrs["gen_ai.conversation.id"]).toBe("ses_abc");
     expect(attrs["governance.level"]).toBe(3);
     const reason = String(attrs["governance.reason"]);

@@ -6,7 +6,7 @@ const config = (t: Partial<TelemetryConfig> = {}): TelemetryConfig => ({ ...DEFA
 
 describe("telemetrySwitch: off by default, one switch shared with OpenCode's own export", () => {
   test("defaults: off without any OTLP variable; the config default is auto", () => {
-    expect(DEFAULT_CONFIG.telemetry).toEqual({ enabled: "auto", endpoint: "", toolSpans: false, exportTimeout: 5_000 });
+    expect(DEFAULT_CONFIG.telemetry).toEqual({ enabled: "auto", endpoint: "", headers: {}, toolSpans: false, includeText: false, exportTimeout: 5_000 });
     expect(telemetrySwitch(config(), {})).toMatchObject({ on: false });
     expect(telemetrySwitch(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: "  " })).toMatchObject({ on: false });
   });
@@ -18,6 +18,8 @@ describe("telemetrySwitch: off by default, one switch shared with OpenCode's own
       metrics: "http://collector:4318/v1/metrics",
       logs: "http://collector:4318/v1/logs",
       source: "env",
+      headers: {},
+      envHeaders: true,
     });
   });
 
@@ -28,11 +30,15 @@ describe("telemetrySwitch: off by default, one switch shared with OpenCode's own
     expect(mixed).toMatchObject({ traces: "http://c:4318/v1/traces", logs: "http://logs:9/x" });
   });
 
-  test("governance.yaml: an endpoint turns it on and wins over the base variable; true forces the default endpoint", () => {
-    expect(telemetrySwitch(config({ endpoint: "http://127.0.0.1:9999" }), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://other:4318" })).toMatchObject({
+  test("a config endpoint turns it on and wins over every variable, with its own headers only; true forces the default endpoint", () => {
+    const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://other:4318", OTEL_EXPORTER_OTLP_LOGS_ENDPOINT: "http://logs:9/x" };
+    expect(telemetrySwitch(config({ endpoint: "http://127.0.0.1:9999", headers: { "x-org": "k" } }), env)).toMatchObject({
       on: true,
       traces: "http://127.0.0.1:9999/v1/traces",
+      logs: "http://127.0.0.1:9999/v1/logs",
       source: "config",
+      headers: { "x-org": "k" },
+      envHeaders: false,
     });
     expect(telemetrySwitch(config({ enabled: true }), {})).toMatchObject({ on: true, metrics: "http://localhost:4318/v1/metrics", source: "config" });
   });

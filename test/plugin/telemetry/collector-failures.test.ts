@@ -116,7 +116,7 @@ describe("a bad collector never slows or breaks a session", () => {
       const url = bad?.url ?? (await deadPort());
       try {
         const began = Date.now();
-        const { hooks, audit } = await start(`telemetry:\n  endpoint: ${url}\n  exportTimeout: 1s\n`, FAST_EXPORT);
+        const { hooks, audit } = await start("telemetry:\n  exportTimeout: 1s\n", { ...FAST_EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT: url });
         await until(() => audit().some((e) => e.type === "telemetry_started"), "telemetry started");
         const times = await turn(hooks);
         // Each signal's failure is reported, once: metrics export every 200 ms, so several attempts have failed by now.
@@ -161,7 +161,7 @@ describe("a bad collector never slows or breaks a session", () => {
   test("control: with a working receiver, the same turn arrives as an invoke_agent span (so the failure tests above can fail)", async () => {
     const receiver = await startOtlpReceiver();
     try {
-      const { hooks, audit } = await start(`telemetry:\n  endpoint: ${receiver.url}\n  toolSpans: true\n`, FAST_EXPORT);
+      const { hooks, audit } = await start("telemetry:\n  toolSpans: true\n", { ...FAST_EXPORT, OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url });
       await until(() => audit().some((e) => e.type === "telemetry_started"), "telemetry started");
       await turn(hooks);
       await hooks.dispose!();
