@@ -6,6 +6,7 @@ import { compareVersions, HOST_LINES, OLDEST_SUPPORTED_V1 } from "../governance/
 import { detectHost } from "./opencode-host.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import { MAX_CONFIG_BYTES } from "../governance/config/config.ts";
+import { orgFileDistrust } from "../governance/config/org-policy.ts";
 import { readConfig } from "./read-config.ts";
 import { governancePaths } from "../governance/storage/governance-paths.ts";
 import { stateFolderProblems } from "../governance/storage/state-health.ts";
@@ -15,6 +16,24 @@ import { lastSessionLine, readCoverage } from "./coverage-view.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
+
+/**
+ * The organisation's policy file (issue 30): whether there is one, and whether its owner and mode let the plugin trust
+ * it (root or you, writable by no group and no other user). A refused file holds every limit at its default.
+ */
+export function orgPolicyCheck(file: string, source: string): Check {
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(file);
+  } catch {
+    return { ok: true, text: `no organisation policy at ${file} (no ceiling above your own config)` };
+  }
+  const distrust = orgFileDistrust(st, process.getuid?.());
+  const mode = (st.mode & 0o777).toString(8);
+  if (distrust) return { ok: false, text: `organisation policy ${file} ${distrust}: refused (${source}; nothing may be loosened until it is fixed)` };
+  if (source !== "file") return { ok: false, text: `organisation policy ${file} cannot be used (${source}): see the problem above` };
+  return { ok: true, text: `organisation policy ${file} in force (owner uid ${st.uid}, mode ${mode})` };
+}
 
 /**
  * Where OpenCode would find the plugin: a `plugin` entry in any config file it reads (project `opencode.jsonc` /
@@ -164,11 +183,17 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
   const paths = governancePaths(dir);
   const checks: Check[] = pluginChecks(dir, env);
 
-  const config = await readConfig(paths.configFile);
+  const config = await readConfig(paths.configFile, env);
   if (config.source === "defaults" && !fs.existsSync(paths.configFile)) {
     checks.push({ ok: true, warn: true, text: `no ${path.relative(dir, paths.configFile)} yet: the plugin writes it with the defaults at its first start` });
   } else if (config.problems.length === 0) checks.push({ ok: true, text: `config ${path.relative(dir, paths.configFile)} is valid` });
-  for (const p of config.problems) checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
+  const refused = new Set(config.policy.refused.map((r) => r.message));
+  for (const p of config.problems) {
+    // A refused loosening is not broken: the ceiling holds (`status --explain` shows both values).
+    if (refused.has(p.message)) checks.push({ ok: true, warn: true, text: `refused: ${p.message}` });
+    else checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
+  }
+  checks.push(orgPolicyCheck(config.policy.org.file, config.policy.org.source));
   const schema = schemaCheck(paths.configFile);
   if (schema) checks.push(schema);
 

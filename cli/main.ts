@@ -37,6 +37,8 @@ Commands:
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
   status [--json]                          config, counts, and the last audit events
+  status --explain [--json]                every effective setting and the layer it came from (organisation,
+                                           user, project), and every looser value that was refused
   doctor [--json]                          check the installation: plugin loaded, config valid, state git-ignored
   init [--global] [--dry-run] [--host 1|2] install the plugin, agents and commands into this project (--global: for
                                            every project, in ~/.config/opencode); --dry-run lists changes, writes nothing;
@@ -100,6 +102,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
         limit: { type: "string" },
         add: { type: "string", multiple: true },
         tree: { type: "boolean" },
+        explain: { type: "boolean" },
       },
     });
   } catch (error) {

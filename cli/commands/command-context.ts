@@ -19,6 +19,8 @@ export type Options = {
   /** `budget --add key=value` (repeatable) and `--tree`. */
   add?: string[];
   tree?: boolean;
+  /** `status --explain`: every effective setting and the layer it came from. */
+  explain?: boolean;
 };
 
 /** What a command needs: the project, its store and audit log, the control context, the output and its arguments. */

@@ -6,9 +6,11 @@ import { trustOf } from "../../governance/stop/control-requests.ts";
 import { readConfig } from "../read-config.ts";
 import { lastSessionLine, readCoverage } from "../coverage-view.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+import { explainCommand } from "./explain.ts";
 
 /** `status [--json]`: the config and its problems, session counts, budgets in use, the last audit events. */
 export async function statusCommand(c: CommandContext): Promise<number> {
+  if (c.options.explain) return explainCommand(c);
   const config = await readConfig(c.store.paths.configFile);
   const stateProblems = stateFolderProblems(c.store.paths);
   const all = await c.store.list();

@@ -13,11 +13,11 @@ export function assertCliBuilt(): void {
  * Runs the built CLI as a user would (`node dist/cli/main.js …`) in its own process, so exit codes, stdout/stderr
  * separation and cross-process file behaviour are the real ones. `cwd` is where the user stands.
  */
-export function runCli(args: string[], opts: { cwd: string; timeoutMs?: number } = { cwd: process.cwd() }): Promise<CliResult> {
+export function runCli(args: string[], opts: { cwd: string; timeoutMs?: number; env?: Record<string, string> } = { cwd: process.cwd() }): Promise<CliResult> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [CLI_ENTRY, ...args], {
       cwd: opts.cwd,
-      env: { ...process.env, USER: "cli-test", NO_COLOR: "1" },
+      env: { ...process.env, USER: "cli-test", NO_COLOR: "1", ...opts.env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let stdout = "";

@@ -1,0 +1,74 @@
+import type { LoadedConfig } from "../../governance/config/config.ts";
+import { readConfig } from "../read-config.ts";
+import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+
+/** One effective setting and the layer it came from (`organisation`, `user`, `project`, `built-in`, `default`). */
+export type ExplainedSetting = { path: string; value: unknown; from: string };
+
+const MS = /(deadline|retryDeadline|maxWait|activeTime|exportTimeout|minIdle|maxIdle|staleAfter)$/;
+
+function leaves(value: unknown, prefix: string, out: Map<string, unknown>): void {
+  if (value && typeof value === "object" && !Array.isArray(value) && !(prefix === "telemetry.headers")) {
+    for (const [k, v] of Object.entries(value)) leaves(v, prefix ? `${prefix}.${k}` : k, out);
+  } else out.set(prefix, value);
+}
+
+/**
+ * Every effective setting with the layer that set it (issue 30). Limits carry the merge's origin; the rest (phase,
+ * language, anchors, resume, …) are the project file's (or the defaults'). Header VALUES never appear: names only.
+ */
+export function explainSettings(loaded: LoadedConfig): ExplainedSetting[] {
+  const values = new Map<string, unknown>();
+  leaves(loaded.config, "", values);
+  for (const path of Object.keys(loaded.policy.origins)) if (!values.has(path)) values.set(path, undefined);
+  const projectOwn = loaded.source === "defaults" ? "default" : "project";
+  return [...values.entries()]
+    .filter(([path]) => path !== "schemaVersion")
+    .map(([path, value]) => ({
+      path,
+      value: path === "telemetry.headers" ? Object.keys((value ?? {}) as object) : value === undefined ? null : value,
+      from: loaded.policy.origins[path] ?? (path === "telemetry.headers" ? (loaded.policy.origins["telemetry.endpoint"] ?? "default") : projectOwn),
+    }))
+    .sort((a, b) => a.path.localeCompare(b.path));
+}
+
+function show(path: string, value: unknown): string {
+  if (value === null) return "no limit";
+  if (typeof value === "number" && MS.test(path)) return `${value / 1000}s`;
+  if (Array.isArray(value)) return `[${value.map((v) => (typeof v === "object" ? JSON.stringify(v) : String(v))).join(", ")}]`;
+  return typeof value === "string" ? JSON.stringify(value) : String(value);
+}
+
+/** `status --explain [--json]`: the three layers, every effective setting and where it came from, every refused loosening. */
+export async function explainCommand(c: CommandContext): Promise<number> {
+  const loaded = await readConfig(c.store.paths.configFile);
+  const settings = explainSettings(loaded);
+  const layers = {
+    organisation: { file: loaded.policy.org.file, source: loaded.policy.org.source },
+    user: { file: loaded.policy.userFile },
+    project: { file: c.store.paths.configFile, source: loaded.source },
+  };
+  if (c.options.json) {
+    c.io.json({
+      version: JSON_VERSION,
+      project: c.dir,
+      layers,
+      settings,
+      refused: loaded.policy.refused.map(({ path, layer, value, ceiling, ceilingLayer, message }) => ({ path, layer, value, ceiling, ceilingLayer, message })),
+      problems: loaded.problems.map((p) => ({ path: p.path, line: p.line ?? null, column: p.column ?? null, message: p.message })),
+    });
+    return 0;
+  }
+  const org = loaded.policy.org.source;
+  c.io.line(["bold", "organisation: "], `${layers.organisation.file} `, org === "lockdown" || org === "last-good" ? ["red", `(${org})`] : `(${org})`);
+  c.io.line(["bold", "user: "], layers.user.file);
+  c.io.line(["bold", "project: "], `${layers.project.file} (${loaded.source})`);
+  c.io.line(["bold", "effective settings:"]);
+  const width = Math.min(48, Math.max(...settings.map((s) => s.path.length)));
+  for (const s of settings) c.io.line(`  ${s.path.padEnd(width)}  ${show(s.path, s.value)}  `, ["dim", s.from]);
+  if (loaded.policy.refused.length > 0) c.io.line(["bold", "refused loosenings:"]);
+  for (const r of loaded.policy.refused) c.io.line("  ", ["yellow", r.message]);
+  const others = loaded.problems.filter((p) => !loaded.policy.refused.some((r) => r.message === p.message));
+  for (const p of others) c.io.line(["bold", "problem: "], ["red", p.message]);
+  return 0;
+}
