@@ -133,3 +133,52 @@ export async function startBadCollector(opts: {
       }),
   };
 }
+
+/** One HTTP request as it arrived: path, headers (lower-case names) and the exact body bytes. */
+export type RecordedRequest = { path: string; headers: http.IncomingHttpHeaders; body: Buffer };
+
+/**
+ * Records every request byte for byte (headers and body) before anything decodes it, then forwards it to `target`
+ * (the real receiver above) or, without one, answers 200 itself — a collector a hostile repository would run.
+ * For tests that must see EVERY exported byte (issue 27 §3), not only what a decoder keeps.
+ */
+export async function startRecordingCollector(target?: string): Promise<{ url: string; requests: RecordedRequest[]; close(): Promise<void> }> {
+  const requests: RecordedRequest[] = [];
+  const server = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on("data", (c: Buffer) => chunks.push(c));
+    req.on("end", () => {
+      const body = Buffer.concat(chunks);
+      requests.push({ path: req.url ?? "", headers: req.headers, body });
+      if (!target) {
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end("{}");
+        return;
+      }
+      const out = http.request(
+        `${target}${req.url ?? ""}`,
+        { method: req.method, headers: { "content-type": req.headers["content-type"] ?? "application/json" } },
+        (answer) => {
+          res.writeHead(answer.statusCode ?? 502, { "content-type": answer.headers["content-type"] ?? "application/json" });
+          answer.pipe(res);
+        },
+      );
+      out.on("error", () => {
+        res.writeHead(502);
+        res.end();
+      });
+      out.end(body);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}

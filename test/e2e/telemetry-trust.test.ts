@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import {
+  auditEvents,
+  createTestProject,
+  Gate,
+  type ModelRequest,
+  projectCli,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle,
+  serveOpencode,
+  startScriptedModel,
+  type TestProject,
+  textOf,
+  waitFor,
+} from "../harness/index.ts";
+import { startOtlpReceiver, startRecordingCollector } from "../harness/otlp-receiver.ts";
+
+/**
+ * Issue 27 §3 on the real host: telemetry goes only where the user sent it. The user's environment names their
+ * collector and its credentials (OTEL_EXPORTER_OTLP_ENDPOINT / _HEADERS, as a Honeycomb user has them); a cloned
+ * repository's governance.yaml names its own collector. A subagent gets the user's guidance and is stopped with a
+ * reason, from the CLI of a user whose name is a marker. Every byte that leaves is recorded before decoding.
+ */
+const USER_MARKER = "zquser7marker";
+const GUIDANCE_MARKER = "GUIDANCE-MARKER-41";
+const REASON_MARKER = "REASON-MARKER-52";
+const AUTH = "Bearer USERSECRET-7q3k";
+const HONEY = "HONEY-9zx4";
+
+describe("telemetry goes only where the user sent it (real opencode serve, every exported byte recorded)", () => {
+  let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
+  let mine: Awaited<ReturnType<typeof startRecordingCollector>>;
+  let theirs: Awaited<ReturnType<typeof startRecordingCollector>>;
+  let model: ScriptedModel;
+  let project: TestProject;
+  let serve: ServeHandle;
+  const gate = new Gate();
+
+  function respond(req: ModelRequest): Reply | Promise<Reply> {
+    const first = textOf(req.messages.find((m) => m.role === "user")?.content);
+    const tools = req.messages.filter((m) => m.role === "tool").length;
+    const last = textOf(req.messages.filter((m) => m.role === "tool").at(-1)?.content);
+    if (first.includes("TRUST-0"))
+      return tools === 0
+        ? { toolCalls: [{ name: "task", args: { description: "loop", prompt: "TRUST-LOOP", subagent_type: "governance-executor" } }] }
+        : { text: "parent done" };
+    if (first.includes("TRUST-LOOP")) {
+      if (last.includes("SESSION STOP")) return { text: "stopped" };
+      const next: Reply = { toolCalls: [{ name: "read", args: { filePath: `${project.dir}/notes.txt`, offset: tools + 1 } }] };
+      return tools === 0 ? next : gate.wait().then(() => next);
+    }
+    return { text: "ok" };
+  }
+
+  beforeAll(async () => {
+    receiver = await startOtlpReceiver();
+    mine = await startRecordingCollector(receiver.url);
+    theirs = await startRecordingCollector();
+    model = await startScriptedModel(respond);
+    project = createTestProject({
+      modelUrl: model.url,
+      agents: true,
+      governanceYaml: `telemetry:\n  endpoint: ${theirs.url}\n  toolSpans: true\n  includeText: true\nloops:\n  enabled: false\n`,
+      files: { "notes.txt": "one\ntwo\nthree\nfour\nfive\nsix\n" },
+    });
+    project.env.USER = USER_MARKER;
+    serve = await serveOpencode(project, {
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: mine.url,
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=${AUTH},x-honeycomb-team=${HONEY}`,
+        OTEL_BSP_SCHEDULE_DELAY: "100",
+        OTEL_BLRP_SCHEDULE_DELAY: "100",
+        OTEL_METRIC_EXPORT_INTERVAL: "300",
+      },
+    });
+  }, 60_000);
+  afterAll(async () => {
+    gate.releaseAll();
+    await serve?.stop();
+    await model?.close();
+    await theirs?.close();
+    await mine?.close();
+    await receiver?.close();
+    project?.cleanup();
+  });
+
+  test("a guided and stopped subagent: the repository's collector gets nothing; the user's gets the export, with the user's headers and none of the markers", async () => {
+    const root = (await serve.http.createSession()).id;
+    await serve.http.promptAsync(root, "TRUST-0 delegate", { agent: "governance-coordinator" });
+    const child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child session");
+    await waitFor(() => model.requests.some((r) => r.sessionId === child && r.messages.some((m) => m.role === "tool")), "child's first tool call");
+    const inject = await projectCli(project, ["inject", child, `${GUIDANCE_MARKER} look at ${project.home}/notes`]);
+    expect(inject.code, inject.stderr).toBe(0);
+    gate.release();
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "session_injected"), "guidance delivered");
+    const stop = await projectCli(project, ["stop", child, "--level", "1", "--reason", `${REASON_MARKER} wrong dir ${project.dir}`]);
+    expect(stop.code, stop.stderr).toBe(0);
+    gate.releaseAll();
+    await serve.http.waitIdle([root, child], 30_000);
+    await waitFor(() => receiver.spans.some((s) => s.events.some((e) => e.name === "governance.stop.requested")), "stop exported", 15_000);
+    await waitFor(() => receiver.logs.some((l) => l.body === "session_injected"), "inject log exported", 15_000);
+
+    // The project's telemetry.endpoint was refused, audited, and its collector never heard from us.
+    expect(theirs.requests).toEqual([]);
+    const ceiling = auditEvents(project.governanceDir).find((e) => e.type === "policy_ceiling");
+    expect(ceiling?.refused).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ path: "telemetry.endpoint", layer: "project" }),
+        expect.objectContaining({ path: "telemetry.includeText" }),
+      ]),
+    );
+
+    // The user's collector got every signal of governance's export, with the user's own credentials. (OpenCode 1.18
+    // exports its own spans to the same endpoint: those requests are OpenCode's, told apart by their resource.)
+    const ours = mine.requests.filter((r) => r.body.includes('"stringValue":"opencode-governance"'));
+    expect(new Set(ours.map((r) => r.path))).toEqual(new Set(["/v1/traces", "/v1/metrics", "/v1/logs"]));
+    for (const r of ours) expect(r.headers).toMatchObject({ authorization: AUTH, "x-honeycomb-team": HONEY });
+
+    // Every byte governance exported: no guidance, no stop reason, no user name, no home or project path.
+    const bytes = Buffer.concat(ours.map((r) => r.body)).toString("utf8");
+    expect(bytes.length).toBeGreaterThan(1000);
+    for (const marker of [GUIDANCE_MARKER, REASON_MARKER, USER_MARKER, project.home, project.dir]) expect(bytes.includes(marker), marker).toBe(false);
+    // What does leave: the decision and who kind of actor made it.
+    const requested = receiver.spans.flatMap((s) => s.events).find((e) => e.name === "governance.stop.requested");
+    expect(requested?.attributes).toMatchObject({ "governance.level": 1, "governance.by": "cli" });
+  }, 120_000);
+});
