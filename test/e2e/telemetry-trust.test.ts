@@ -88,7 +88,7 @@ describe("telemetry goes only where the user sent it (real opencode serve, every
   test("a guided and stopped subagent: the repository's collector gets nothing; the user's gets the export, with the user's headers and none of the markers", async () => {
     const root = (await serve.http.createSession()).id;
     await serve.http.promptAsync(root, "TRUST-0 delegate", { agent: "governance-coordinator" });
-    const child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child session");
+    const child = await waitFor(async () => (await serve.http.children(root))[0]?.id, "child session", 60_000);
     await waitFor(() => model.requests.some((r) => r.sessionId === child && r.messages.some((m) => m.role === "tool")), "child's first tool call");
     const inject = await projectCli(project, ["inject", child, `${GUIDANCE_MARKER} look at ${project.home}/notes`]);
     expect(inject.code, inject.stderr).toBe(0);
@@ -98,11 +98,14 @@ describe("telemetry goes only where the user sent it (real opencode serve, every
     expect(stop.code, stop.stderr).toBe(0);
     gate.releaseAll();
     await serve.http.waitIdle([root, child], 30_000);
-    await waitFor(() => receiver.spans.some((s) => s.events.some((e) => e.name === "governance.stop.requested")), "stop exported", 15_000);
-    await waitFor(() => receiver.logs.some((l) => l.body === "session_injected"), "inject log exported", 15_000);
+    const stopExported = () => receiver.spans.some((s) => s.events.some((e) => e.name === "governance.stop.requested"));
+    await waitFor(() => stopExported() || theirs.requests.length > 0, "the stop exported somewhere", 15_000);
 
-    // The project's telemetry.endpoint was refused, audited, and its collector never heard from us.
-    expect(theirs.requests).toEqual([]);
+    // The project's telemetry.endpoint was refused, audited, and its collector never heard from us (on the code before
+    // this change it got every export, with the user's Authorization and Honeycomb headers).
+    expect(theirs.requests.map((r) => [r.path, r.headers.authorization ?? null, r.headers["x-honeycomb-team"] ?? null])).toEqual([]);
+    await waitFor(stopExported, "stop exported", 15_000);
+    await waitFor(() => receiver.logs.some((l) => l.body === "session_injected"), "inject log exported", 15_000);
     const ceiling = auditEvents(project.governanceDir).find((e) => e.type === "policy_ceiling");
     expect(ceiling?.refused).toEqual(
       expect.arrayContaining([
