@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { GovernanceConfig } from "../governance/config/config.ts";
+import { LayerSettings } from "../governance/config/layer-settings.ts";
 
 type JsonSchema = {
   type?: string | string[];
@@ -83,7 +84,11 @@ export const DESCRIPTIONS: Record<string, string> = {
   "telemetry.enabled":
     "`auto`: on when `OTEL_EXPORTER_OTLP_ENDPOINT` (or `OTEL_EXPORTER_OTLP_{TRACES,METRICS,LOGS}_ENDPOINT`) is set, like OpenCode's own export, or when `endpoint` is set; `true` forces it on (default endpoint http://localhost:4318); `false` keeps the SDK unloaded.",
   "telemetry.endpoint":
-    "OTLP/HTTP base URL (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended); empty = the `OTEL_EXPORTER_OTLP_*` variables. Headers only from `OTEL_EXPORTER_OTLP_HEADERS`.",
+    "OTLP/HTTP base URL (`/v1/traces`, `/v1/metrics`, `/v1/logs` are appended); empty = the `OTEL_EXPORTER_OTLP_*` variables. Taken only from your user config or the organisation's policy: a project's endpoint is refused (it would receive your credentials). A config endpoint gets only its own file's `headers`, never `OTEL_EXPORTER_OTLP_HEADERS`.",
+  "telemetry.headers": "HTTP headers sent with `endpoint` (an API key, a tenant); only from your user config or the organisation's policy, like the endpoint.",
+  "telemetry.headers.*": "One header's value.",
+  "telemetry.includeText":
+    "Free text (stop reasons, guidance previews, sanitizer notes) and the user name in `by` in exported attributes. Off by default; only your user config or the organisation's policy may turn it on.",
   "telemetry.toolSpans": "Also export an `execute_tool {tool}` span per tool call (tool name and call id only, never arguments or results).",
   "telemetry.exportTimeout": `Longest wait for the collector per export, retries included; what does not fit is dropped and reported once. ${DURATION}`,
 };
@@ -116,9 +121,8 @@ function isDuration(node: JsonSchema): boolean {
   return Array.isArray(node.type) && node.type.includes("number") && node.type.includes("string");
 }
 
-/** The JSON Schema shipped as `schema/governance.schema.json`. */
-export function buildSchema(): JsonSchema {
-  const schema = z.toJSONSchema(GovernanceConfig, { io: "input", target: "draft-7", unrepresentable: "any" }) as JsonSchema;
+function describe(zodSchema: z.ZodType): JsonSchema {
+  const schema = z.toJSONSchema(zodSchema, { io: "input", target: "draft-7", unrepresentable: "any" }) as JsonSchema;
   walk(schema, "", (node, path) => {
     const description = DESCRIPTIONS[path];
     if (description) node.description = description;
@@ -127,10 +131,31 @@ export function buildSchema(): JsonSchema {
       node.pattern = "^\\s*(\\d+(\\.\\d+)?|(\\d+(\\.\\d+)?\\s*([mM][sS]|[sSmMhHdD])\\s*)+)$";
     }
   });
+  return schema;
+}
+
+/** The JSON Schema shipped as `schema/governance.schema.json`. */
+export function buildSchema(): JsonSchema {
+  const schema = describe(GovernanceConfig);
   return {
     $schema: schema.$schema,
     title: "opencode-governance: .opencode/governance.yaml",
     description: "Configuration of the opencode-governance OpenCode plugin. Every key is optional; an empty file means the defaults.",
+    ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "$schema")),
+  };
+}
+
+/**
+ * The JSON Schema of the organisation's policy and the user's own file (`schema/governance-policy.schema.json`): the
+ * limits of governance.yaml, every key optional, each a ceiling over the layers below (docs/security.md).
+ */
+export function buildPolicySchema(): JsonSchema {
+  const schema = describe(LayerSettings);
+  return {
+    $schema: schema.$schema,
+    title: "opencode-governance: organisation policy (/etc/opencode-governance/policy.yaml) and user file (~/.config/opencode/governance.yaml)",
+    description:
+      "Ceilings over every project's .opencode/governance.yaml: a project may only tighten what these set. Every key is optional; an unknown key makes the organisation's file invalid (it then fails closed).",
     ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "$schema")),
   };
 }

@@ -6,7 +6,7 @@ import { describe, expect, test } from "vitest";
 import { parseConfig } from "../../governance/config/config-parse.ts";
 import { DEFAULT_CONFIG, DEFAULT_CONFIG_YAML } from "../../governance/config/config.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
-import { buildSchema, describedPaths, REFERENCE_END, REFERENCE_START, renderReference, schemaPaths } from "../../scripts/config-schema.ts";
+import { buildPolicySchema, buildSchema, describedPaths, REFERENCE_END, REFERENCE_START, renderReference, schemaPaths } from "../../scripts/config-schema.ts";
 
 /**
  * The JSON Schema editors use for governance.yaml (through the file's `# yaml-language-server: $schema=` line) must
@@ -70,5 +70,33 @@ describe("config reference in docs/user-guide.md", () => {
   test("names every key of the schema", () => {
     const table = renderReference();
     for (const p of schemaPaths()) expect(table).toContain(`| \`${p}\` |`);
+  });
+});
+
+describe("the organisation's policy and the user's file: their own JSON Schema (issue 30)", () => {
+  const policy = buildPolicySchema();
+  const check = new Ajv({ strict: false, allErrors: true }).compile(policy);
+  const layerPaths = () => {
+    const paths: string[] = [];
+    const walk = (node: { properties?: Record<string, unknown>; additionalProperties?: unknown }, at: string) => {
+      if (at) paths.push(at);
+      for (const [k, v] of Object.entries(node.properties ?? {})) walk(v as never, at ? `${at}.${k}` : k);
+      if (node.additionalProperties && typeof node.additionalProperties === "object") walk(node.additionalProperties as never, `${at}.*`);
+    };
+    walk(policy as never, "");
+    return paths;
+  };
+
+  test("accepts an organisation file with ceilings and telemetry, flags a typo and a project-only key", () => {
+    const org =
+      "delegation:\n  maxDepth: 3\nbudgets:\n  tree:\n    cost: 5\ntelemetry:\n  enabled: true\n  endpoint: https://otel.example.com\n  headers:\n    x-api-key: k\n";
+    expect(check(parseYaml(org)), JSON.stringify(check.errors)).toBe(true);
+    expect(check(parseYaml("delegation:\n  maxDepht: 3\n"))).toBe(false);
+    expect(check(parseYaml("phase: release\n"))).toBe(false);
+  });
+
+  test("every key is described", () => {
+    const described = new Set(describedPaths());
+    expect(layerPaths().filter((p) => !described.has(p))).toEqual([]);
   });
 });
