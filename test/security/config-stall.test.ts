@@ -96,16 +96,18 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
   test("a project's file cannot shrink the audit log or turn enforcement off", { timeout: 60_000 }, async () => {
     const before = auditEvents(project.governanceDir).length;
     fs.writeFileSync(configFile, "phase: weakened\nenforcement: log-only\naudit:\n  maxBytes: 4096\n");
-    const problems = await waitFor(
-      () => {
-        const added = auditEvents(project.governanceDir)
+    // One policy_ceiling line for the load, naming both refusals and the built-in bound that held (issue 30).
+    const line = await waitFor(
+      () =>
+        auditEvents(project.governanceDir)
           .slice(before)
-          .filter((e) => e.type === "config_problem");
-        return added.length >= 2 ? added : undefined;
-      },
-      "bounds problems",
+          .find((e) => e.type === "policy_ceiling"),
+      "policy_ceiling",
       30_000,
     );
-    expect(problems.map((p) => String(p.message)).join("\n")).toMatch(/log-only is taken only from your user config[\s\S]*audit\.maxBytes 4096 is below/);
+    expect(line.refused).toEqual([
+      { path: "enforcement", layer: "project", value: "log-only", ceiling: "enforce", ceilingLayer: "built-in" },
+      { path: "audit.maxBytes", layer: "project", value: "4096", ceiling: "1048576", ceilingLayer: "built-in" },
+    ]);
   });
 });
