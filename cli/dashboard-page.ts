@@ -164,8 +164,9 @@ function budgetBar(label, lines, exceeded) {
   fill.style.width = Math.min(100, Math.round(share * 100)) + "%";
   bar.appendChild(fill);
   bar.setAttribute("role", "meter"); bar.setAttribute("aria-valuenow", String(Math.round(share * 100))); bar.setAttribute("aria-label", label + " budget " + top.key);
-  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit)).join("\\n");
-  wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used) + "/" + amount(top.key, top.limit), "budget"));
+  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit) + (l.from ? " (limit set by " + l.from + ")" : "")).join("\\n");
+  const layer = top.from === "organisation" || top.from === "user" ? " (" + top.from + ")" : "";
+  wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used) + "/" + amount(top.key, top.limit) + layer, "budget"));
   return wrap;
 }
 

@@ -1,5 +1,5 @@
 import { stat } from "node:fs/promises";
-import { type BudgetView, budgetView } from "../governance/budget/budget-view.ts";
+import { budgetLimitPath, type BudgetView, budgetView } from "../governance/budget/budget-view.ts";
 import type { GovernanceConfig, LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
@@ -97,8 +97,19 @@ function auditDetail(event: Record<string, unknown>): string {
 /** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
 export function sessionRows(
   records: readonly SessionRecord[],
-  at: { config: Pick<GovernanceConfig, "budgets">; now: number; trust?: RecordTrust | undefined },
+  at: { config: Pick<GovernanceConfig, "budgets">; now: number; trust?: RecordTrust | undefined; origins?: Record<string, string> },
 ): SessionRow[] {
+  // Which layer set each limit (issue 30): looked up by the path configuredLimits took it from.
+  const withOrigins = (r: SessionRecord, view: BudgetView): BudgetView => {
+    if (!at.origins) return view;
+    const origins = at.origins;
+    const mark = (scope: "session" | "tree") => (l: BudgetView["session"][number]) => {
+      const p = l.limit === null ? null : budgetLimitPath(at.config, r, scope, l.key);
+      const from = p ? origins[p] : undefined;
+      return from ? { ...l, from } : l;
+    };
+    return { ...view, session: view.session.map(mark("session")), tree: view.tree?.map(mark("tree")) ?? null };
+  };
   const verified = (r: SessionRecord) => at.trust?.verified(r) ?? true;
   return plainDeep(
     sessionTree(records).map(({ record: r, indent, cycle }) => ({
@@ -117,7 +128,7 @@ export function sessionRows(
       lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
       toolCalls: r.counters.toolCalls,
       endedAt: r.end?.at ?? r.stoppedAt ?? null,
-      budget: budgetView(r, at.config, at.now),
+      budget: withOrigins(r, budgetView(r, at.config, at.now)),
       verified: verified(r),
     })),
   );
@@ -130,7 +141,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   const loaded = await config();
   // Records this user's governance did not write are never running; past MAX_ROWS (a flood of planted records)
   // the rows the user's own sessions need come first and the rest are counted.
-  const rows = sessionRows(records, { config: loaded.config, now, trust: ctx.trust });
+  const rows = sessionRows(records, { config: loaded.config, now, trust: ctx.trust, origins: loaded.policy.origins });
   const sessions = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const resumable = resumableSessions(records, {
     now,

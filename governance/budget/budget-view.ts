@@ -6,7 +6,26 @@ import { verifiedRaises } from "./budget-raise.ts";
 import { BUDGET_KEYS, configuredLimits, raisedLimits, sessionUsage, treeUsage } from "./budget-usage.ts";
 
 /** One budget's use, for people (`sessions`, `status`, `budget`, the dashboard). `limit` null = no limit. */
-export type BudgetUseLine = { key: BudgetKey; used: number; limit: number | null; share: number | null };
+export type BudgetUseLine = {
+  key: BudgetKey;
+  used: number;
+  limit: number | null;
+  share: number | null;
+  /** Which config layer set the limit (`organisation`, `user`, `project`, `default`; the dashboard, issue 30). */
+  from?: string;
+};
+
+/** The config path a session's limit of `key` comes from (configuredLimits' choice: its agent's entry, else the default). */
+export function budgetLimitPath(
+  config: Pick<GovernanceConfig, "budgets">,
+  r: Pick<SessionRecord, "agent" | "depth">,
+  scope: "session" | "tree",
+  key: BudgetKey,
+): string | null {
+  if (scope === "tree") return `budgets.tree.${key}`;
+  if (r.agent !== null && Object.hasOwn(config.budgets.agents, r.agent)) return `budgets.agents.${r.agent}.${key}`;
+  return r.depth > 0 ? `budgets.default.${key}` : null;
+}
 
 /** What `--json` and the dashboard show of a session's budgets (docs/cli.md). */
 export type BudgetView = {

@@ -180,13 +180,16 @@ const INF = Number.POSITIVE_INFINITY;
 
 function mergeLimits(m: Merger, path: string, direct: Get<BudgetLimits>, derived: Get<BudgetLimits> | undefined, base: BudgetLimits): BudgetLimits {
   const out: BudgetLimits = {};
+  const project = m.layers.find((l) => l.name === "project")?.settings;
   for (const key of BudgetKey.options) {
-    // Inside a scope a layer states, a key it leaves out is no limit (a scope replaces the one below it).
+    // Inside a scope the project's file states, a key it leaves out is no limit (the scope replaces the default, so
+    // `default: {}` is a loosening to refuse where a ceiling exists). In the organisation's or the user's file a
+    // key left out sets nothing: a ceiling on toolCalls does not lift the default limit on model requests.
     const at =
       (get: Get<BudgetLimits>): Get<number> =>
       (s) => {
         const limits = get(s);
-        return limits === undefined ? undefined : (limits[key] ?? INF);
+        return limits === undefined ? undefined : (limits[key] ?? (s === project ? INF : undefined));
       };
     const value = m.resolve(`${path}.${key}`, m.entries(at(direct), derived && at(derived)), base[key] ?? INF, lower);
     if (value !== INF) out[key] = value;

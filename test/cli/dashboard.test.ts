@@ -1,3 +1,5 @@
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { systemClock } from "../../governance/time/clock.ts";
@@ -52,6 +54,24 @@ describe("dashboard (local web page + API)", () => {
     const stop = await fetch(`${base}/api/stop`, { method: "POST", body: JSON.stringify({ target: CHILD }) });
     expect(stop.status).toBe(403);
     expect(await p.queued(CHILD)).toEqual([]);
+  });
+
+  test("each limit of a session's budget says which layer set it (issue 30)", async () => {
+    const policy = join(p.sandbox, "policy.yaml");
+    writeFileSync(policy, "budgets:\n  default:\n    toolCalls: 40\n", { mode: 0o644 });
+    const saved = process.env.OPENCODE_GOVERNANCE_POLICY;
+    process.env.OPENCODE_GOVERNANCE_POLICY = policy;
+    try {
+      type Line = { key: string; limit: number | null; from?: string };
+      const data = (await (await api("/api/sessions")).json()) as { sessions: { sessionId: string; budget: { session: Line[] } }[] };
+      const child = data.sessions.find((s) => s.sessionId === CHILD)!.budget.session;
+      expect(child.find((l) => l.key === "toolCalls")).toMatchObject({ limit: 40, from: "organisation" });
+      expect(child.find((l) => l.key === "modelRequests")).toMatchObject({ limit: 500, from: "default" });
+      expect(child.find((l) => l.key === "cost")).not.toHaveProperty("from");
+    } finally {
+      if (saved === undefined) delete process.env.OPENCODE_GOVERNANCE_POLICY;
+      else process.env.OPENCODE_GOVERNANCE_POLICY = saved;
+    }
   });
 
   test("serves the page and the session tree", async () => {

@@ -133,6 +133,13 @@ describe("a project may only tighten: every limit against a user ceiling and an 
 });
 
 describe("budgets a project removes or escapes", () => {
+  it("a key an upper layer leaves out of a scope sets nothing: the default limits on the other keys stay", () => {
+    const { base, layer } = projectLayer({});
+    const merged = mergePolicy(base, [{ name: "organisation", file: "/o", settings: { budgets: { default: { toolCalls: 40 } } } }, layer]);
+    expect(merged.config.budgets.default).toEqual({ ...DEFAULT_CONFIG.budgets.default, toolCalls: 40 });
+    expect(merged.origins["budgets.default.modelRequests"]).toBe("default");
+  });
+
   const user: PolicyLayer = { name: "user", file: "/u.yaml", settings: { budgets: { default: { toolCalls: 3 }, tree: { cost: 2 } } } };
 
   it("a scope the project empties keeps the ceiling's keys (refused as 'no limit')", () => {
@@ -155,6 +162,7 @@ describe("budgets a project removes or escapes", () => {
     expect(merged.refused.map((r) => r.path)).toEqual(["budgets.agents.general.toolCalls"]);
 
     const tight = projectLayer({ budgets: { default: { toolCalls: 2 } } });
+    tight.base.budgets.default = { toolCalls: 2 };
     const withAgent: PolicyLayer = { name: "user", file: "/u.yaml", settings: { budgets: { agents: { explore: { toolCalls: 50 } } } } };
     const capped = mergePolicy(tight.base, [withAgent, tight.layer]);
     expect(capped.config.budgets.agents.explore).toEqual({ toolCalls: 2 });
