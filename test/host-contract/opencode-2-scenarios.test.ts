@@ -39,6 +39,35 @@ describe("OpenCode 2 loader contract", () => {
   });
 });
 
+describe("the three config layers on OpenCode 2 (issue 30: the same loading as OpenCode 1)", () => {
+  test("the organisation's maxDepth 1 holds against a project's 16: the depth-2 spawn is halted, policy_ceiling audited", async () => {
+    await host.unload();
+    const policy = path.join(other, "policy.yaml");
+    fs.writeFileSync(policy, "delegation:\n  maxDepth: 1\n", { mode: 0o644 });
+    fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
+    fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), "delegation:\n  maxDepth: 16\n");
+    const saved = process.env.OPENCODE_GOVERNANCE_POLICY;
+    process.env.OPENCODE_GOVERNANCE_POLICY = policy;
+    try {
+      host = new OpenCode2Double();
+      host.config.experimental.subagent_depth = 4;
+      await host.load(withClock, dir);
+      const r = await root();
+      const exec = await spawn(r, "governance-executor");
+      const halt = await host.callTool(exec.id, "subagent", { agent: "governance-builder", description: "x", prompt: "x" });
+      expect(halt.status).toBe("error");
+      expect(halt.text).toContain("EMERGENCY_HALT");
+      await flush();
+      expect(audit().find((e) => e.type === "policy_ceiling")?.refused).toEqual([
+        { path: "delegation.maxDepth", layer: "project", value: "16", ceiling: "1", ceilingLayer: "organisation" },
+      ]);
+    } finally {
+      if (saved === undefined) delete process.env.OPENCODE_GOVERNANCE_POLICY;
+      else process.env.OPENCODE_GOVERNANCE_POLICY = saved;
+    }
+  });
+});
+
 /** One implementation per row of the shared table. */
 const RUN: Record<string, () => Promise<void>> = {
   async "prefix-every-step"() {
