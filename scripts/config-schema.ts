@@ -121,10 +121,17 @@ function isDuration(node: JsonSchema): boolean {
   return Array.isArray(node.type) && node.type.includes("number") && node.type.includes("string");
 }
 
-function describe(zodSchema: z.ZodType): JsonSchema {
+/** Keys only the organisation's policy and the user's file have (not a project's governance.yaml). */
+export const POLICY_ONLY_DESCRIPTIONS: Record<string, string> = {
+  guard: "The guard on governance's control surfaces (key, state folder, CLI); see docs/security.md. Read from the user's own file.",
+  "guard.rootSessions":
+    "`true`: root sessions' tools are kept from governance's key, state folder and CLI too, as every subagent's always are (the user still acts from a terminal or the dashboard).",
+};
+
+function describe(zodSchema: z.ZodType, descriptions: Record<string, string> = DESCRIPTIONS): JsonSchema {
   const schema = z.toJSONSchema(zodSchema, { io: "input", target: "draft-7", unrepresentable: "any" }) as JsonSchema;
   walk(schema, "", (node, path) => {
-    const description = DESCRIPTIONS[path];
+    const description = descriptions[path];
     if (description) node.description = description;
     if (isDuration(node)) {
       node.minimum = 0;
@@ -150,7 +157,7 @@ export function buildSchema(): JsonSchema {
  * limits of governance.yaml, every key optional, each a ceiling over the layers below (docs/security.md).
  */
 export function buildPolicySchema(): JsonSchema {
-  const schema = describe(LayerSettings);
+  const schema = describe(LayerSettings, { ...DESCRIPTIONS, ...POLICY_ONLY_DESCRIPTIONS });
   return {
     $schema: schema.$schema,
     title: "opencode-governance: organisation policy (/etc/opencode-governance/policy.yaml) and user file (~/.config/opencode/governance.yaml)",
