@@ -12,7 +12,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { T0 } from "../plugin/fixture.ts";
 import { SCENARIOS } from "../scenarios/governance-scenarios.ts";
-import { checkPluginModule, type DoubleOptions, LOAD_ERROR, PluginLoadError } from "./opencode-2-double.ts";
+import { checkPluginModule, type DoubleOptions, LOAD_ERROR, OpenCode2Double, PluginLoadError } from "./opencode-2-double.ts";
 import { PREFIX, V2Fixture } from "./v2-fixture.ts";
 
 const f = new V2Fixture();
@@ -41,24 +41,24 @@ describe("OpenCode 2 loader contract", () => {
 
 describe("the three config layers on OpenCode 2 (issue 30: the same loading as OpenCode 1)", () => {
   test("the organisation's maxDepth 1 holds against a project's 16: the depth-2 spawn is halted, policy_ceiling audited", async () => {
-    await host.unload();
-    const policy = path.join(other, "policy.yaml");
+    await f.host.unload();
+    const policy = path.join(f.other, "policy.yaml");
     fs.writeFileSync(policy, "delegation:\n  maxDepth: 1\n", { mode: 0o644 });
-    fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
-    fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), "delegation:\n  maxDepth: 16\n");
+    fs.mkdirSync(path.join(f.dir, ".opencode"), { recursive: true });
+    fs.writeFileSync(path.join(f.dir, ".opencode", "governance.yaml"), "delegation:\n  maxDepth: 16\n");
     const saved = process.env.OPENCODE_GOVERNANCE_POLICY;
     process.env.OPENCODE_GOVERNANCE_POLICY = policy;
     try {
-      host = new OpenCode2Double();
-      host.config.experimental.subagent_depth = 4;
-      await host.load(withClock, dir);
-      const r = await root();
-      const exec = await spawn(r, "governance-executor");
-      const halt = await host.callTool(exec.id, "subagent", { agent: "governance-builder", description: "x", prompt: "x" });
+      f.host = new OpenCode2Double();
+      f.host.config.experimental.subagent_depth = 4;
+      await f.host.load(f.module, f.dir);
+      const r = await f.root();
+      const exec = await f.spawn(r, "governance-executor");
+      const halt = await f.host.callTool(exec.id, "subagent", { agent: "governance-builder", description: "x", prompt: "x" });
       expect(halt.status).toBe("error");
       expect(halt.text).toContain("EMERGENCY_HALT");
-      await flush();
-      expect(audit().find((e) => e.type === "policy_ceiling")?.refused).toEqual([
+      await f.flush();
+      expect(f.audit().find((e) => e.type === "policy_ceiling")?.refused).toEqual([
         { path: "delegation.maxDepth", layer: "project", value: "16", ceiling: "1", ceilingLayer: "organisation" },
       ]);
     } finally {
