@@ -70,3 +70,47 @@ test("each agent's OpenCode task permissions match the plugin's default allow-li
     expect(fm.mode === "primary", `${name}: mode matches role`).toBe(policy!.role === "primary");
   }
 });
+
+/**
+ * Seed 003's permission profiles, line by line, for the `bash`, `edit` and `write` keys of each shipped agent: the
+ * coordinator may only look at git, the executor runs tests with npm or pnpm and never edits, the builder (a leaf)
+ * edits and runs anything but `rm -rf /*` and `sudo`, the validator only reads and tests. Everything not listed is
+ * `"*": deny` for the non-builders. A change to a profile is a change to this table, on purpose.
+ */
+const PROFILES: Record<string, { edit: string; bash: Record<string, string> }> = {
+  "governance-coordinator": { edit: "deny", bash: { "*": "deny", "git status*": "allow", "git log*": "allow", "git diff*": "allow" } },
+  "governance-high": { edit: "deny", bash: { "*": "deny", "git status*": "allow", "git diff*": "allow" } },
+  "governance-planner": { edit: "deny", bash: { "*": "deny", "git status*": "allow", "git log*": "allow" } },
+  "governance-executor": {
+    edit: "deny",
+    bash: { "*": "deny", "git status*": "allow", "git diff*": "allow", "npm test*": "allow", "pnpm test*": "allow" },
+  },
+  "governance-verifier": {
+    edit: "deny",
+    bash: { "*": "deny", "git status*": "allow", "git diff*": "allow", "npm test*": "allow", "pnpm test*": "allow" },
+  },
+  "governance-builder": { edit: "allow", bash: { "*": "allow", "rm -rf /*": "deny", "sudo *": "deny" } },
+  "governance-validator": {
+    edit: "deny",
+    bash: { "*": "deny", "grep *": "allow", "find *": "allow", "ls*": "allow", "cat *": "allow", "npm test*": "allow", "pnpm test*": "allow" },
+  },
+};
+
+test("each shipped agent's bash and edit lines are its seed 003 permission profile (the executor runs npm and pnpm tests)", () => {
+  const dir = path.join(ROOT, "agents");
+  const files = fs.readdirSync(dir).filter((f) => f.endsWith(".md"));
+  expect(files.map((f) => f.replace(/\.md$/, "")).sort()).toEqual(Object.keys(PROFILES).sort());
+  for (const f of files) {
+    const name = f.replace(/\.md$/, "");
+    const fm = parseYaml(/^---\n([\s\S]*?)\n---/.exec(fs.readFileSync(path.join(dir, f), "utf8"))![1]!) as {
+      permission: { edit: string; write?: string; bash: Record<string, string> };
+    };
+    const want = PROFILES[name]!;
+    expect(fm.permission.edit, `${name}: edit`).toBe(want.edit);
+    // OpenCode 1.18 folds `write` into `edit`; a separate `write` line must not say otherwise.
+    if (fm.permission.write !== undefined) expect(fm.permission.write, `${name}: write`).toBe(want.edit);
+    expect(fm.permission.bash, `${name}: bash lines`).toEqual(want.bash);
+    // Order matters to OpenCode (the last matching line wins): the catch-all comes first so every exception overrides it.
+    expect(Object.keys(fm.permission.bash)[0], `${name}: "*" first`).toBe("*");
+  }
+});
