@@ -150,7 +150,7 @@ const RULES: readonly [DirectiveKind, RegExp][] = [
   ["tool-call", /<\s*\/?\s*(?:[\w-]+:)?(?:tool_calls?|tool_use|tool_result|function_calls?|function_results|invoke|antml)\b/u],
   [
     "tool-call",
-    /["'](?:tool_calls|function_call|tool_use)["']\s*:|"type"\s*:\s*"(?:tool_use|function)"|\{\s*["'](?:tool|tool_name|function_call|recipient_name)["']\s*:\s*["'{]|^\s*\{?\s*["']?(?:tool|tool_name|toolname|function_call|recipient_name)["']?\s*:\s*["'{]|"name"\s*:\s*"[^"]*"\s*,\s*"(?:arguments|parameters)"\s*:\s*\{/u,
+    /["'](?:tool_calls|function_call|tool_use)["']\s*:|"type"\s*:\s*"(?:tool_use|function)"|\{\s*["'](?:tool|tool_name|function_call|recipient_name|action)["']\s*:\s*["'{]|^\s*\{?\s*["']?(?:tool|tool_name|toolname|function_call|recipient_name)["']?\s*:\s*["'{]|"name"\s*:\s*"[^"]*"\s*,\s*"(?:arguments|parameters)"\s*:\s*\{/u,
   ],
   [
     "override",
