@@ -54,6 +54,7 @@ input[type=text] { width: 14rem; }
 .live.off { background: #fdecea; color: #b00020; }
 .hint { color: #666; font-size: 12px; font-weight: normal; }
 .cycle { color: #b00020; font-size: 12px; }
+.checks { color: #8a5a00; font-size: 12px; }
 .bar { position: relative; width: 8rem; height: .55rem; background: #eee; border-radius: .3rem; overflow: hidden; margin: .15rem 0; }
 .bar .fill { position: absolute; left: 0; top: 0; bottom: 0; background: #43a047; }
 .bar.warn .fill { background: #f9a825; } .bar.over .fill { background: #c62828; }
@@ -135,6 +136,7 @@ function renderSessions() {
     agent.textContent = s.agent || "?";
     depth.textContent = String(s.depth);
     state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")" + (s.verified ? "" : " — unverified record (not written by your governance)");
+    if (s.warnings.length > 0) state.appendChild(el("span", " \\u26a0 " + s.warnings.join("; "), "checks"));
     tool.textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")";
     renderBudget(budget, s.budget);
     row.tr.className = s.running ? "" : "done";

@@ -8,6 +8,7 @@ import { currentAuditType } from "../governance/storage/audit-names.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
 import type { ControlContext } from "../governance/stop/control-requests.ts";
+import { checkLabels } from "../governance/texts/check-notes.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
 
@@ -34,6 +35,8 @@ export type SessionRow = {
   budget: BudgetView;
   /** Written by this user's governance (governance/storage/record-attestation.ts); an unverified record is never `running`. */
   verified: boolean;
+  /** The session checks' findings (texts/check-notes.ts `checkLabels`): a missed first action, stale-state warnings. */
+  warnings: string[];
 };
 
 export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
@@ -130,6 +133,7 @@ export function sessionRows(
       endedAt: r.end?.at ?? r.stoppedAt ?? null,
       budget: withOrigins(r, budgetView(r, at.config, at.now)),
       verified: verified(r),
+      warnings: checkLabels(r, at.now),
     })),
   );
 }

@@ -3,12 +3,20 @@ import { isRunningSession } from "../../governance/session/running.ts";
 import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { trustOf } from "../../governance/stop/control-requests.ts";
+import { checkLabels } from "../../governance/texts/check-notes.ts";
+import { plainLine } from "../../governance/texts/text-parts.ts";
 import { readConfig } from "../read-config.ts";
 import { lastSessionLine, readCoverage } from "../coverage-view.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { explainCommand } from "./explain.ts";
 
-/** `status [--json]`: the config and its problems, session counts, budgets in use, the last audit events. */
+/** Sessions listed under "checks" at most; the rest are counted. */
+const MAX_CHECKS = 20;
+
+/**
+ * `status [--json]`: the config and its problems, session counts, budgets in use, the session checks' findings (a
+ * missed first action, stale-state warnings: governance/texts/check-notes.ts), the last audit events.
+ */
 export async function statusCommand(c: CommandContext): Promise<number> {
   if (c.options.explain) return explainCommand(c);
   const config = await readConfig(c.store.paths.configFile);
@@ -24,6 +32,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const budgets = records
     .filter((r) => isRunningSession(r) || r.budget.session.exceeded !== null || r.budget.treeEscalation.exceeded !== null)
     .map((r) => ({ sessionId: r.sessionId, agent: r.agent, budget: budgetView(r, config.config, now) }));
+  const checks = records.map((r) => ({ sessionId: r.sessionId, agent: r.agent, warnings: checkLabels(r, now) })).filter((c) => c.warnings.length > 0);
   if (c.options.json) {
     c.io.json({
       version: JSON_VERSION,
@@ -38,6 +47,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       sessions: { recorded: records.length, active, unverified: unverified.length },
       budgets,
       coverage: coverage ?? null,
+      checks,
       lastEvents: events,
     });
     return 0;
@@ -60,6 +70,9 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   for (const b of limited) c.io.line(`  ${b.sessionId} ${(b.agent ?? "?").slice(0, 60)}: `, b.budget.exceeded ? ["red", b.summary] : b.summary);
   const covered = lastSessionLine(coverage);
   if (covered) c.io.line(["bold", "coverage: "], (coverage?.last?.gaps.length ?? 0) > 0 ? ["red", covered] : covered);
+  if (checks.length > 0) c.io.line(["bold", "checks:"]);
+  for (const k of checks.slice(0, MAX_CHECKS)) c.io.line(`  ${k.sessionId} ${plainLine(k.agent ?? "?", 60)}: `, ["yellow", k.warnings.join("; ")]);
+  if (checks.length > MAX_CHECKS) c.io.line(`  …and ${checks.length - MAX_CHECKS} more (status --json lists them all)`);
   c.io.line(["bold", "last audit events:"]);
   for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
   return 0;

@@ -21,6 +21,7 @@ export const SessionRecordV0 = z.object({
   lastUpdated: z.string(),
   idleAt: z.string().nullable().optional(),
   violationCount: z.number().int().optional(),
+  phase: z.string().max(60).optional(),
   childSessions: z.array(z.object({ sessionId: z.string(), agent: z.string().nullable().optional(), createdAt: z.string().optional() })).optional(),
 });
 export type SessionRecordV0 = z.infer<typeof SessionRecordV0>;
@@ -65,6 +66,8 @@ export const v0ToV1: Step = (raw) => {
       idleAt,
       interruptedAt: state.success && state.data === "interrupted" ? (idleAt ?? updatedAt) : null,
       counters: { toolCalls: 0, modelSteps: 0, violations: v0.violationCount ?? 0, compactions: 0, resumes: 0 },
+      // Not a v1 field: carried to v1ToV2, which makes it the session's phase.
+      ...(v0.phase ? { phase: v0.phase } : {}),
       children: (v0.childSessions ?? []).map((child) => ({
         sessionId: child.sessionId,
         agent: child.agent ?? null,
@@ -74,8 +77,28 @@ export const v0ToV1: Step = (raw) => {
   };
 };
 
+/**
+ * v1 → v2 (issue 33): the record learns its phase (S1-R03), the stale-state and first-action checks, and a snapshot of
+ * its counters at each interruption (S4). A v1 record's phase is unknown (null: set at its next model step, without a
+ * `phase_changed` line, since nothing says what it was), its first action was never checked (left null: a first call
+ * made before the check is not judged after the fact), and its todo list counts as changed at its current tool-call
+ * count, so an upgrade does not raise a stale-todo warning for calls made before anyone counted them.
+ */
+export const v1ToV2: Step = (raw) => {
+  if (typeof raw !== "object" || raw === null || Array.isArray(raw)) return { ok: false, reason: "not a JSON object" };
+  const v1 = raw as Record<string, unknown>;
+  const counters = v1.counters as { toolCalls?: unknown } | undefined;
+  const toolCalls = typeof counters?.toolCalls === "number" ? counters.toolCalls : 0;
+  const todo = v1.todo && typeof v1.todo === "object" ? { ...(v1.todo as object), atToolCalls: toolCalls } : (v1.todo ?? null);
+  // Only a v0 record (seed 003's metadata, through v0ToV1) knows its phase; v1 never stored one.
+  const at = typeof v1.updatedAt === "number" ? v1.updatedAt : 0;
+  const phase = typeof v1.phase === "string" && v1.phase.length <= 60 ? { phase: v1.phase, at } : null;
+  const phaseHistory = phase ? [phase] : [];
+  return { ok: true, value: { ...v1, schemaVersion: 2, todo, phase, phaseHistory, stale: [], firstAction: null, interruptions: [] } };
+};
+
 /** `MIGRATIONS[n]` turns a version-n record into version n+1. Each step is pure and total on its own input. */
-const MIGRATIONS: Readonly<Record<number, Step>> = { 0: v0ToV1 };
+const MIGRATIONS: Readonly<Record<number, Step>> = { 0: v0ToV1, 1: v1ToV2 };
 
 /** The version a raw record claims; a record without `schemaVersion` predates versioning (v0). */
 export function detectVersion(raw: unknown): { ok: true; version: number } | { ok: false; reason: string } {

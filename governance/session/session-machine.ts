@@ -1,5 +1,8 @@
 import * as z from "../zod.ts";
+import { AgentRole } from "../config/config-schema.ts";
 import { audit, type Effect } from "./effects.ts";
+import { applyChecks, checkEffects } from "./session-checks.ts";
+import { noteInterruption, notePhase, PhaseName as Phase } from "./session-history.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
 import { abortedBy } from "../stop/stop-ladder.ts";
@@ -35,6 +38,7 @@ export const SessionEvent = z.discriminatedUnion("type", [
     parentRecord: ParentInfo.optional(),
     /** The record's attestation (storage/record-attestation.ts): the host showed this session to this user's plugin. */
     attest: Attest.optional(),
+    phase: Phase,
   }),
   /** First activity of a session this process has not seen; `parentId`/`parentRecord` when the adapter learned the
    * parent (e.g. `session.get`): without them a session with no record is taken as a root. */
@@ -45,11 +49,13 @@ export const SessionEvent = z.discriminatedUnion("type", [
     parentId: SessionId.nullable().optional(),
     parentRecord: ParentInfo.optional(),
     attest: Attest.optional(),
+    phase: Phase,
   }),
   z.object({ type: z.literal("prompt"), at: At }), // a new user message (typed, or a parent's `task`): the resume window
   /** One LLM request of the session. Feed it before building that step's injection. */
-  z.object({ type: z.literal("model_step"), at: At }),
-  z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string() }),
+  z.object({ type: z.literal("model_step"), at: At, phase: Phase }),
+  /** `role`: the caller's role, for the first-action check of its first call (session/first-action.ts). */
+  z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string(), role: AgentRole.optional() }),
   /** `session.idle`: after EVERY turn, not a user stop; it only ends the turn. */
   z.object({ type: z.literal("idle"), at: At }),
   /**
@@ -222,8 +228,8 @@ export function transition(record: SessionRecord | undefined, event: SessionEven
     const seen = compactionSeen(record, ev);
     if (seen) return { next: seen, effects: [] };
   }
-  const next = { ...apply(record, to, ev), updatedAt: Math.max(record.updatedAt, ev.at) };
-  return { next, effects: effectsFor(record, next, ev) };
+  const next = applyChecks(record, { ...apply(record, to, ev), updatedAt: Math.max(record.updatedAt, ev.at) }, ev);
+  return { next, effects: [...effectsFor(record, next, ev), ...checkEffects(record, next, ev.at)] };
 }
 
 /**
@@ -258,7 +264,7 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
       };
     }
     case "aborted":
-      return { ...r, lastActivityAt, interruptedAt: ev.at, stateBeforeInterrupt: record.state };
+      return { ...r, lastActivityAt, interruptedAt: ev.at, stateBeforeInterrupt: record.state, interruptions: noteInterruption(record, ev.at) };
     case "compacted":
       return {
         ...r,
@@ -268,7 +274,7 @@ function apply(record: SessionRecord, to: SessionState, ev: SessionEvent): Sessi
         counters: { ...r.counters, compactions: r.counters.compactions + 1 },
       };
     case "todo_updated":
-      return { ...r, todo: { total: ev.total, open: ev.open } };
+      return { ...r, todo: { total: ev.total, open: ev.open, atToolCalls: r.counters.toolCalls } };
     case "agent_learned":
       return { ...r, agent: ev.agent };
     case "action_remembered":
@@ -288,9 +294,12 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
   const to = after.state;
   switch (ev.type) {
     case "aborted":
-      if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cascade: true, cause: "cascade" })];
-      if (ev.cause === "host") return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: "host" })];
-      return [{ type: "interrupt_descendants" }, audit("session_aborted", { from, lastToolCall: after.lastToolCall, cause: abortedBy(before) })];
+      if (ev.cascade) return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, counters: after.counters, cascade: true, cause: "cascade" })];
+      if (ev.cause === "host") return [audit("session_aborted", { from, lastToolCall: after.lastToolCall, counters: after.counters, cause: "host" })];
+      return [
+        { type: "interrupt_descendants" },
+        audit("session_aborted", { from, lastToolCall: after.lastToolCall, counters: after.counters, cause: abortedBy(before) }),
+      ];
     case "compacted":
       return [audit("session_compacted", { from, trigger: ev.trigger, count: after.counters.compactions })];
     case "errored":
@@ -304,14 +313,16 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
   const parentId = ev.type === "created" || ev.type === "first_seen" ? (ev.parentId ?? null) : null;
   const parent = ev.type === "created" || ev.type === "first_seen" ? ev.parentRecord : undefined;
   const agent = ev.type === "created" || ev.type === "first_seen" ? (ev.agent ?? null) : null;
-  const made = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
-  if (!made) return illegal(undefined, "invalid_record");
+  const fresh = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
+  if (!fresh) return illegal(undefined, "invalid_record");
+  const made = notePhase(fresh, ev.type === "created" || ev.type === "first_seen" ? ev.phase : undefined, ev.at);
   const attest = ev.type === "created" || ev.type === "first_seen" ? ev.attest : undefined;
   const next = attest ? { ...made, attest } : made;
   const data = {
     via: ev.type,
     level: next.level,
     depth: next.depth,
+    phase: next.phase?.phase ?? null,
     parentId,
     parentKnown: parentId === null || parent !== undefined,
   };

@@ -1,5 +1,6 @@
 import * as z from "../zod.ts";
 import { BudgetState, EMPTY_BUDGET } from "../budget/budget-state.ts";
+import { AgentRole } from "../config/config-schema.ts";
 
 /**
  * OpenCode's own session id (`ses_` + 26 url-safe characters in 1.18). It is the one key for a session
@@ -108,8 +109,49 @@ export type SessionEnd = z.infer<typeof SessionEnd>;
 export const SessionHost = z.object({ host: z.string().max(255), pid: z.number().int().positive(), start: z.string().max(40).nullable() });
 export type SessionHost = z.infer<typeof SessionHost>;
 
+export const Counters = z.object({
+  toolCalls: z.number().int().default(0),
+  modelSteps: z.number().int().default(0),
+  violations: z.number().int().default(0),
+  compactions: z.number().int().default(0),
+  resumes: z.number().int().default(0),
+});
+export type Counters = z.infer<typeof Counters>;
+
+/** The config phase a session works under (S1-R03), since when this session has seen it. */
+export const PhaseMark = z.object({ phase: z.string().max(60), at: z.number().int() });
+export type PhaseMark = z.infer<typeof PhaseMark>;
+/** Phase changes kept in a record, newest last. */
+export const MAX_PHASE_HISTORY = 20;
+
+/** Seed 003 S1 "stale state warnings": which one (session/stale-state.ts). */
+export const StaleKind = z.enum(["todo", "phase", "activity"]);
+export type StaleKind = z.infer<typeof StaleKind>;
+
+/** Seed 003 S1 "First Action Required", checked on the session's first tool call (session/first-action.ts). */
+export const FirstAction = z.object({
+  at: z.number().int(),
+  tool: z.string().max(100),
+  role: AgentRole,
+  ok: z.boolean(),
+});
+export type FirstAction = z.infer<typeof FirstAction>;
+
+/** What a session had done when it was interrupted (S4 "archive stats to history"). */
+export const InterruptionSnapshot = z.object({
+  at: z.number().int(),
+  /** The state it was cut off in. */
+  state: SessionState,
+  counters: Counters,
+  lastToolCall: ToolCall.nullable(),
+  todo: z.object({ total: z.number().int(), open: z.number().int() }).nullable(),
+});
+export type InterruptionSnapshot = z.infer<typeof InterruptionSnapshot>;
+/** Interruptions kept in a record, newest last. */
+export const MAX_INTERRUPTIONS = 10;
+
 export const SessionRecord = z.object({
-  schemaVersion: z.literal(1),
+  schemaVersion: z.literal(2),
   sessionId: SessionId,
   parentId: SessionId.nullable(),
   rootId: SessionId,
@@ -130,20 +172,25 @@ export const SessionRecord = z.object({
   stateBeforeInterrupt: SessionState.nullable().default(null),
   lastToolCall: ToolCall.nullable().default(null),
   firstTool: z.string().nullable().default(null),
-  counters: z
-    .object({
-      toolCalls: z.number().int().default(0),
-      modelSteps: z.number().int().default(0),
-      violations: z.number().int().default(0),
-      compactions: z.number().int().default(0),
-      resumes: z.number().int().default(0),
-    })
-    .default({ toolCalls: 0, modelSteps: 0, violations: 0, compactions: 0, resumes: 0 }),
+  counters: Counters.default({ toolCalls: 0, modelSteps: 0, violations: 0, compactions: 0, resumes: 0 }),
   compactionHistory: z.array(z.object({ at: z.number().int(), trigger: z.string() })).default([]),
   /** Last governance-relevant actions, newest last, at most 3 (S2-R03). */
   recentActions: z.array(z.string().max(200)).max(3).default([]),
   children: z.array(ChildLink).default([]),
-  todo: z.object({ total: z.number().int(), open: z.number().int() }).nullable().default(null),
+  /** `atToolCalls`: the tool-call count when the list last changed (the todo staleness counts from it). */
+  todo: z
+    .object({ total: z.number().int(), open: z.number().int(), atToolCalls: z.number().int().default(0) })
+    .nullable()
+    .default(null),
+  /** v2 (S1-R03): the config phase this session works under, and each change of it (session/phase-history.ts). */
+  phase: PhaseMark.nullable().default(null),
+  phaseHistory: z.array(PhaseMark).max(MAX_PHASE_HISTORY).default([]),
+  /** v2: stale-state warnings raised and audited, until they clear (session/stale-state.ts). */
+  stale: z.array(StaleKind).default([]),
+  /** v2: the first tool call checked against the role's required first action; null before it, or on older records. */
+  firstAction: FirstAction.nullable().default(null),
+  /** v2 (S4): a snapshot of the counters at each interruption, newest last. */
+  interruptions: z.array(InterruptionSnapshot).max(MAX_INTERRUPTIONS).default([]),
   stop: StopProgress.nullable().default(null),
   stoppedAt: z.number().int().nullable().default(null),
   /** Set when this process synthesized a resume; the resume context is shown until the next turn ends. */
@@ -172,7 +219,7 @@ export const SessionRecord = z.object({
 });
 export type SessionRecord = z.infer<typeof SessionRecord>;
 
-export const CURRENT_SCHEMA_VERSION = 1 as const;
+export const CURRENT_SCHEMA_VERSION = 2 as const;
 
 export type Hierarchy = Pick<SessionRecord, "parentId" | "rootId" | "depth" | "level">;
 
@@ -186,7 +233,7 @@ export function hierarchy(sessionId: string, parentId: string | null, parent: { 
 /** An S1 record (S1-R01..R08): state `beginning`, control `active`, counters zeroed. Undefined if ids are invalid. */
 export function freshRecord(sessionId: string, at: number, agent: string | null, h: Hierarchy): SessionRecord | undefined {
   const parsed = SessionRecord.safeParse({
-    schemaVersion: 1,
+    schemaVersion: CURRENT_SCHEMA_VERSION,
     sessionId,
     ...h,
     agent,

@@ -1,4 +1,7 @@
+import type { StaleWarning } from "../session/stale-state.ts";
+import type { FirstAction } from "../session/session-record.ts";
 import { formatIdle } from "../time/time-format.ts";
+import { firstActionNoteLine, staleNoteLine } from "./check-notes.ts";
 import { agentToken, sessionToken } from "./text-parts.ts";
 
 /** First line of the status note; adapters and tests find it by this. */
@@ -19,6 +22,10 @@ export interface StatusNoteInput {
   todo: { total: number; open: number } | null;
   /** Subagents found orphaned (seed 000: no activity for `orphans.staleAfter`). At most 5 are shown. */
   orphans?: readonly OrphanNote[];
+  /** Stale-state warnings for this model (`modelStaleWarnings`: todo list, phase). */
+  stale?: readonly StaleWarning[];
+  /** A missed first action, while the turn it happened in runs (`firstActionDue`). */
+  firstAction?: FirstAction | undefined;
 }
 
 const MAX_ORPHANS = 5;
@@ -26,9 +33,9 @@ const MAX_ORPHANS = 5;
 /**
  * The governance text that can change between two model requests of a session, in one note that the adapter puts
  * at the very end of the request (after the last message, so after every cache breakpoint the host sets): the resume
- * context of a resumed turn, the post-compaction reminder, the todo count, orphan warnings. The system prompt keeps
- * only what is stable for the session (the governance prefix), so a provider's prompt cache survives every step
- * (docs/decisions/0011-stable-system-prompt.md). Undefined when there is nothing to say: no bytes are added then.
+ * context of a resumed turn, the post-compaction reminder, a missed first action, the todo count, stale-state warnings,
+ * orphan warnings. The system prompt keeps only what is stable for the session (the governance prefix), so a
+ * provider's prompt cache survives every step (docs/decisions/0011-stable-system-prompt.md). Undefined when there is nothing to say: no bytes are added then.
  *
  * The texts are the same as when they were placed in the system prompt or appended to the last message; only the
  * heading that says where they come from is added.
@@ -38,7 +45,9 @@ export function buildStatusNote(input: StatusNoteInput): string | undefined {
   if (input.resume) sections.push(input.resume);
   if (input.reminder) sections.push(input.reminder);
   const lines: string[] = [];
+  if (input.firstAction) lines.push(firstActionNoteLine(input.firstAction));
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
+  for (const w of input.stale ?? []) lines.push(staleNoteLine(w));
   const orphans = input.orphans ?? [];
   if (orphans.length > 0) {
     lines.push("**Orphaned subagents** (no recent activity; their work may be incomplete, check it before re-delegating):");

@@ -102,6 +102,7 @@ async function recordNewSession(rt: Runtime, id: string, parentId: string | null
     agent,
     ...(parent ? { parentRecord: { depth: parent.depth, rootId: parent.rootId } } : {}),
     attest: ctx.trust.attest(id),
+    phase: ctx.config.phase,
   });
   if (record && parent) {
     const child = { sessionId: id, agent, createdAt: record.createdAt, depth: record.depth };

@@ -1,4 +1,6 @@
+import { firstActionDue } from "../../governance/session/first-action.ts";
 import { resumeContextDue } from "../../governance/session/session-machine.ts";
+import { modelStaleWarnings } from "../../governance/session/stale-state.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
@@ -56,7 +58,7 @@ function attachNotice(messages: Message[], text: string, now: number): void {
  * agent from its user messages, delivers notifications queued for this session (e.g. "your subagent was stopped")
  * that no tool result has carried yet, and ends the request with the status note: the governance text that can
  * change between steps (resume context, post-compaction reminder until a turn completes after the compaction
- * (S2-R01), todos, orphans), as one synthetic user message after the last message. Nothing is added to a message a
+ * (S2-R01), a missed first action, todos, stale-state warnings, orphans), as one synthetic user message after the last message. Nothing is added to a message a
  * later step sends again without it, so each request repeats the previous one up to this note and a provider's
  * prompt cache holds (docs/decisions/0011-stable-system-prompt.md).
  */
@@ -83,6 +85,8 @@ export async function messagesTransform(rt: Runtime, output: { messages: Message
     reminder: current.compactedPending ? reminderText(rt, current, agent) : undefined,
     todo: current.todo,
     orphans: tracker.orphanNotes(sessionId),
+    stale: modelStaleWarnings(current, ctx.clock.now()),
+    firstAction: firstActionDue(current),
   });
   if (!current.resume) rt.resumeNotes.forget(sessionId);
   if (note) appendStatusMessage(messages, sessionId, note);

@@ -19,7 +19,7 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   if (!sessionId || isHousekeeping(output.system)) return;
   const { ctx, tracker, runner } = rt;
   await tracker.ensureSeen(sessionId);
-  const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now() }, { soft: true });
+  const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now(), phase: ctx.config.phase }, { soft: true });
   rt.stops.onLife(sessionId);
   if (!record) return;
   await rt.budget.onModelStep(sessionId, record);

@@ -29,8 +29,12 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   const { ctx, tracker, runner } = rt;
   const sessionId = input.sessionID;
   const args = toolArgs(output.args);
-  await tracker.ensureSeen(sessionId);
-  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary: toolCallSummary(input.tool, args) } as const;
+  const seen = await tracker.ensureSeen(sessionId);
+  // The caller's role, for the first-action check of its first call (only read while it has made none).
+  const current = rt.sessions.peek(sessionId) ?? seen;
+  const role = current && current.firstTool === null ? ctx.viewOf(current.agent, current.depth).role : undefined;
+  const summary = toolCallSummary(input.tool, args);
+  const event = { type: "tool_before", at: ctx.clock.now(), tool: input.tool, callId: input.callID, summary, ...(role ? { role } : {}) } as const;
   const record = await runner.dispatch(sessionId, event, { soft: true });
   if (!record) return;
   rt.stops.onLife(sessionId);

@@ -1,5 +1,6 @@
 import { isRunningChild } from "../../governance/delegation/child-links.ts";
 import { leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
+import { noteStale } from "../../governance/session/session-checks.ts";
 import type { SessionHost, SessionRecord } from "../../governance/session/session-record.ts";
 import { pruneArchive } from "../../governance/storage/archive-retention.ts";
 import { sweepDeadLocks } from "../../governance/storage/file-lock.ts";
@@ -29,7 +30,9 @@ export type SweepReport = { archived: number; recovered: number; orphaned: numbe
  * 2. records whose host process is gone (a crash) with a turn or a stop still under way are ended `orphaned` and their
  *    parent's link closed (session/crash-recovery.ts) — at once on this host, whatever process hosted them; an idle
  *    or interrupted one lost nothing and stays as it is (an ordinary exit released them anyway: process-exit.ts);
- * 3. running children of the sessions this process hosts get the 10-minute orphan check again (not only at start);
+ * 3. running children of the sessions this process hosts get the 10-minute orphan check again (not only at start),
+ *    and the sessions themselves the stale-state check (session-checks.ts `noteStale`: a turn with no activity for an
+ *    hour is raised and audited here, since no event of the session comes to raise it);
  * 4. lock folders of dead holders, and queues of sessions that will never read them, are removed;
  * 5. sessions this process no longer needs to remember are forgotten (the caller's `forget`).
  * Cost: one read of each record under `sessions/` (archiving keeps that folder to the last 48 h) and a few
@@ -132,6 +135,12 @@ export class Maintenance {
       const notes = await checkOrphans(this.#runner, parent, (c) => this.#tracker.busyWithin(c, ctx.config.orphans.staleAfter));
       report.orphaned += notes.length;
       this.#tracker.addOrphanNotes(id, notes);
+    }
+    for (const id of [...this.#tracker.hosted()]) {
+      const r = records.get(id);
+      // A write only when a warning is raised or cleared: the step returns the record itself otherwise.
+      if (!until() && r && noteStale(r, ctx.clock.now()).next !== r)
+        await this.#runner.step(id, (c) => (c ? noteStale(c, ctx.clock.now()) : { next: c, effects: [] }));
     }
     report.locks = (await sweepDeadLocks(ctx.paths.sessions)) + (await sweepDeadLocks(ctx.paths.root));
     const dropped = await sweepQueues(ctx.paths, (id) => queueFate(records.get(id)), { clock: ctx.clock, until });

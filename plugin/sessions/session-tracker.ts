@@ -80,6 +80,7 @@ export class SessionTracker {
       ...(parent ? { parentId: parent.parentId && isSessionId(parent.parentId) ? parent.parentId : null } : {}),
       ...(parentRecord ? { parentRecord: { depth: parentRecord.depth, rootId: parentRecord.rootId } } : {}),
       attest: ctx.trust.attest(sessionId),
+      phase: ctx.config.phase,
     });
     const record = await this.host(sessionId, first);
     if (record && record.children.length > 0) {

@@ -92,7 +92,7 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     const store = new SessionStore({ projectDir: project.dir, clock: systemClock });
     const twoHoursAgo = Date.now() - 2 * 3600_000;
     await store.update(RESUMABLE, () => ({
-      schemaVersion: 1,
+      schemaVersion: 2,
       sessionId: RESUMABLE,
       parentId: null,
       rootId: RESUMABLE,
@@ -114,6 +114,11 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
       recentActions: [],
       children: [],
       todo: null,
+      phase: null,
+      phaseHistory: [],
+      stale: [],
+      firstAction: null,
+      interruptions: [],
       stop: null,
       stoppedAt: null,
       halt: null,

@@ -38,7 +38,7 @@ export async function createCliProject(opts: { git?: boolean; bare?: boolean } =
     dir,
     async put(partial) {
       const record = SessionRecord.parse({
-        schemaVersion: 1,
+        schemaVersion: 2,
         parentId: null,
         rootId: partial.sessionId,
         level: 1,

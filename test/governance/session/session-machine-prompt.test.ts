@@ -33,7 +33,7 @@ describe("resume on the next prompt (a process that stays up)", () => {
   });
 
   it("a prompt at 48 h starts the session fresh (the old record archived), in the same process", () => {
-    const old = makeRecord({ todo: { total: 3, open: 1 }, counters: { toolCalls: 9 } });
+    const old = makeRecord({ todo: { total: 3, open: 1, atToolCalls: 0 }, counters: { toolCalls: 9 } });
     const r = transition(old, prompt(48 * HOUR), ctx);
     expect(r.next).toMatchObject({ state: "beginning", resume: null, todo: null, createdAt: T0 + 48 * HOUR });
     expect(r.next!.counters.toolCalls).toBe(0);

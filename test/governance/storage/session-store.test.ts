@@ -87,10 +87,10 @@ describe("SessionStore", () => {
       const v0 = { sessionId: id, sessionLevel: 1, sessionState: "between_turn", lastUpdated: "2026-02-04T10:30:00Z" };
       await writeFile(filePath(dir, id), JSON.stringify(v0));
       const store = new SessionStore({ projectDir: dir, clock: systemClock });
-      expect(await store.read(id)).toMatchObject({ schemaVersion: 1, level: 1, updatedAt: Date.parse(v0.lastUpdated) });
+      expect(await store.read(id)).toMatchObject({ schemaVersion: 2, level: 1, updatedAt: Date.parse(v0.lastUpdated) });
       expect(JSON.parse(await readFile(filePath(dir, id), "utf8"))).toEqual(v0);
       await store.update(id, bump);
-      expect(JSON.parse(await readFile(filePath(dir, id), "utf8"))).toMatchObject({ schemaVersion: 1 });
+      expect(JSON.parse(await readFile(filePath(dir, id), "utf8"))).toMatchObject({ schemaVersion: 2 });
     });
   });
 
@@ -101,7 +101,7 @@ describe("SessionStore", () => {
       const store = new SessionStore({ projectDir: dir, clock, onProblem: (p) => problems.push(p) });
       const id = sid("future01");
       await ensureGovernanceDir(governancePaths(dir));
-      const text = JSON.stringify({ ...makeRecord(id, 1), schemaVersion: 2, fieldOfTheFuture: true });
+      const text = JSON.stringify({ ...makeRecord(id, 1), schemaVersion: 3, fieldOfTheFuture: true });
       await writeFile(filePath(dir, id), text);
 
       expect(await store.list()).toEqual([]);
@@ -109,7 +109,7 @@ describe("SessionStore", () => {
       await expect(store.update(id, () => makeRecord(id, clock.now()))).rejects.toThrow(/newer opencode-governance/);
       expect(await readFile(filePath(dir, id), "utf8")).toBe(text);
       expect(await readdir(governancePaths(dir).quarantine)).toEqual([]);
-      expect(problems).toEqual([expect.objectContaining({ kind: "io_error", reason: expect.stringMatching(/left in place: schemaVersion 2 .*newer/) })]);
+      expect(problems).toEqual([expect.objectContaining({ kind: "io_error", reason: expect.stringMatching(/left in place: schemaVersion 3 .*newer/) })]);
     });
 
     it("quarantines every corrupt kind with a reason file, reports each once, and still loads the rest", async () => {
@@ -136,7 +136,7 @@ describe("SessionStore", () => {
         [`${sid("empty001")}.json`]: "empty file",
         [`${sid("nulbytes")}.json`]: expect.stringMatching(/NUL/),
         [`${sid("truncate")}.json`]: expect.stringMatching(/invalid JSON/),
-        [`${sid("schema01")}.json`]: expect.stringMatching(/invalid v1 record/),
+        [`${sid("schema01")}.json`]: expect.stringMatching(/invalid v2 record/),
         [`${sid("wrongid1")}.json`]: expect.stringMatching(/file name says/),
       });
 

@@ -7,6 +7,7 @@ import { configHook } from "../../../plugin/hooks/config.ts";
 import { onEvent } from "../../../plugin/hooks/event.ts";
 import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../../plugin/hooks/system-transform.ts";
+import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";
@@ -37,7 +38,7 @@ describe("event hook", () => {
     await onEvent(f.rt, events.errored(ROOT));
     expect(record(ROOT)?.state).toBe("between_turn");
     await onEvent(f.rt, events.todos(ROOT, ["completed", "pending", "in_progress", "cancelled"]));
-    expect(record(ROOT)?.todo).toEqual({ total: 4, open: 2 });
+    expect(record(ROOT)?.todo).toEqual({ total: 4, open: 2, atToolCalls: 0 });
     await onEvent(f.rt, events.aborted(ROOT));
     expect(record(ROOT)?.state).toBe("interrupted");
     expect((await f.audit()).map((e) => e.type)).toEqual(expect.arrayContaining(["session_error", "session_aborted"]));
@@ -155,6 +156,29 @@ describe("transforms", () => {
     expect(after.system).toBe(before.system);
     expect(after.system).not.toContain("Todos");
     expect(after.tail).toContain("**Todos:** 1 open of 2.");
+  });
+
+  test("a coordinator whose first call is an edit: audited once, reminded in the status note (never the system prompt) until its turn ends", async () => {
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    const before = await step();
+    await toolBefore(f.rt, { tool: "edit", sessionID: ROOT, callID: "call_1" }, { args: { filePath: "a.ts" } });
+    await toolBefore(f.rt, { tool: "edit", sessionID: ROOT, callID: "call_2" }, { args: { filePath: "b.ts" } });
+    const after = await step();
+    expect(after.system).toBe(before.system);
+    expect(after.tail).toContain("**First action missed:** your first call was `edit`; as PRIMARY your first action is: Read the todo list");
+    expect((await f.audit("first_action_missed")).map((e) => [e.sessionId, e.tool, e.role])).toEqual([[ROOT, "edit", "primary"]]);
+    expect(record(ROOT)?.firstAction).toMatchObject({ tool: "edit", role: "primary", ok: false });
+    await onEvent(f.rt, events.idle(ROOT));
+    expect((await step()).tail).toBeUndefined();
+  });
+
+  test("a new record stores the config's phase (S1-R03)", async () => {
+    await f.close();
+    f = await pluginFixture({ config: "phase: planning\n" });
+    await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
+    await step();
+    expect(record(ROOT)?.phase).toEqual({ phase: "planning", at: f.clock.now() });
+    expect((await f.audit("session_created"))[0]).toMatchObject({ phase: "planning" });
   });
 
   test("a prompt after 2 h in the same process brings the resume context; the turn's end retires it (issue 21)", async () => {

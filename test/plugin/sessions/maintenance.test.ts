@@ -32,7 +32,7 @@ async function leaveCrashedSessions(pid: number) {
   const store = new SessionStore({ projectDir: f.dir, clock: f.clock });
   const hostedBy = { host: thisProcess().host, pid, start: null };
   const base = {
-    schemaVersion: 1 as const,
+    schemaVersion: 2 as const,
     rootId: PARENT,
     agent: "x",
     state: "between_turn" as const,
