@@ -19,7 +19,13 @@ import { safeJson } from "./output.ts";
  * while a page is connected the server stats the governance folder (a few `stat` calls) and pushes a new snapshot
  * when it changed.
  */
-export type Dashboard = { url: string; token: string; close(): Promise<void> };
+export type Dashboard = {
+  url: string;
+  token: string;
+  /** Pages connected to the live stream now; a page closed or navigated away is released at once (and with the last one, the folder watch idles). */
+  liveConnections(): number;
+  close(): Promise<void>;
+};
 
 export type DashboardOptions = {
   port?: number;
@@ -163,6 +169,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
   return {
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,
+    liveConnections: () => streams.size,
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);

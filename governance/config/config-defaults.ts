@@ -1,5 +1,14 @@
-/** The shipped hierarchy (DESIGN.md): which agent is a hub or a leaf, and whom it may spawn. Mirrored in the YAML. */
+/**
+ * The shipped hierarchy (DESIGN.md): which agent is a hub or a leaf, and whom it may spawn. Mirrored in the YAML.
+ * OpenCode's own agents are named too (decision 0024): `build` and `plan` (its primaries) and `general` may spawn any
+ * agent, as without governance; `explore` is read-only in OpenCode and a leaf here. An agent named nowhere gets
+ * `defaultRole`, a leaf: a caller governance does not know cannot spawn (seed 002's hub gate).
+ */
 export const DEFAULT_AGENTS = {
+  build: { role: "delegating", mayDelegateTo: ["*"] },
+  plan: { role: "delegating", mayDelegateTo: ["*"] },
+  general: { role: "delegating", mayDelegateTo: ["*"] },
+  explore: { role: "leaf", mayDelegateTo: [] },
   "governance-coordinator": {
     role: "primary",
     mayDelegateTo: ["governance-planner", "governance-executor", "governance-verifier", "governance-high", "general", "explore"],
@@ -51,15 +60,30 @@ delegation:
   # Deepest subagent allowed: a root session is depth 0, its subagent depth 1, and so on.
   maxDepth: 3
 
-# Policy for agents not listed under "agents" (OpenCode built-ins such as build, plan, general, explore).
+# Policy for agents not listed under "agents": a leaf, so an agent governance does not know cannot spawn.
+# List an agent of your own under "agents" to let it delegate.
 defaultRole:
   # primary (coordinates, never edits), delegating (may spawn subagents) or leaf (cannot delegate).
-  role: delegating
+  role: leaf
   # Agents it may spawn: names or globs (* = anything, !name = deny); the last matching entry wins.
-  mayDelegateTo: ["*"]
+  mayDelegateTo: []
 
 # Agents by name, each with a role and the agents it may spawn (same rules as defaultRole).
 agents:
+  # OpenCode's own agents: build and plan (its primaries) and general delegate as they do without governance.
+  build:
+    role: delegating
+    mayDelegateTo: ["*"]
+  plan:
+    role: delegating
+    mayDelegateTo: ["*"]
+  general:
+    role: delegating
+    mayDelegateTo: ["*"]
+  # OpenCode's read-only explorer: cannot delegate.
+  explore:
+    role: leaf
+    mayDelegateTo: []
   # Primary coordinator: plans with you and delegates; never edits files itself.
   governance-coordinator:
     role: primary

@@ -80,7 +80,8 @@ export const GovernanceConfig = z.strictObject({
   phase: z.string().trim().min(1).max(60).default("implementation"),
   enforcement: z.enum(["enforce", "log-only"]).default("enforce"),
   delegation: z.strictObject({ maxDepth: z.number().int().min(0, "maxDepth must be 0 or more").max(16).default(3) }).prefault({}),
-  defaultRole: AgentPolicy.prefault({ role: "delegating", mayDelegateTo: ["*"] }),
+  /** Agents named nowhere: leaves (decision 0024, seed 002 "unknown caller cannot spawn"). */
+  defaultRole: AgentPolicy.prefault({ role: "leaf", mayDelegateTo: [] }),
   agents: z.record(z.string().min(1), AgentPolicy).prefault(DEFAULT_AGENTS),
   resume: z
     .strictObject({ minIdle: Duration.prefault("1h"), maxIdle: Duration.prefault("48h") })

@@ -10,9 +10,9 @@ import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } fro
 type PolicyConfig = Pick<GovernanceConfig, "agents" | "defaultRole" | "delegation">;
 
 /**
- * The policy of `agent`; an unknown or missing name gets `config.defaultRole` (OpenCode built-ins such as build,
- * plan, general, explore), so an ungoverned setup keeps working. Own keys only: an agent named "constructor" must
- * not resolve to Object.prototype.
+ * The policy of `agent`; an unknown or missing name gets `config.defaultRole` — by default a leaf, so a caller
+ * governance does not know cannot spawn (decision 0024; OpenCode's built-ins are named in the shipped `agents`).
+ * Own keys only: an agent named "constructor" must not resolve to Object.prototype.
  */
 export function roleOf(agent: string | null | undefined, config: Pick<GovernanceConfig, "agents" | "defaultRole">): AgentPolicy {
   if (agent && Object.hasOwn(config.agents, agent)) {

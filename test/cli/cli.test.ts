@@ -264,6 +264,33 @@ describe("status: budgets", () => {
   });
 });
 
+describe("status: session checks (issue 33)", () => {
+  it("shows a missed first action and stale-state warnings where the user looks, text and --json", async () => {
+    const p = await project();
+    await seedTree(p);
+    const hourAgo = Date.now() - 61 * 60_000;
+    await p.put({
+      sessionId: ROOT,
+      agent: "governance-coordinator",
+      firstTool: "edit",
+      firstAction: { at: hourAgo, tool: "edit", role: "primary", ok: false },
+      todo: { total: 4, open: 3, atToolCalls: 2 },
+      counters: { toolCalls: 40 } as never,
+      lastActivityAt: hourAgo,
+    });
+    const res = await runCli(["status"], { cwd: p.dir });
+    expect(res.code, res.stderr).toBe(0);
+    const section = res.stdout.split("checks:")[1]?.split("last audit events:")[0] ?? "";
+    expect(section).toContain(`  ${ROOT} governance-coordinator: first action missed: edit first (PRIMARY)`);
+    expect(section).toContain("stale todo list: 3 open, unchanged for 38 tool calls");
+    expect(section).toMatch(/no activity for 1 hour(s)? 1 minute(s)? while running/);
+    expect(section).not.toContain(CHILD);
+    const json = JSON.parse((await runCli(["status", "--json"], { cwd: p.dir })).stdout) as { checks: { sessionId: string; warnings: string[] }[] };
+    expect(json.checks.map((c) => c.sessionId)).toEqual([ROOT]);
+    expect(json.checks[0]!.warnings[0]).toBe("first action missed: edit first (PRIMARY)");
+  });
+});
+
 describe("doctor", () => {
   it("fails on a project without the plugin and says how to install it", async () => {
     const p = await project({ git: true });

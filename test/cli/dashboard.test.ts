@@ -1,4 +1,5 @@
 import { writeFileSync } from "node:fs";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
@@ -6,6 +7,7 @@ import { systemClock } from "../../governance/time/clock.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT } from "../../cli/dashboard-page.ts";
+import { readConfig } from "../../cli/read-config.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";
 
 const ROOT = "ses_dashroot00000000000000001";
@@ -172,6 +174,58 @@ describe("dashboard (local web page + API)", () => {
     while (!next.sessions.some((s) => s.sessionId === NEW)) next = await nextSnapshot();
     expect(next.sessions.map((s) => s.sessionId)).toContain(NEW);
     await reader.cancel();
+  });
+});
+
+describe("dashboard panel: inject limit, live connection, session checks (issue 33)", () => {
+  let p: CliProject;
+  let dash: Dashboard;
+  beforeEach(async () => {
+    p = await createCliProject();
+    await mkdir(join(p.dir, ".opencode"), { recursive: true });
+    await writeFile(join(p.dir, ".opencode", "governance.yaml"), "inject:\n  maxLength: 120\n");
+    await p.put({
+      sessionId: ROOT,
+      agent: "governance-coordinator",
+      firstTool: "edit",
+      firstAction: { at: Date.now(), tool: "edit", role: "primary", ok: false },
+    });
+    const store = new SessionStore({ projectDir: p.dir, clock: systemClock });
+    const config = () => readConfig(store.paths.configFile);
+    dash = await startDashboard(
+      { paths: store.paths, store, audit: new AuditLog({ paths: store.paths, clock: systemClock }), clock: systemClock, by: "dashboard:test" },
+      { maxInjectLength: (await config()).config.inject.maxLength, config, watchIntervalMs: 50 },
+    );
+  });
+  afterEach(async () => {
+    await dash.close();
+    await p.cleanup();
+  });
+  const api = (path: string, init: RequestInit = {}) =>
+    fetch(new URL(dash.url).origin + path, { ...init, headers: { "content-type": "application/json", "x-governance-token": dash.token } });
+
+  test("the page's inject box gets the configured limit, and the server holds guidance to the same limit", async () => {
+    const snapshot = (await (await api("/api/sessions")).json()) as { injectMaxLength: number };
+    expect(snapshot.injectMaxLength).toBe(120);
+    const res = await api("/api/inject", { method: "POST", body: JSON.stringify({ target: ROOT, text: "x".repeat(200) }) });
+    expect(res.status).toBe(200);
+    const [queued] = await p.queued(ROOT);
+    expect(queued?.directive.kind === "inject" && queued.directive.text).toBe("x".repeat(120));
+  });
+
+  test("a page that goes away releases its live connection at once", async () => {
+    expect(dash.liveConnections()).toBe(0);
+    const res = await fetch(`${new URL(dash.url).origin}/api/events?token=${dash.token}`);
+    const reader = res.body!.getReader();
+    await reader.read();
+    expect(dash.liveConnections()).toBe(1);
+    await reader.cancel();
+    await expect.poll(() => dash.liveConnections(), { timeout: 5_000 }).toBe(0);
+  });
+
+  test("a row carries the session checks' findings (a missed first action)", async () => {
+    const snapshot = (await (await api("/api/sessions")).json()) as { sessions: { sessionId: string; warnings: string[] }[] };
+    expect(snapshot.sessions.find((s) => s.sessionId === ROOT)?.warnings).toEqual(["first action missed: edit first (PRIMARY)"]);
   });
 });
 

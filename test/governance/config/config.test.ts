@@ -18,7 +18,7 @@ describe("GovernanceConfig defaults", () => {
     expect(config.phase).toBe("implementation");
     expect(config.enforcement).toBe("enforce");
     expect(config.delegation.maxDepth).toBe(3);
-    expect(config.defaultRole).toEqual({ role: "delegating", mayDelegateTo: ["*"] });
+    expect(config.defaultRole).toEqual({ role: "leaf", mayDelegateTo: [] });
     expect(config.resume).toEqual({ minIdle: 3_600_000, maxIdle: 172_800_000 });
     expect(config.orphans.staleAfter).toBe(600_000);
     expect(config.stop).toEqual({ deadline: 5_000, retryDeadline: 5_000, maxWait: 60_000 });
@@ -27,9 +27,13 @@ describe("GovernanceConfig defaults", () => {
     expect(config.audit.maxBytes).toBe(1_048_576);
   });
 
-  it("ships the governance hierarchy: a primary coordinator, delegating mid-level agents, two leaves", () => {
+  it("ships the governance hierarchy: a primary coordinator, delegating mid-level agents, two leaves, and OpenCode's built-ins", () => {
     const roles = Object.fromEntries(Object.entries(DEFAULT_CONFIG.agents).map(([name, p]) => [name, p.role]));
     expect(roles).toEqual({
+      build: "delegating",
+      plan: "delegating",
+      general: "delegating",
+      explore: "leaf",
       "governance-coordinator": "primary",
       "governance-high": "delegating",
       "governance-planner": "delegating",

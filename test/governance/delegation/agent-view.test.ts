@@ -14,7 +14,8 @@ describe("agentView: who an agent is, as every text states it", () => {
       maxDepth: DEFAULT_CONFIG.delegation.maxDepth,
       mayDelegateTo: DEFAULT_CONFIG.agents["governance-executor"]?.mayDelegateTo,
     });
-    expect(agentView({ agent: null, depth: 0 }, DEFAULT_CONFIG)).toMatchObject({ agent: null, role: "delegating", level: 1 });
+    // An agent governance does not know (or cannot name) is the default role: a leaf (decision 0024).
+    expect(agentView({ agent: null, depth: 0 }, DEFAULT_CONFIG)).toMatchObject({ agent: null, role: "leaf", level: 1, mayDelegateTo: [] });
     expect(agentView({ agent: "x", depth: 7 }, DEFAULT_CONFIG).level).toBe(3);
   });
 
@@ -23,7 +24,7 @@ describe("agentView: who an agent is, as every text states it", () => {
     expect(agentView({ agent: "general", depth: 1 }, DEFAULT_CONFIG, host)).toMatchObject({ role: "leaf", mayDelegateTo: [] });
     expect(agentView({ agent: "governance-coordinator", depth: 0 }, DEFAULT_CONFIG, host).role).toBe("primary");
     expect(agentView({ agent: "governance-builder", depth: 2 }, DEFAULT_CONFIG, host).role).toBe("leaf");
-    expect(agentView({ agent: "explore", depth: 1 }, DEFAULT_CONFIG, host).role).toBe("delegating");
+    expect(agentView({ agent: "build", depth: 0 }, DEFAULT_CONFIG, host).role).toBe("delegating");
   });
 
   it("an inherited name (constructor) gets the default role, not Object.prototype", () => {

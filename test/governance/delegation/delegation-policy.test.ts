@@ -41,12 +41,17 @@ describe("roleOf", () => {
     expect(roleOf("governance-builder", DEFAULT_CONFIG)).toEqual({ role: "leaf", mayDelegateTo: [] });
   });
 
-  it.each(["build", "plan", "general", "explore", null, undefined, "", "constructor", "__proto__", "toString"])(
-    "gives %j the default role (never a prototype property)",
+  it.each(["my-agent", null, undefined, "", "constructor", "__proto__", "toString"])(
+    "gives %j the default role, a leaf: an agent governance does not know cannot spawn (never a prototype property)",
     (agent) => {
-      expect(roleOf(agent, DEFAULT_CONFIG)).toEqual({ role: "delegating", mayDelegateTo: ["*"] });
+      expect(roleOf(agent, DEFAULT_CONFIG)).toEqual({ role: "leaf", mayDelegateTo: [] });
     },
   );
+
+  it("names OpenCode's built-ins in the shipped config: build, plan and general delegate to anyone, explore is a leaf (decision 0024)", () => {
+    for (const agent of ["build", "plan", "general"]) expect(roleOf(agent, DEFAULT_CONFIG), agent).toEqual({ role: "delegating", mayDelegateTo: ["*"] });
+    expect(roleOf("explore", DEFAULT_CONFIG)).toEqual({ role: "leaf", mayDelegateTo: [] });
+  });
 });
 
 describe("levelOf", () => {
@@ -67,8 +72,10 @@ describe("checkSpawn", () => {
     ["coordinator → executor", "governance-coordinator", 0, "governance-executor", { ok: true, childDepth: 1, childLevel: 2, targetRole: "delegating" }],
     ["executor → builder", "governance-executor", 1, "governance-builder", { ok: true, childDepth: 2, childLevel: 3, targetRole: "leaf" }],
     ["executor at depth 2 → builder at the limit", "governance-executor", 2, "governance-builder", { ok: true, childDepth: 3, childLevel: 3 }],
-    ["built-in build → anything (default role)", "build", 0, "governance-coordinator", { ok: true, childDepth: 1 }],
-    ["unknown caller → unknown target", null, 0, "my-agent", { ok: true, targetRole: "delegating" }],
+    ["built-in build → anything", "build", 0, "governance-coordinator", { ok: true, childDepth: 1 }],
+    ["built-in build → general, general → a user's agent", "general", 1, "my-agent", { ok: true, childDepth: 2, targetRole: "leaf" }],
+    ["unknown caller cannot spawn (seed 002 hub gate)", "my-agent", 0, "general", { ok: false, kind: "leaf" }],
+    ["a caller whose agent is not known cannot spawn", null, 0, "general", { ok: false, kind: "leaf" }],
     ["builder (leaf) → validator", "governance-builder", 2, "governance-validator", { ok: false, kind: "leaf", childDepth: 3 }],
     ["leaf past the limit is still reported as a leaf", "governance-validator", 3, "general", { ok: false, kind: "leaf" }],
     ["depth 3 → depth 4 halts", "governance-executor", 3, "governance-builder", { ok: false, kind: "max_depth", childDepth: 4 }],
@@ -100,9 +107,11 @@ describe("checkSpawn", () => {
     expect(checkSpawn({ callerAgent: "general", callerDepth: 4, targetAgent: "general", config: deep })).toMatchObject({ ok: true, childDepth: 5 });
   });
 
-  it("a restrictive defaultRole governs OpenCode's built-in agents too", () => {
-    const strict = GovernanceConfig.parse({ defaultRole: { role: "leaf" } });
-    expect(checkSpawn({ callerAgent: "build", callerDepth: 0, targetAgent: "general", config: strict })).toMatchObject({ ok: false, kind: "leaf" });
+  it("an agents map that leaves OpenCode's built-ins out makes them leaves too; a permissive defaultRole brings back the old behaviour", () => {
+    const own = GovernanceConfig.parse({ agents: { mine: { role: "primary", mayDelegateTo: ["*"] } } });
+    expect(checkSpawn({ callerAgent: "build", callerDepth: 0, targetAgent: "general", config: own })).toMatchObject({ ok: false, kind: "leaf" });
+    const open = GovernanceConfig.parse({ defaultRole: { role: "delegating", mayDelegateTo: ["*"] } });
+    expect(checkSpawn({ callerAgent: "my-agent", callerDepth: 0, targetAgent: "x", config: open })).toMatchObject({ ok: true });
   });
 
   it("a hostile target name cannot put text on its own line in the message", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { DEFAULT_CONFIG } from "../../../governance/config/config.ts";
+import { DEFAULT_CONFIG, GovernanceConfig } from "../../../governance/config/config.ts";
 import { decideSpawn } from "../../../governance/delegation/spawn-gate.ts";
 import { makeRecord } from "../fixtures/records.ts";
 
@@ -29,7 +29,13 @@ describe("decideSpawn: what happens to a task call, by policy and enforcement", 
   });
 
   it("a caller without a record (not seen yet) is decided as a root, and nothing is counted on no record", () => {
-    const step = decideSpawn(undefined, { targetAgent: "governance-executor", config: DEFAULT_CONFIG });
+    // Its agent is not known either: by default that caller is a leaf (decision 0024)…
+    const refused = decideSpawn(undefined, { targetAgent: "governance-executor", config: DEFAULT_CONFIG });
+    expect(refused.decision).toMatchObject({ kind: "blocked" });
+    expect(refused.next).toBeUndefined();
+    // …and with a permissive default role, it is placed as a root.
+    const open = GovernanceConfig.parse({ defaultRole: { role: "delegating", mayDelegateTo: ["*"] } });
+    const step = decideSpawn(undefined, { targetAgent: "governance-executor", config: open });
     expect(step.decision).toMatchObject({ kind: "allowed", childDepth: 1 });
     expect(step.next).toBeUndefined();
   });

@@ -45,14 +45,16 @@ describe("config hook: the governance tool only for the agents a user talks to",
 
   test("an agent the host offers no task tool is a LEAF in the texts, unless the project gives it task", async () => {
     const config: Record<string, any> = {
-      agent: { explore: { permission: { task: { "*": "allow" } } }, reviewer: { mode: "subagent", permission: { task: "deny" } } },
+      agent: { general: { permission: { task: { "*": "allow" } } }, plan: { permission: { task: "deny" } } },
     };
     await configHook(gov, config);
-    // general, reviewer, explore and build are not in the governed agents: the default role (delegating) applies.
-    expect(gov.viewOf("general", 1)).toMatchObject({ role: "leaf", mayDelegateTo: [] });
-    expect(gov.viewOf("reviewer", 1).role).toBe("leaf");
-    expect(gov.viewOf("explore", 1).role).toBe("delegating");
+    // general and plan delegate by governance's policy; the host offers plan no task (the project denied it): a LEAF in
+    // the texts. general was given task by the project: DELEGATING.
+    expect(gov.viewOf("plan", 0)).toMatchObject({ role: "leaf", mayDelegateTo: [] });
+    expect(gov.viewOf("general", 1).role).toBe("delegating");
     expect(gov.viewOf("build", 0).role).toBe("delegating");
+    // An agent governance does not know is a leaf whatever the host offers it (decision 0024).
+    expect(gov.viewOf("reviewer", 1).role).toBe("leaf");
     expect(gov.viewOf("governance-coordinator", 0).role).toBe("primary");
   });
 });
