@@ -68,7 +68,7 @@ export class Telemetry {
       exportTimeoutMs: t.exportTimeout,
       toolSpans: t.toolSpans,
       includeText: t.includeText,
-      roleOf: (agent) => roleOf(this.#deps.config(), agent),
+      roleOf: (agent) => agentRoleOf(this.#deps.config(), agent),
       now: this.#deps.now,
       version: packageVersion(),
       instanceId: randomUUID(),
@@ -144,7 +144,7 @@ function bounded(p: Promise<void>): Promise<void> {
   });
 }
 
-function roleOf(config: GovernanceConfig, agent: string | undefined): string {
+function agentRoleOf(config: GovernanceConfig, agent: string | undefined): string {
   if (!agent) return "unknown";
   return (Object.hasOwn(config.agents, agent) ? config.agents[agent]?.role : undefined) ?? config.defaultRole.role;
 }
