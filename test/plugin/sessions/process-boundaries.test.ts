@@ -40,7 +40,7 @@ describe("across process boundaries, in one process (issue 26)", () => {
 
   test("spawn slots: three calls OpenCode fails inside the tool (unknown agent) release theirs; the next spawns go through", async () => {
     f = await pluginFixture({ config: "concurrency:\n  perParent: 2\n" });
-    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.created(ROOT, { agent: "build" })); // OpenCode names the agent; an unnamed one may not spawn (decision 0024)
     for (const c of ["t1", "t2", "t3"]) {
       await spawn(c, "no-such-agent");
       await onEvent(f.rt, part(c, "error"));
