@@ -23,7 +23,19 @@ function get(config: GovernanceConfig, path: string): unknown {
   return node;
 }
 
-type Row = { path: string; ceiling: unknown; hostile: unknown; tighter: unknown };
+/** `with`: what the project's file also sets for the row to mean anything (a default role that may delegate at all). */
+type Row = { path: string; ceiling: unknown; hostile: unknown; tighter: unknown; with?: LayerSettings };
+
+/** The project's settings for a row: the value at its path, plus what the row needs beside it. */
+function rowSettings(row: Row, value: unknown): LayerSettings {
+  const merge = (a: unknown, b: unknown): unknown =>
+    a && b && typeof a === "object" && typeof b === "object" && !Array.isArray(a) && !Array.isArray(b)
+      ? Object.fromEntries(
+          [...new Set([...Object.keys(a), ...Object.keys(b)])].map((k) => [k, merge((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k])]),
+        )
+      : (b ?? a);
+  return merge(row.with ?? {}, at(row.path, value)) as LayerSettings;
+}
 
 const BUDGET_VALUES: Record<BudgetKey, [number, number, number]> = {
   modelRequests: [10, 100_000, 5],
@@ -42,7 +54,8 @@ const ROWS: Row[] = [
   { path: "enforcement", ceiling: "enforce", hostile: "log-only", tighter: "enforce" },
   { path: "delegation.maxDepth", ceiling: 2, hostile: 16, tighter: 1 },
   { path: "defaultRole.role", ceiling: "primary", hostile: "delegating", tighter: "leaf" },
-  { path: "defaultRole.mayDelegateTo", ceiling: ["explore"], hostile: ["*"], tighter: [] },
+  // An unknown agent is a leaf by default (decision 0024): the project makes it delegating for its targets to matter.
+  { path: "defaultRole.mayDelegateTo", ceiling: ["explore"], hostile: ["*"], tighter: [], with: { defaultRole: { role: "delegating" } } },
   { path: "agents.general.role", ceiling: "leaf", hostile: "delegating", tighter: "leaf" },
   { path: "agents.governance-high.mayDelegateTo", ceiling: ["governance-builder"], hostile: ["governance-*", "general"], tighter: [] },
   { path: "agents.governance-high.mayDelegateTo", ceiling: ["*", "!general"], hostile: ["*"], tighter: ["explore"] },
@@ -88,8 +101,9 @@ function projectLayer(settings: LayerSettings): { base: GovernanceConfig; layer:
 describe("a project may only tighten: every limit against a user ceiling and an organisation ceiling", () => {
   for (const ceilingLayer of ["user", "organisation"] as const) {
     describe(`ceiling in the ${ceilingLayer} layer`, () => {
-      it.each(ROWS)("$path: a looser project value ($hostile) is refused, the ceiling ($ceiling) applies", ({ path, ceiling, hostile }) => {
-        const { base, layer } = projectLayer(at(path, hostile));
+      it.each(ROWS)("$path: a looser project value ($hostile) is refused, the ceiling ($ceiling) applies", (row) => {
+        const { path, ceiling, hostile } = row;
+        const { base, layer } = projectLayer(rowSettings(row, hostile));
         const top: PolicyLayer = { name: ceilingLayer, file: `/${ceilingLayer}.yaml`, settings: at(path, ceiling) };
         const merged = mergePolicy(base, [top, layer]);
         expect(get(merged.config, path)).toEqual(ceiling);
@@ -100,8 +114,9 @@ describe("a project may only tighten: every limit against a user ceiling and an 
         expect(refusal?.message).toMatch(/looser than/);
       });
 
-      it.each(ROWS)("$path: a stricter project value ($tighter) is taken", ({ path, ceiling, tighter }) => {
-        const { base, layer } = projectLayer(at(path, tighter));
+      it.each(ROWS)("$path: a stricter project value ($tighter) is taken", (row) => {
+        const { path, ceiling, tighter } = row;
+        const { base, layer } = projectLayer(rowSettings(row, tighter));
         const merged = mergePolicy(base, [{ name: ceilingLayer, file: "/c.yaml", settings: at(path, ceiling) }, layer]);
         expect(get(merged.config, path)).toEqual(tighter);
         expect(merged.refused).toEqual([]);
@@ -109,8 +124,9 @@ describe("a project may only tighten: every limit against a user ceiling and an 
     });
   }
 
-  it.each(ROWS)("$path: the user's file cannot loosen the organisation's ceiling either", ({ path, ceiling, hostile }) => {
-    const { base, layer } = projectLayer({});
+  it.each(ROWS)("$path: the user's file cannot loosen the organisation's ceiling either", (row) => {
+    const { path, ceiling, hostile } = row;
+    const { base, layer } = projectLayer(row.with ?? {});
     const merged = mergePolicy(base, [
       { name: "organisation", file: "/etc/p.yaml", settings: at(path, ceiling) },
       { name: "user", file: "/home/u.yaml", settings: at(path, hostile) },
