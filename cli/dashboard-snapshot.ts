@@ -7,7 +7,7 @@ import type { AuditEvent } from "../governance/storage/audit-log.ts";
 import { currentAuditType } from "../governance/storage/audit-names.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
-import type { ControlContext } from "../governance/stop/control-requests.ts";
+import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
@@ -145,13 +145,15 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   const loaded = await config();
   // Records this user's governance did not write are never running; past MAX_ROWS (a flood of planted records)
   // the rows the user's own sessions need come first and the rest are counted.
-  const rows = sessionRows(records, { config: loaded.config, now, trust: ctx.trust, origins: loaded.policy.origins });
+  const trust = trustOf(ctx);
+  const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins });
   const sessions = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const resumable = resumableSessions(records, {
     now,
     minIdleMs: loaded.config.resume.minIdle,
     maxIdleMs: loaded.config.resume.maxIdle,
     anchors: loaded.config.anchors,
+    trust,
   });
   const events = await ctx.audit.read();
   const shown = new Set(sessions.map((r) => r.sessionId));

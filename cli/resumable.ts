@@ -3,6 +3,7 @@ import { cutOffWork } from "../governance/delegation/descendants.ts";
 import { classifyResume, idleMs } from "../governance/session/resume-window.ts";
 import { isIdle } from "../governance/session/running.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
+import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { buildResumeContext } from "../governance/texts/resume-context.ts";
 
 /**
@@ -24,14 +25,19 @@ export type Resumable = {
   context: string;
 };
 
-/** Resumable root sessions, most recently active first. Pure: the caller passes the records, the config and now. */
+/**
+ * Resumable root sessions, most recently active first. Pure: the caller passes the records, the config and now.
+ * Only records this user's governance wrote (`trust`) are listed, as `sessions` lists them: a planted record's agent
+ * name or resume context never reaches the user as one of theirs (docs/security.md); `unverifiedRecords` counts them.
+ */
 export function resumableSessions(
   records: readonly SessionRecord[],
-  opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; timeZone?: string },
+  opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; trust: RecordTrust; timeZone?: string },
 ): Resumable[] {
-  const byId = new Map(records.map((r) => [r.sessionId, r]));
+  const trusted = records.filter((r) => opts.trust.verified(r));
+  const byId = new Map(trusted.map((r) => [r.sessionId, r]));
   return (
-    records
+    trusted
       .filter((r) => !r.parentId || !byId.has(r.parentId))
       .filter((r) => r.control !== "completed" && r.control !== "orphaned")
       .map((r) => ({ r, interrupted: r.state === "interrupted" }))
@@ -66,4 +72,9 @@ export function resumableSessions(
         };
       })
   );
+}
+
+/** How many records the resumable list left out because this user's governance did not write them. */
+export function unverifiedRecords(records: readonly SessionRecord[], trust: RecordTrust): number {
+  return records.reduce((n, r) => (trust.verified(r) ? n : n + 1), 0);
 }

@@ -1,6 +1,7 @@
 import { formatIdle } from "../../governance/time/time-format.ts";
 import { readConfig } from "../read-config.ts";
-import { resumableSessions } from "../resumable.ts";
+import { trustOf } from "../../governance/stop/control-requests.ts";
+import { resumableSessions, unverifiedRecords } from "../resumable.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
 /**
@@ -10,18 +11,25 @@ import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 export async function resumeCommand(c: CommandContext): Promise<number> {
   const config = await readConfig(c.store.paths.configFile);
   const now = c.control.clock.now();
-  const resumable = resumableSessions(await c.store.list(), {
+  const records = await c.store.list();
+  const trust = trustOf(c.control);
+  const resumable = resumableSessions(records, {
     now,
     minIdleMs: config.config.resume.minIdle,
     maxIdleMs: config.config.resume.maxIdle,
     anchors: config.config.anchors,
+    trust,
   });
+  const unverified = unverifiedRecords(records, trust);
   if (c.options.json) {
-    c.io.json({ version: JSON_VERSION, now, resumable });
+    c.io.json({ version: JSON_VERSION, now, resumable, unverified });
     return 0;
   }
+  const left =
+    unverified > 0 ? `(${unverified} record(s) in the state folder not written by your governance — planted, copied in, or an older build's: not listed)` : "";
   if (resumable.length === 0) {
     c.io.line(["dim", "No resumable sessions: none is interrupted or idle within the resume window (resume.minIdle–resume.maxIdle)."]);
+    if (left) c.io.line(["yellow", left]);
     return 0;
   }
   resumable.forEach((r, i) => {
@@ -30,5 +38,6 @@ export async function resumeCommand(c: CommandContext): Promise<number> {
     c.io.line(["dim", "  resume context:"]);
     for (const line of r.context.split("\n")) c.io.line("    ", line);
   });
+  if (left) c.io.line(["yellow", left]);
   return 0;
 }

@@ -6,6 +6,7 @@ import { describe, expect, test } from "vitest";
 import { resumableSessions } from "../../cli/resumable.ts";
 import { isRunningSession, sessionStatus } from "../../governance/session/running.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { trustFromKey } from "../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
 import { enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
@@ -156,7 +157,7 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
   }
   // 3. `resume` lists the root exactly when the rules say: idle or interrupted (never orphaned), inside the window.
   const root = byId.get(ROOT);
-  const listed = resumableSessions(records, { now: w.clock.now(), minIdleMs: HOUR, maxIdleMs: 48 * HOUR, anchors: [] }).some((s) => s.sessionId === ROOT);
+  const listed = resumableSessions(records, { now: w.clock.now(), minIdleMs: HOUR, maxIdleMs: 48 * HOUR, anchors: [], trust: trustFromKey(undefined) }).some((s) => s.sessionId === ROOT);
   if (root && (m.root === "idle" || m.root === "interrupted")) {
     const idle = w.clock.now() - root.lastActivityAt;
     const expected = m.root === "interrupted" ? idle < 48 * HOUR : idle >= HOUR && idle < 48 * HOUR;
