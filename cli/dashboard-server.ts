@@ -3,6 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
+import { type ConnectionBounds, ConnectionGate } from "./dashboard-connections.ts";
 import { checkRequest, parseControlBody } from "./dashboard-guard.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./dashboard-page.ts";
 import { buildSnapshot, changeSignature } from "./dashboard-snapshot.ts";
@@ -17,13 +18,16 @@ import { safeJson } from "./output.ts";
  * and port, the random token required for data and actions), and every answer carries a strict CSP without inline
  * script, `frame-ancestors 'none'` and `Referrer-Policy: no-referrer`. The page is live through server-sent events:
  * while a page is connected the server stats the governance folder (a few `stat` calls) and pushes a new snapshot
- * when it changed.
+ * when it changed. Connections that have not shown the token are bounded (an idle timeout and a cap, closing the one
+ * idle longest: {@link ConnectionGate}), so a flood of idle sockets cannot keep the user's own request out.
  */
 export type Dashboard = {
   url: string;
   token: string;
   /** Pages connected to the live stream now; a page closed or navigated away is released at once (and with the last one, the folder watch idles). */
   liveConnections(): number;
+  /** The bound on connections that have not shown the token. */
+  connections: ConnectionGate;
   close(): Promise<void>;
 };
 
@@ -34,6 +38,8 @@ export type DashboardOptions = {
   config?: () => Promise<LoadedConfig>;
   /** How often the governance folder is checked for changes while a page is connected. Default 250 ms. */
   watchIntervalMs?: number;
+  /** Bounds on connections before the token is checked (cli/dashboard-connections.ts); defaults when absent. */
+  connections?: Partial<ConnectionBounds>;
 };
 
 const MAX_BODY = 16 * 1024;
@@ -98,6 +104,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
       send(res, 500, { error: "internal error (see the dashboard's terminal)" });
     });
   });
+  const gate = new ConnectionGate(server, opts.connections);
   // Malformed HTTP (bad request line, oversized headers) is answered 400/431 by Node itself; never crash on it.
   server.on("clientError", (_error, socket) => {
     if (socket.writable) socket.end("HTTP/1.1 400 Bad Request\r\nconnection: close\r\ncontent-length: 0\r\n\r\n");
@@ -111,6 +118,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
       return send(res, checked.refusal.status, { error: checked.refusal.error }, "application/json", checked.refusal.headers);
     }
     const { route } = checked;
+    if (route.auth !== "none") gate.prove(req.socket);
     if (route.path === "/") return send(res, 200, DASHBOARD_PAGE, "text/html");
     if (route.path === "/dashboard.js") return send(res, 200, DASHBOARD_SCRIPT, "text/javascript");
     if (route.path === "/dashboard.css") return send(res, 200, DASHBOARD_STYLE, "text/css");
@@ -170,6 +178,7 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
     url: `http://127.0.0.1:${port}/?token=${token}`,
     token,
     liveConnections: () => streams.size,
+    connections: gate,
     close: () =>
       new Promise<void>((resolve) => {
         clearInterval(timer);
