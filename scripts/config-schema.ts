@@ -75,10 +75,14 @@ export const DESCRIPTIONS: Record<string, string> = {
   concurrency: "Running subagents at once (background ones included); one more is refused with a message the model can act on.",
   "concurrency.perParent": "Running subagents one session may have at once.",
   "concurrency.perProject": "Running subagents in the whole project (this OpenCode process) at once.",
-  loops: "Loop guards: the same call with the same result again and again, or A-B-A-B with unchanged results.",
+  loops:
+    "Loop guards: the same call with the same result again and again, or a short cycle (A-B, A-B-C) with unchanged results; paths, descriptions, numbers and timestamps do not count as a change.",
   "loops.enabled": "Switch the loop guards on or off.",
   "loops.repeat": "Identical calls (same tool, same arguments) with identical results in a row that count as a loop.",
-  "loops.pingPong": "Full A-B cycles with unchanged results that count as a ping-pong.",
+  "loops.pingPong": "Full cycles of 2 to 4 different calls (A-B, A-B-C, …) with unchanged results that count as a loop.",
+  "loops.pollRepeat": "A poll that waits (sleep, a status call, a slow call, a long gap): unchanged results in a row that count as a loop.",
+  "loops.pollWait": "A call that itself took this long waited.",
+  "loops.pollGap": "A call this long after the previous result waited.",
   "loops.stopAfter": "Looping calls allowed after the notice before the stop ladder starts.",
   telemetry: "OpenTelemetry export of sessions (GenAI spans), governance decisions, metrics and audit events; see docs/observability.md.",
   "telemetry.enabled":

@@ -33,6 +33,21 @@ const ActiveTime = z.union([z.number(), z.string()]).transform((value, ctx) => {
   return parsed.ms;
 });
 
+/** A loop guard's wait: a duration between 100 ms and 1 h; milliseconds after parsing. */
+const LoopWait = (what: string) =>
+  z.union([z.number(), z.string()]).transform((value, ctx) => {
+    const parsed = parseDuration(value);
+    if (!parsed.ok) {
+      ctx.addIssue({ code: "custom", message: parsed.reason });
+      return z.NEVER;
+    }
+    if (parsed.ms < 100 || parsed.ms > 3_600_000) {
+      ctx.addIssue({ code: "custom", message: `${what} must be between 100ms and 1h` });
+      return z.NEVER;
+    }
+    return parsed.ms;
+  });
+
 /** The counted limits, shared by the config (BudgetLimits) and a raise (BudgetAmounts). */
 const CALLS = {
   modelRequests: count("modelRequests").optional(),
@@ -101,8 +116,14 @@ export const LoopConfig = z.strictObject({
   enabled: z.boolean().default(true),
   /** The same call with the same result this many times in a row is a loop (OpenCode's doom_loop uses 3). */
   repeat: z.number().int().min(2, "repeat must be 2 or more").max(50, "repeat must be 50 or less").default(3),
-  /** A-B-A-B: this many full A-B cycles with unchanged results is a ping-pong. */
+  /** A short cycle of 2–4 different calls (A-B, A-B-C, …): this many full cycles with unchanged results is a loop. */
   pingPong: z.number().int().min(2, "pingPong must be 2 or more").max(25, "pingPong must be 25 or less").default(2),
+  /** A poll that waits (sleeps, asks for a status, takes pollWait, comes pollGap after the last result): unchanged this many times is a loop. */
+  pollRepeat: z.number().int().min(3, "pollRepeat must be 3 or more").max(100, "pollRepeat must be 100 or less").default(10),
+  /** A call that itself took this long waited (a poll, not a model repeating itself). */
+  pollWait: LoopWait("pollWait").prefault("2s"),
+  /** A call this long after the previous result waited (longer than a model's step takes). */
+  pollGap: LoopWait("pollGap").prefault("30s"),
   /** Looping calls allowed after the notice before the stop ladder starts. */
   stopAfter: z.number().int().min(1, "stopAfter must be 1 or more").max(50, "stopAfter must be 50 or less").default(2),
 });

@@ -1,68 +1,93 @@
-import { createHash } from "node:crypto";
 import type { LoopConfig } from "./budget-config.ts";
+import { digest, normaliseArgs, normaliseOutput, pollByArgs } from "./loop-normalise.ts";
 
 /** A loop guard's stop request ids start with this (stop-ladder.ts tells its abort from the user's Escape by it). */
 export const LOOP_STOP_PREFIX = "loop-";
 
 /**
- * Loop guards as a pure step over a tiny per-session state (kept in memory by the plugin; O(1) per call).
+ * Loop guards as a pure step over a small per-session state (kept in memory by the plugin; O(window) per call, the
+ * window at most a hundred short digests). docs/budgets.md states the rules and thresholds.
  *
- * "No progress" = the same call (tool + arguments) AND the same result (a hash of the output). A poll whose output
- * changes (a build that is progressing) is a different observation each time and never trips the guard; the same
- * call returning the same thing again is a loop. Two shapes:
+ * "No progress" = the same call AND the same result, both normalised (loop-normalise.ts: paths, the `description`
+ * field, numbers and timestamps in the output), so cosmetic variations do not hide a loop. Shapes:
  * - repeat: the same observation `repeat` times in a row (OpenCode's own doom_loop threshold is 3 identical calls);
- * - ping-pong: A, B, A, B … with A ≠ B and both unchanged, for `pingPong` full cycles.
+ * - cycle: a short sequence of 2 to {@link MAX_CYCLE} different calls (A-B, A-B-C, …) repeated `pingPong` times;
+ * - poll: a call that waits — it sleeps, asks for a status, itself took `pollWait` or more, or came `pollGap` or
+ *   more after the previous result — is judged on its exact output and only after `pollRepeat` unchanged results:
+ *   waiting for a build is not a model repeating itself, but a wait that never changes anything still is.
  * The first time a shape is reached the verdict is `notice` (a fenced note on that tool result); after `stopAfter`
  * more looping calls, `stop` (the stop ladder starts), once. Any call that breaks the pattern resets the guard.
  */
+export const MAX_CYCLE = 4;
+
+/** One tool call as the guard sees it: what was called, what came back, and when. */
+export type LoopCall = { tool: string; args: unknown; output: string; startedAt: number; endedAt: number };
+
+/** The call half, computed at `tool.execute.before` (arguments are not kept, only digests). */
+export type LoopCallKey = { tool: string; key: string; poll: boolean; startedAt: number };
+
+type Seen = { key: string; poll: boolean };
+
 export type LoopState = {
-  /** The last two observations, newest last. */
-  last: string | null;
-  beforeLast: string | null;
-  repeat: number;
-  /** Length of the current A-B-A-B run (2 = A then B). */
-  alternating: number;
+  /** The last observations, newest last, at most {@link windowSize} of them. */
+  history: readonly Seen[];
+  /** When the previous call's result came back (for the gap between calls). */
+  lastEndedAt: number | null;
   noticed: boolean;
   sinceNotice: number;
   stopped: boolean;
 };
 
-export const NEW_LOOP_STATE: LoopState = { last: null, beforeLast: null, repeat: 0, alternating: 0, noticed: false, sinceNotice: 0, stopped: false };
+export const NEW_LOOP_STATE: LoopState = { history: [], lastEndedAt: null, noticed: false, sinceNotice: 0, stopped: false };
 
-export type LoopVerdict = { kind: "none" } | { kind: "notice" | "stop"; shape: "repeat" | "ping-pong"; count: number };
+export type LoopShape = "repeat" | "ping-pong" | "cycle" | "poll";
+export type LoopVerdict = { kind: "none" } | { kind: "notice" | "stop"; shape: LoopShape; count: number; period: number };
 
-/** `observation` identifies call and result, e.g. `${tool}\0${hash(args)}\0${hash(output)}`. */
-export function observeCall(state: LoopState, observation: string, config: LoopConfig): { next: LoopState; verdict: LoopVerdict } {
-  const repeat = state.last === observation ? state.repeat + 1 : 1;
-  let alternating = 1;
-  if (state.last !== null && state.last !== observation) alternating = state.beforeLast === observation ? Math.max(state.alternating, 2) + 1 : 2;
-  const base = { last: observation, beforeLast: state.last, repeat, alternating };
+/** The call's key: tool and normalised arguments; `poll` when its arguments say it waits or asks for a status. */
+export function loopCallKey(tool: string, args: unknown, startedAt: number, cwd?: string): LoopCallKey {
+  return { tool, key: `${tool}\0${digest(normaliseArgs(args, cwd))}`, poll: pollByArgs(tool, args), startedAt };
+}
+
+function windowSize(c: LoopConfig): number {
+  return Math.min(200, Math.max(c.repeat, c.pollRepeat, MAX_CYCLE * c.pingPong, MAX_CYCLE * Math.ceil(c.pollRepeat / 2)) + MAX_CYCLE);
+}
+
+/** Observes one finished call. */
+export function observeCall(
+  state: LoopState,
+  call: LoopCallKey,
+  result: { output: string; endedAt: number },
+  config: LoopConfig,
+): { next: LoopState; verdict: LoopVerdict } {
+  const waited =
+    call.poll || result.endedAt - call.startedAt >= config.pollWait || (state.lastEndedAt !== null && call.startedAt - state.lastEndedAt >= config.pollGap);
+  const output = waited ? `=${digest(result.output)}` : `~${digest(normaliseOutput(result.output))}`;
+  const seen: Seen = { key: `${call.key}\0${output}`, poll: waited };
+  const history = [...state.history, seen].slice(-windowSize(config));
+  const base = { history, lastEndedAt: result.endedAt };
   if (!config.enabled) return { next: { ...state, ...base }, verdict: { kind: "none" } };
-  const isRepeat = repeat >= config.repeat;
-  const isPingPong = alternating >= 2 * config.pingPong;
-  if (!isRepeat && !isPingPong) return { next: { ...base, noticed: false, sinceNotice: 0, stopped: false }, verdict: { kind: "none" } };
-  const shape = isRepeat ? "repeat" : "ping-pong";
-  const count = isRepeat ? repeat : alternating;
-  if (!state.noticed) return { next: { ...base, noticed: true, sinceNotice: 0, stopped: false }, verdict: { kind: "notice", shape, count } };
+  const found = findLoop(history, config);
+  if (!found) return { next: { ...base, noticed: false, sinceNotice: 0, stopped: false }, verdict: { kind: "none" } };
+  if (!state.noticed) return { next: { ...base, noticed: true, sinceNotice: 0, stopped: false }, verdict: { kind: "notice", ...found } };
   const sinceNotice = state.sinceNotice + 1;
-  if (state.stopped || sinceNotice < config.stopAfter) {
+  if (state.stopped || sinceNotice < config.stopAfter)
     return { next: { ...base, noticed: true, sinceNotice, stopped: state.stopped }, verdict: { kind: "none" } };
-  }
-  return { next: { ...base, noticed: true, sinceNotice, stopped: true }, verdict: { kind: "stop", shape, count } };
+  return { next: { ...base, noticed: true, sinceNotice, stopped: true }, verdict: { kind: "stop", ...found } };
 }
 
-/** A short digest of a text (arguments, tool output) for comparing observations; O(length), no copy kept. */
-export function digest(text: string): string {
-  return createHash("sha1").update(text).digest("base64");
-}
-
-/** The call half of an observation: tool and a digest of its arguments. */
-export function callKey(tool: string, args: unknown): string {
-  let json: string;
-  try {
-    json = JSON.stringify(args) ?? "";
-  } catch {
-    json = String(args);
+/** The shortest period whose repetition at the end of the history reaches its threshold. */
+function findLoop(h: readonly Seen[], c: LoopConfig): { shape: LoopShape; count: number; period: number } | null {
+  for (let p = 1; p <= MAX_CYCLE; p++) {
+    if (h.length < 2 * p) continue;
+    let run = p;
+    for (let i = h.length - 1 - p; i >= 0 && h[i]?.key === h[i + p]?.key; i--) run++;
+    if (run < 2 * p) continue;
+    const block = h.slice(-p);
+    // A-A-A-A is a repeat, not an A-A cycle: a period counts only when its calls differ.
+    if (p > 1 && block.every((s) => s.key === block[0]?.key)) continue;
+    const polls = h.slice(-run).every((s) => s.poll);
+    const needed = polls ? (p === 1 ? c.pollRepeat : p * Math.ceil(c.pollRepeat / p)) : p === 1 ? c.repeat : p * c.pingPong;
+    if (run >= needed) return { shape: polls ? "poll" : p === 1 ? "repeat" : p === 2 ? "ping-pong" : "cycle", count: run, period: p };
   }
-  return `${tool}\0${digest(json)}`;
+  return null;
 }

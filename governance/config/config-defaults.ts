@@ -171,14 +171,21 @@ concurrency:
   # Running subagents in the whole project at once.
   perProject: 10
 
-# Loop guards: the same tool call with the same result again and again, or A-B-A-B with unchanged results.
+# Loop guards: the same tool call with the same result again and again, or a short cycle (A-B, A-B-C) with unchanged
+# results; paths, descriptions, numbers and timestamps do not count as a change (docs/budgets.md).
 loops:
   # Switch the loop guards on or off.
   enabled: true
   # Identical calls with identical results in a row that count as a loop.
   repeat: 3
-  # Full A-B cycles with unchanged results that count as a ping-pong.
+  # Full cycles of 2 to 4 different calls (A-B, A-B-C, …) with unchanged results that count as a loop.
   pingPong: 2
+  # A poll that waits (sleep, a status call, a slow call, a long gap): unchanged results in a row that count as a loop.
+  pollRepeat: 10
+  # A call that itself took this long waited.
+  pollWait: 2s
+  # A call this long after the previous result waited.
+  pollGap: 30s
   # Looping calls allowed after the notice before the stop ladder starts.
   stopAfter: 2
 

@@ -58,22 +58,37 @@ export function budgetStopReason(line: BudgetLine, agent: string | null): string
   return `Budget exceeded: ${formatUse(line.key, line.used, line.limit)} used (${whose}). A user may raise it with \`opencode-governance budget\`.`;
 }
 
-export type LoopKind = "repeat" | "ping-pong";
+export type LoopKind = "repeat" | "ping-pong" | "cycle" | "poll";
 
-export function buildLoopNotice(kind: LoopKind, count: number, tool: string): string {
-  const what =
-    kind === "repeat"
-      ? `You called \`${agentToken(tool)}\` with the same arguments ${count} times in a row and got the same result each time.`
-      : `You alternated between the same two calls ${Math.floor(count / 2)} times and got the same results each time.`;
-  return [LOOP_NOTICE_HEADING, what, "This looks like a loop: it is making no progress. Change your approach, or stop and report what blocks you.", END].join(
-    "\n",
-  );
+/** What the loop notice says happened, in the model's terms. */
+function loopWhat(kind: LoopKind, count: number, period: number, tool: string): string {
+  switch (kind) {
+    case "repeat":
+      return `You called \`${agentToken(tool)}\` with the same arguments ${count} times in a row and got the same result each time (paths, descriptions, numbers and timestamps aside).`;
+    case "poll":
+      return `You polled with \`${agentToken(tool)}\` ${count} times, waiting between polls, and the result never changed.`;
+    default:
+      return `You went through the same ${period} calls in a cycle ${Math.floor(count / Math.max(1, period))} times and got the same results each time.`;
+  }
 }
 
-export function loopStopReason(kind: LoopKind, count: number): string {
-  return kind === "repeat"
-    ? `Loop detected: the same tool call with the same result ${count} times in a row.`
-    : `Loop detected: the same two tool calls alternating with unchanged results (${count} calls).`;
+export function buildLoopNotice(kind: LoopKind, count: number, tool: string, period = kind === "ping-pong" ? 2 : 1): string {
+  const advice =
+    kind === "poll"
+      ? "What you are waiting for does not seem to move. Check whether it is stuck, or stop and report what blocks you."
+      : "This looks like a loop: it is making no progress. Change your approach, or stop and report what blocks you.";
+  return [LOOP_NOTICE_HEADING, loopWhat(kind, count, period, tool), advice, END].join("\n");
+}
+
+export function loopStopReason(kind: LoopKind, count: number, period = kind === "ping-pong" ? 2 : 1): string {
+  switch (kind) {
+    case "repeat":
+      return `Loop detected: the same tool call with the same result ${count} times in a row.`;
+    case "poll":
+      return `Loop detected: a poll whose result did not change in ${count} polls.`;
+    default:
+      return `Loop detected: the same ${period} tool calls in a cycle with unchanged results (${count} calls).`;
+  }
 }
 
 /** The refusal text of a spawn beyond the concurrency limit: what to do, and which subagents are running. */

@@ -13,7 +13,7 @@ import {
   treeUsage,
   type UseDelta,
 } from "../../governance/budget/budget-usage.ts";
-import { callKey, digest, LOOP_STOP_PREFIX, type LoopState, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
+import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
@@ -36,8 +36,8 @@ export class BudgetGuard {
   /** Notices for a session's next tool result. */
   readonly #notices = new Map<string, string[]>();
   readonly #loops = new Map<string, LoopState>();
-  /** Argument hash per tool call, from `before` to `after`. */
-  readonly #callArgs = new Map<string, string>();
+  /** The loop guard's key of each tool call (normalised argument digest, start time), from `before` to `after`. */
+  readonly #callArgs = new Map<string, LoopCallKey>();
   /**
    * Busy before its record existed: OpenCode 1 calls the event hook without waiting, so a new session's first
    * `busy` can arrive while its `session.created` is still writing the record. Applied when the record is there.
@@ -64,7 +64,7 @@ export class BudgetGuard {
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
   async onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> {
-    if (this.#ctx.config.loops.enabled) this.#callArgs.set(callId, callKey(tool, args));
+    if (this.#ctx.config.loops.enabled) this.#callArgs.set(callId, loopCallKey(tool, args, this.#ctx.clock.now(), this.#ctx.directory));
     this.#count(record, { toolCalls: 1 });
     await this.#check(sessionId);
   }
@@ -139,12 +139,12 @@ export class BudgetGuard {
     // A session being stopped is told by the ladder; the loop guard only watches sessions at work.
     if (call !== undefined && this.#runner.sessions.peek(sessionId)?.control === "active") {
       const cfg = this.#ctx.config.loops;
-      const { next, verdict } = observeCall(this.#loops.get(sessionId) ?? NEW_LOOP_STATE, `${call}\0${digest(output)}`, cfg);
+      const { next, verdict } = observeCall(this.#loops.get(sessionId) ?? NEW_LOOP_STATE, call, { output, endedAt: this.#ctx.clock.now() }, cfg);
       this.#loops.set(sessionId, next);
       if (verdict.kind !== "none") {
-        await this.#ctx.record("loop_detected", { sessionId, tool, shape: verdict.shape, count: verdict.count, stage: verdict.kind });
-        if (verdict.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool));
-        else await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count));
+        await this.#ctx.record("loop_detected", { sessionId, tool, shape: verdict.shape, count: verdict.count, period: verdict.period, stage: verdict.kind });
+        if (verdict.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool, verdict.period));
+        else await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count, verdict.period));
       }
     }
     const pending = this.#notices.get(sessionId);

@@ -11,7 +11,7 @@ describe("budget config", () => {
   it("defaults: generous subagent guards, no tree budget, 4 per parent / 10 per project, loops on", () => {
     expect(DEFAULT_CONFIG.budgets).toMatchObject({ warnAt: 0.8, default: { modelRequests: 500, toolCalls: 1000, activeTime: 7_200_000 }, tree: {} });
     expect(DEFAULT_CONFIG.concurrency).toEqual({ perParent: 4, perProject: 10 });
-    expect(DEFAULT_CONFIG.loops).toEqual({ enabled: true, repeat: 3, pingPong: 2, stopAfter: 2 });
+    expect(DEFAULT_CONFIG.loops).toEqual({ enabled: true, repeat: 3, pingPong: 2, pollRepeat: 10, pollWait: 2_000, pollGap: 30_000, stopAfter: 2 });
   });
   it("parses a tree budget with a cost and a duration", () => {
     const r = parseConfig("budgets:\n  tree: { cost: 2, activeTime: 30m }\n  agents:\n    explore: { toolCalls: 50 }\n");
