@@ -25,10 +25,16 @@ export function decideConcurrency(input: {
   const scope = parentFull ? "parent" : "project";
   const limit = parentFull ? config.perParent : config.perProject;
   const running = parentFull ? input.parentRunning : input.projectSample;
-  const message = buildConcurrencyRefusal({ scope, limit, running });
+  // One count for the text, the audit and the toast: what is running in the scope that is full (not the sample shown).
+  const count = parentFull ? input.parentRunning.length : input.projectRunning;
+  const message = buildConcurrencyRefusal({ scope, limit, count, running });
   const effects: Effect[] = [
-    audit("spawn_refused_concurrency", { scope, limit, running: running.length, targetAgent: input.targetAgent }),
-    { type: "toast", message: `Spawn refused: ${limit} subagents already running (${scope === "parent" ? "this session" : "project"}).`, variant: "warning" },
+    audit("spawn_refused_concurrency", { scope, limit, running: count, targetAgent: input.targetAgent }),
+    {
+      type: "toast",
+      message: `Spawn refused: ${count} subagents already running (${scope === "parent" ? "this session" : "project"}; limit ${limit}).`,
+      variant: "warning",
+    },
   ];
   return { ok: false, scope, message, effects };
 }

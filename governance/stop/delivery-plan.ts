@@ -2,6 +2,7 @@ import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
 import { buildInjectBlock, buildStopDirective, guidanceSource } from "../texts/stop-directives.ts";
+import { stopOrigin } from "./stop-origin.ts";
 import type { InjectDirective } from "./directive-queue.ts";
 import type { NotificationText } from "./notifications.ts";
 import { onToolResult } from "./stop-ladder.ts";
@@ -63,6 +64,7 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
         level,
         sessionId: record.sessionId,
         reason: step.next.stop?.reason ?? "",
+        origin: stopOrigin(step.next.stop ?? record.stop),
         ...(level === 1 ? { originalOutput: input.output } : {}),
       });
     }

@@ -1,6 +1,7 @@
 import type { SessionRecord } from "../session/session-record.ts";
 import { buildParentNotification } from "../texts/stop-directives.ts";
 import type { NotifyDirective } from "./directive-queue.ts";
+import { stopOrigin } from "./stop-origin.ts";
 
 export type NotificationText = { ok: true; text: string } | { ok: false; reason: string };
 
@@ -19,6 +20,7 @@ export function renderNotification(directive: NotifyDirective, receiverId: strin
       childAgent: child.agent,
       childSessionId: child.sessionId,
       reason: child.stop?.reason ?? "",
+      origin: stopOrigin(child.stop),
       how: directive.how,
       seal,
       lastToolCall: child.lastToolCall ? { tool: child.lastToolCall.tool, summary: child.lastToolCall.summary, at: child.lastToolCall.at } : null,

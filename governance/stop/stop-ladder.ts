@@ -4,6 +4,7 @@ import { LOOP_STOP_PREFIX } from "../budget/loop-guard.ts";
 import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ToastEffect } from "../session/effects.ts";
 import { type NoticeHow, type SessionRecord, StopHow, StopLevel } from "../session/session-record.ts";
 import { stopDeadline } from "./stop-deadline.ts";
+import { stopOrigin } from "./stop-origin.ts";
 
 /**
  * The stop ladder of seeds 000/001 as pure functions over a {@link SessionRecord}; no I/O, no clock.
@@ -123,7 +124,9 @@ export function startStop(record: SessionRecord, req: StopRequest): StartResult 
   return {
     next: { ...record, control: "stopping", stop, updatedAt: Math.max(record.updatedAt, req.at) },
     outcome: "started",
-    effects: [audit("session_stop_requested", { requestId: req.requestId, level: req.level, by: stop.requestedBy, reason: stop.reason })],
+    effects: [
+      audit("session_stop_requested", { requestId: req.requestId, level: req.level, by: stop.requestedBy, origin: stopOrigin(stop), reason: stop.reason }),
+    ],
   };
 }
 
@@ -260,6 +263,8 @@ export function confirmStopped(record: SessionRecord, at: number, how: StopHow):
   const effects: StopEffect[] = [
     audit("session_stopped", {
       how: notice === "user-abort" ? "user-abort" : how,
+      origin: stopOrigin(record.stop),
+      reason: record.stop?.reason ?? "",
       requestId: record.stop?.requestId ?? null,
       delivered: record.stop?.delivered ?? [],
     }),

@@ -35,7 +35,7 @@ const str = (v: unknown, fallback = "unknown"): string =>
 export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   session_stop_requested: {
     event: "governance.stop.requested",
-    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.level), outcome: "requested" }) },
+    count: { metric: "governance.stops", attrs: (d) => ({ level: str(d.level), outcome: "requested", origin: str(d.origin, "user") }) },
   },
   stop_level_delivered: {
     event: "governance.stop.directive_delivered",
@@ -47,7 +47,7 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
   },
   session_stopped: {
     event: "governance.stop.completed",
-    count: { metric: "governance.stops", attrs: (d) => ({ level: "any", outcome: "stopped", how: str(d.how) }) },
+    count: { metric: "governance.stops", attrs: (d) => ({ level: "any", outcome: "stopped", how: str(d.how), origin: str(d.origin, "user") }) },
   },
   session_hard_stopped: {
     event: "governance.stop.hard_abort",
@@ -138,6 +138,7 @@ const EXPORTED_KEYS: Readonly<Record<string, string>> = {
   because: "governance.because",
   preview: "governance.preview",
   by: "governance.by",
+  origin: "governance.origin",
   how: "governance.how",
   outcome: "governance.outcome",
   delivered: "governance.delivered",

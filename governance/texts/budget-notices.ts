@@ -95,16 +95,19 @@ export function loopStopReason(kind: LoopKind, count: number, period = kind === 
 export function buildConcurrencyRefusal(input: {
   scope: "parent" | "project";
   limit: number;
+  /** How many run in that scope now (the list may show fewer). */
+  count: number;
   running: readonly { sessionId: string; agent: string | null }[];
 }): string {
   const list = input.running
     .slice(0, 10)
     .map((r) => `${agentToken(r.agent)} (${sessionToken(r.sessionId)})`)
     .join(", ");
-  const where = input.scope === "parent" ? `You already have ${input.limit} running subagents` : `The project already has ${input.limit} running subagents`;
+  const where = input.scope === "parent" ? `You already have ${input.count} running subagents` : `The project already has ${input.count} running subagents`;
   const key = input.scope === "parent" ? "concurrency.perParent" : "concurrency.perProject";
+  const most = input.count === input.limit ? "the most allowed at once" : `and at most ${input.limit} are allowed at once`;
   return [
-    `⏸️ SPAWN REFUSED (concurrency limit): ${where}, the most allowed at once (governance.yaml ${key}).`,
+    `⏸️ SPAWN REFUSED (concurrency limit): ${where}, ${most} (governance.yaml ${key}).`,
     `Wait for one of the running subagents to finish before you start another: ${list || "(none known to this process)"}.`,
     "Then call the task tool again with the same request. Do not work around this limit.",
   ].join("\n");

@@ -14,6 +14,7 @@ import {
   type UseDelta,
 } from "../../governance/budget/budget-usage.ts";
 import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
+import { GOVERNANCE_REQUESTER } from "../../governance/stop/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
@@ -204,6 +205,6 @@ export class BudgetGuard {
 
   async #beginStop(sessionId: string, kind: string, reason: string): Promise<void> {
     const at = this.#ctx.clock.now();
-    await this.#stops.begin(sessionId, [{ kind: "stop", id: `${kind}-${at}`, at, level: 1, reason, by: "governance" }]);
+    await this.#stops.begin(sessionId, [{ kind: "stop", id: `${kind}-${at}`, at, level: 1, reason, by: GOVERNANCE_REQUESTER }]);
   }
 }

@@ -62,7 +62,10 @@ export class RunningSubagents {
       if (r.parentId === sessionId) parentRunning.push({ sessionId: id, agent: r.agent });
       if (sample.length < 10) sample.push({ sessionId: id, agent: r.agent });
     }
-    for (const s of this.#spawning.values()) if (s.parentId === sessionId) parentRunning.push({ sessionId: "(starting)", agent: s.agent });
+    for (const s of this.#spawning.values()) {
+      if (s.parentId === sessionId) parentRunning.push({ sessionId: "(starting)", agent: s.agent });
+      if (sample.length < 10) sample.push({ sessionId: "(starting)", agent: s.agent });
+    }
     const decision = decideConcurrency({
       parentRunning,
       projectRunning: this.#running.size + this.#spawning.size,

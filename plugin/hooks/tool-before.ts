@@ -1,6 +1,7 @@
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { surfaceNamed, surfaceRefusal } from "../../governance/stop/control-surface.ts";
+import { stopOrigin } from "../../governance/stop/stop-origin.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
@@ -42,7 +43,9 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
   const stop = onToolBefore(record, input.tool);
   if (stop.block) {
     await runner.run(sessionId, stop.effects, { next: record });
-    throw new GovernanceBlock(buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "" }));
+    throw new GovernanceBlock(
+      buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "", origin: stopOrigin(record.stop) }),
+    );
   }
   // A governed session's tools never reach governance's key, state folder or CLI (issue 27): O(length of the arguments).
   const hit = ctx.guarded(record) ? surfaceNamed(input.tool, args, ctx.surfaces) : undefined;

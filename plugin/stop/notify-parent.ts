@@ -1,6 +1,7 @@
 import type { NotifyParentEffect } from "../../governance/session/effects.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { enqueue } from "../../governance/stop/directive-queue.ts";
+import { stopOrigin } from "../../governance/stop/stop-origin.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { DirectiveInbox } from "./directive-inbox.ts";
 
@@ -19,6 +20,11 @@ export async function notifyParent(
   // Structured, no text: the receiver renders it from its own record of the child (issue 8 §2, renderNotification).
   const res = await enqueue(ctx.paths, e.parentId, { kind: "notify", id: `notify-${childId}`, at: ctx.clock.now(), childId, how: e.how });
   inbox.mark(e.parentId);
-  await ctx.record("parent_notified", { sessionId: e.parentId, childId, how: e.how, ok: res.ok });
-  if (opts.toast !== false) await ctx.api.toast(`Subagent ${child?.agent ?? childId} was stopped.`, "warning");
+  const origin = stopOrigin(child?.stop);
+  await ctx.record("parent_notified", { sessionId: e.parentId, childId, how: e.how, origin, ok: res.ok });
+  if (opts.toast !== false)
+    await ctx.api.toast(
+      `Subagent ${child?.agent ?? childId} was stopped by ${origin === "governance" ? `governance: ${child?.stop?.reason.slice(0, 80) ?? ""}` : "the user"}.`,
+      "warning",
+    );
 }

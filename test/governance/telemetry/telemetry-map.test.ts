@@ -29,7 +29,11 @@ describe("TELEMETRY_MAP: audit events → span events and counters, in one table
   test("counter attributes are low-cardinality: no ids, no free text", () => {
     const attrs = TELEMETRY_MAP.emergency_halt!.count!.attrs({ kind: "max_depth", enforced: true, sessionId: "ses_1", callerAgent: "x" });
     expect(attrs).toEqual({ reason: "max_depth", enforced: true });
-    expect(TELEMETRY_MAP.session_stop_requested!.count!.attrs({ level: 2, reason: "free text" })).toEqual({ level: "2", outcome: "requested" });
+    expect(TELEMETRY_MAP.session_stop_requested!.count!.attrs({ level: 2, reason: "free text" })).toEqual({ level: "2", outcome: "requested", origin: "user" });
+    // Governance's own stops are counted as governance's (issue 28 §2), never as the user's.
+    expect(TELEMETRY_MAP.session_stop_requested!.count!.attrs({ level: 1, origin: "governance", reason: "Budget exceeded" })).toMatchObject({
+      origin: "governance",
+    });
   });
 });
 

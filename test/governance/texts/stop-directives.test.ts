@@ -51,6 +51,35 @@ describe("buildStopDirective", () => {
   });
 });
 
+describe("who stopped the session (issue 28 §2: governance never speaks as the user)", () => {
+  const reason = "Budget exceeded: 5 of 5 tool calls used (the budget of `toolcap`).";
+  it.each([1, 2, 3] as const)("L%s of governance's own stop says governance, never the user", (level) => {
+    const text = buildStopDirective({ level, sessionId, reason, seal, origin: "governance", originalOutput: "out" });
+    expect(text).toContain("Governance (a limit in the project's governance.yaml, not the user)");
+    expect(text).toContain("Reason (from governance):");
+    expect(text).not.toMatch(/the user asked|the user terminated|from the user/i);
+  });
+  it.each([1, 2, 3] as const)("L%s of the user's stop says the user", (level) => {
+    const text = buildStopDirective({ level, sessionId, reason: "wrong branch", seal, originalOutput: "out" });
+    expect(text).toContain("Reason (from the user):");
+    expect(text).toMatch(/The user (asked|stopped|terminated)/);
+  });
+  it("the parent is told governance stopped its child, and why", () => {
+    const text = buildParentNotification({
+      childAgent: "toolcap",
+      childSessionId: sessionId,
+      reason,
+      how: "compliance",
+      lastToolCall: null,
+      seal,
+      origin: "governance",
+    });
+    expect(text).toContain("was stopped by governance (a limit in the project's governance.yaml, not the user)");
+    expect(text).toContain("Reason (from governance):");
+    expect(text).not.toMatch(/stopped by the user|from the user/);
+  });
+});
+
 describe("buildParentNotification", () => {
   const base = {
     childAgent: "governance-builder",
