@@ -148,8 +148,8 @@ function renderSessions() {
 }
 
 /** An amount as people read it: $ for cost, s/m/h for active time, k/M for tokens. */
-function amount(key, v) {
-  if (key === "cost") return "$" + v.toFixed(2);
+function amount(key, v, setWith) {
+  if (key === "cost") { const d = String(setWith === undefined || setWith === null ? v : setWith).split(".")[1]; return "$" + v.toFixed(Math.min(6, Math.max(2, d ? d.length : 0))); }
   if (key === "activeTime") { const s = Math.round(v / 1000); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + "m" : (Math.round(s / 360) / 10) + "h"; }
   return v < 10000 ? String(Math.round(v)) : v < 1e6 ? (Math.round(v / 100) / 10) + "k" : (Math.round(v / 1e5) / 10) + "M";
 }
@@ -166,9 +166,9 @@ function budgetBar(label, lines, exceeded) {
   fill.style.width = Math.min(100, Math.round(share * 100)) + "%";
   bar.appendChild(fill);
   bar.setAttribute("role", "meter"); bar.setAttribute("aria-valuenow", String(Math.round(share * 100))); bar.setAttribute("aria-label", label + " budget " + top.key);
-  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used) + " of " + amount(l.key, l.limit) + (l.from ? " (limit set by " + l.from + ")" : "")).join("\\n");
+  wrap.title = limited.map((l) => label + " " + l.key + ": " + amount(l.key, l.used, l.limit) + " of " + amount(l.key, l.limit, l.limit) + (l.from ? " (limit set by " + l.from + ")" : "")).join("\\n");
   const layer = top.from === "organisation" || top.from === "user" ? " (" + top.from + ")" : "";
-  wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used) + "/" + amount(top.key, top.limit) + layer, "budget"));
+  wrap.append(bar, el("span", label + " " + top.key + " " + amount(top.key, top.used, top.limit) + "/" + amount(top.key, top.limit, top.limit) + layer, "budget"));
   return wrap;
 }
 

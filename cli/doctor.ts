@@ -179,6 +179,21 @@ function schemaCheck(configFile: string): Check | undefined {
  * Checks what a user cannot see: OpenCode loads a broken plugin silently (nothing in its logs), so the proof that
  * the plugin runs is its own `plugin_started` line in the audit log.
  */
+/**
+ * A cost budget that cannot work (issue 28 §1): tokens were used, OpenCode reported cost 0 (the provider's model has
+ * no prices), so the budget never fires. The plugin audits it once per session and scope; doctor says it here.
+ */
+function costUnreportedCheck(log: readonly AuditEvent[]): Check | undefined {
+  const seen = log.filter((e) => e.type === "budget_cost_unreported");
+  if (seen.length === 0) return undefined;
+  const agents = [...new Set(seen.map((e) => (e.scope === "tree" ? "a task tree" : typeof e.agent === "string" ? e.agent : "?")))].slice(0, 5);
+  return {
+    ok: true,
+    warn: true,
+    text: `a cost budget cannot work (${agents.join(", ")}): the provider reported no prices (tokens used, cost 0), so it never fires; set provider.<id>.models.<id>.cost in the OpenCode config, or use a token budget`,
+  };
+}
+
 export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = process.env, opts: { json?: boolean } = {}): Promise<number> {
   const paths = governancePaths(dir);
   const checks: Check[] = pluginChecks(dir, env);
@@ -208,6 +223,8 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
   );
   checks.push(...hostChecks(dir, env, log, started?.at ?? 0));
   checks.push(...coverageChecks(log, started?.at ?? 0, await readCoverage(paths.root)));
+  const unpriced = costUnreportedCheck(log);
+  if (unpriced) checks.push(unpriced);
 
   const ignoreFile = path.join(paths.root, ".gitignore");
   if (fs.existsSync(ignoreFile)) {

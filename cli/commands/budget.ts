@@ -1,6 +1,7 @@
 import { parseAmounts, requestRaise } from "../../governance/budget/budget-request.ts";
 import { type BudgetUseLine, budgetView } from "../../governance/budget/budget-view.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
+import { formatDollars } from "../../governance/texts/budget-notices.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
@@ -53,6 +54,6 @@ export async function budgetCommand(c: CommandContext): Promise<number> {
 }
 
 function formatLine(l: BudgetUseLine): string {
-  const used = l.key === "cost" ? `$${l.used.toFixed(4)}` : String(l.used);
+  const used = l.key === "cost" ? formatDollars(l.used, Math.min(l.limit ?? 0.0001, 0.0001)) : String(l.used);
   return `${l.key.padEnd(17)} ${used}${l.limit === null ? "" : ` of ${l.limit} (${Math.round((l.share ?? 0) * 100)}%)`}`;
 }

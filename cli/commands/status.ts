@@ -33,6 +33,12 @@ export async function statusCommand(c: CommandContext): Promise<number> {
     .filter((r) => isRunningSession(r) || r.budget.session.exceeded !== null || r.budget.treeEscalation.exceeded !== null)
     .map((r) => ({ sessionId: r.sessionId, agent: r.agent, budget: budgetView(r, config.config, now) }));
   const checks = records.map((r) => ({ sessionId: r.sessionId, agent: r.agent, warnings: checkLabels(r, now) })).filter((c) => c.warnings.length > 0);
+  // A cost budget that cannot work (no prices: tokens used, cost 0) is said, once per session and scope.
+  const costUnreported = records.flatMap((r) =>
+    (["session", "tree"] as const)
+      .filter((scope) => (scope === "session" ? r.budget.session : r.budget.treeEscalation).costUnreported)
+      .map((scope) => ({ sessionId: r.sessionId, agent: r.agent, scope })),
+  );
   if (c.options.json) {
     c.io.json({
       version: JSON_VERSION,
@@ -48,6 +54,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       budgets,
       coverage: coverage ?? null,
       checks,
+      costUnreported,
       lastEvents: events,
     });
     return 0;
@@ -73,6 +80,12 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   if (checks.length > 0) c.io.line(["bold", "checks:"]);
   for (const k of checks.slice(0, MAX_CHECKS)) c.io.line(`  ${k.sessionId} ${plainLine(k.agent ?? "?", 60)}: `, ["yellow", k.warnings.join("; ")]);
   if (checks.length > MAX_CHECKS) c.io.line(`  …and ${checks.length - MAX_CHECKS} more (status --json lists them all)`);
+  for (const u of costUnreported)
+    c.io.line(
+      "  ",
+      ["yellow", `${u.sessionId} ${(u.agent ?? "?").slice(0, 60)}: the ${u.scope === "tree" ? "task tree's " : ""}cost budget cannot work`],
+      ": the provider reports no prices (tokens used, cost 0); set prices in the OpenCode config or use a token budget",
+    );
   c.io.line(["bold", "last audit events:"]);
   for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
   return 0;

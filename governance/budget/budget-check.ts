@@ -1,6 +1,6 @@
 import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import type { BudgetLine } from "../texts/budget-notices.ts";
+import { type BudgetLine, formatUse } from "../texts/budget-notices.ts";
 import type { BudgetKey, BudgetLimits } from "./budget-config.ts";
 import type { BudgetEscalation, BudgetRaise } from "./budget-state.ts";
 import { BUDGET_KEYS, type BudgetScope, type Usage } from "./budget-usage.ts";
@@ -29,8 +29,12 @@ function withEscalation(r: SessionRecord, scope: BudgetScope, e: BudgetEscalatio
  * on the hot path writes nothing.
  */
 export function checkBudget(r: SessionRecord, scope: BudgetScope, usage: Usage, limits: BudgetLimits, warnAt: number, at: number): BudgetCheck {
-  const e = escalationOf(r, scope);
-  const none: BudgetCheck = { next: r, effects: [], warnings: [], exceeded: null };
+  const e0 = escalationOf(r, scope);
+  const unpriced = costCannotWork(e0, usage, limits);
+  const said = unpriced ? costUnreportedSaid(r, scope, usage, limits) : null;
+  const r1 = said ? withEscalation(r, scope, { ...e0, costUnreported: true }) : r;
+  const e = escalationOf(r1, scope);
+  const none: BudgetCheck = { next: r1, effects: said ? said.effects : [], warnings: [], exceeded: null };
   if (e.exceeded !== null) return none;
   let warned: BudgetKey[] | null = null;
   const warnings: BudgetLine[] = [];
@@ -40,12 +44,13 @@ export function checkBudget(r: SessionRecord, scope: BudgetScope, usage: Usage, 
     const used = usage[key];
     if (used >= limit) {
       const line: BudgetLine = { key, used, limit, scope };
-      const next = withEscalation(r, scope, { warned: warned ?? e.warned, exceeded: { key, used, limit, at } });
+      const next = withEscalation(r1, scope, { ...e, warned: warned ?? e.warned, exceeded: { key, used, limit, at } });
       const effects: Effect[] = [
+        ...none.effects,
         audit("budget_exceeded", { scope, key, used, limit, rootId: r.rootId }),
         {
           type: "toast",
-          message: `Budget exceeded (${scope === "tree" ? "task tree" : (r.agent ?? "session")}): ${key} ${round(used)} of ${limit}. Stopping.`,
+          message: `Budget exceeded (${scope === "tree" ? "task tree" : (r.agent ?? "session")}): ${formatUse(key, used, limit)}. Governance is stopping it.`,
           variant: "warning",
         },
       ];
@@ -57,12 +62,28 @@ export function checkBudget(r: SessionRecord, scope: BudgetScope, usage: Usage, 
     }
   }
   if (warned === null) return none;
-  const effects = warnings.map((w) => audit("budget_warning", { scope, key: w.key, used: w.used, limit: w.limit, rootId: r.rootId }));
-  return { next: withEscalation(r, scope, { warned, exceeded: null }), effects, warnings, exceeded: null };
+  const effects = [...none.effects, ...warnings.map((w) => audit("budget_warning", { scope, key: w.key, used: w.used, limit: w.limit, rootId: r.rootId }))];
+  return { next: withEscalation(r1, scope, { ...e, warned, exceeded: null }), effects, warnings, exceeded: null };
 }
 
-function round(n: number): number {
-  return Math.round(n * 100) / 100;
+/** A cost limit, tokens used, and OpenCode reported no cost: the provider's model has no prices; the budget cannot fire. */
+function costCannotWork(e: BudgetEscalation, usage: Usage, limits: BudgetLimits): boolean {
+  return limits.cost !== undefined && usage.tokens > 0 && usage.cost === 0 && !e.costUnreported;
+}
+
+/** Said once per scope where the user looks: an audit line and a toast (`status` and `doctor` read the mark). */
+function costUnreportedSaid(r: SessionRecord, scope: BudgetScope, usage: Usage, limits: BudgetLimits): { effects: Effect[] } {
+  const whose = scope === "tree" ? "the task tree" : (r.agent ?? r.sessionId);
+  return {
+    effects: [
+      audit("budget_cost_unreported", { scope, limit: limits.cost, tokens: usage.tokens, agent: r.agent, rootId: r.rootId }),
+      {
+        type: "toast",
+        message: `The cost budget of ${whose} cannot work: the provider reports no prices (${usage.tokens} tokens used, cost 0). Set prices in the OpenCode config or use a token budget.`,
+        variant: "warning",
+      },
+    ],
+  };
 }
 
 export interface RaiseResult {
@@ -85,10 +106,11 @@ export function applyRaise(r: SessionRecord, raise: BudgetRaise, usage: Usage, r
   const over = BUDGET_KEYS.some((k) => raisedLimits[k] !== undefined && usage[k] >= (raisedLimits[k] as number));
   const warned = e.warned.filter((k) => raisedLimits[k] !== undefined && usage[k] >= warnAt * (raisedLimits[k] as number));
   let next = withEscalation({ ...r, budget: { ...r.budget, raises: [...r.budget.raises, raise].slice(-50) } }, scope, {
+    ...e,
     warned,
     exceeded: over ? e.exceeded : null,
   });
-  const stood = !over && e.exceeded !== null ? standDown(next) : { next, stoodDown: false };
+  const stood = !over && e.exceeded !== null ? standDown(next, scope) : { next, stoodDown: false };
   next = stood.next;
   const effects: Effect[] = [audit("budget_raised", { scope, add: raise.add, by: raise.by, raiseId: raise.id, stillOver: over, stoodDown: stood.stoodDown })];
   if (stood.stoodDown) effects.push({ type: "toast", message: `Budget raised: ${r.agent ?? r.sessionId} may go on.`, variant: "info" });
@@ -99,15 +121,23 @@ export function applyRaise(r: SessionRecord, raise: BudgetRaise, usage: Usage, r
  * Ends a stop that a budget started (never a user's stop): control back to `active`. A session the ladder already
  * terminated may then be prompted again (the parent can continue it with the task's `task_id`).
  */
-export function standDown(r: SessionRecord): { next: SessionRecord; stoodDown: boolean } {
+export function standDown(r: SessionRecord, scope: BudgetScope = "session"): { next: SessionRecord; stoodDown: boolean } {
   const byBudget = r.stop?.requestId.startsWith(BUDGET_STOP_PREFIX) ?? false;
   if (!byBudget || (r.control !== "stopping" && r.control !== "stopped")) return { next: r, stoodDown: false };
-  return { next: { ...r, control: "active", stop: null, stoppedAt: null }, stoodDown: true };
+  // The session is told once that it may go on, with what is left (`takeStandDownNotice`).
+  return { next: { ...r, control: "active", stop: null, stoppedAt: null, budget: { ...r.budget, stoodDown: scope } }, stoodDown: true };
+}
+
+/** The pending "you may continue" of a stood-down session, taken once: the record without it, and its scope. */
+export function takeStandDownNotice(r: SessionRecord): { next: SessionRecord; effects: Effect[]; scope: BudgetScope | null } {
+  const scope = r.budget.stoodDown ?? null;
+  if (scope === null) return { next: r, effects: [], scope };
+  return { next: { ...r, budget: { ...r.budget, stoodDown: null } }, effects: [audit("budget_resumed", { scope })], scope };
 }
 
 /** Clears a tree's exceeded mark on a descendant's own stop (a tree raise stands the whole tree down). */
 export function standDownStep(r: SessionRecord | undefined): { next: SessionRecord | undefined; effects: Effect[] } {
   if (!r) return { next: r, effects: [] };
-  const s = standDown(r);
+  const s = standDown(r, "tree");
   return { next: s.next, effects: s.stoodDown ? [audit("budget_raised", { scope: "tree", stoodDown: true, via: "root" })] : [] };
 }

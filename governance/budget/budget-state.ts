@@ -26,9 +26,11 @@ export const BudgetEscalation = z.object({
   /** Budgets whose warning was given (once each, until a raise brings them back under the threshold). */
   warned: z.array(BudgetKey).max(20).default([]),
   exceeded: BudgetExceeded.nullable().default(null),
+  /** A cost budget that cannot fire (tokens used, OpenCode reports cost 0: no prices) was said, once. */
+  costUnreported: z.boolean().default(false),
 });
 export type BudgetEscalation = z.infer<typeof BudgetEscalation>;
-export const NO_ESCALATION: BudgetEscalation = { warned: [], exceeded: null };
+export const NO_ESCALATION: BudgetEscalation = { warned: [], exceeded: null, costUnreported: false };
 
 /**
  * A raise the user made (`opencode-governance budget … --add`), as this process accepted it from a signed queue file,
@@ -55,6 +57,23 @@ export const TreeUse = z.object({
 export type TreeUse = z.infer<typeof TreeUse>;
 export const NO_TREE_USE: TreeUse = { modelRequests: 0, toolCalls: 0, tokens: NO_TOKENS, cost: 0 };
 
+/** One assistant message's own use, as OpenCode's `message.updated` reports it. */
+export const MessageUse = z.object({ id: z.string().max(100), tokens: TokenUse.default(NO_TOKENS), cost: Used.default(0) });
+export type MessageUse = z.infer<typeof MessageUse>;
+
+/**
+ * The session's use summed from its assistant messages (each message counted once, at its largest report): OpenCode's
+ * own total is this sum, and it is what governance has when OpenCode sends no final `session.updated` (an abort).
+ */
+export const MessageTotals = z.object({
+  tokens: TokenUse.default(NO_TOKENS),
+  cost: Used.default(0),
+  /** The last few messages seen, to tell a message's update from a new message. */
+  recent: z.array(MessageUse).max(8).default([]),
+});
+export type MessageTotals = z.infer<typeof MessageTotals>;
+export const NO_MESSAGE_TOTALS: MessageTotals = { tokens: NO_TOKENS, cost: 0, recent: [] };
+
 /**
  * A session's use and escalation beyond `counters` (which already count model requests and tool calls). Active time
  * is busy time: `activeMs` closed intervals plus the open one since `busySince`.
@@ -64,6 +83,8 @@ export const BudgetState = z.object({
   cost: Used.default(0),
   /** False while tokens were used but OpenCode reported no cost (a provider or model without prices). */
   costReported: z.boolean().default(true),
+  /** Use summed from the session's assistant messages (`message.updated`); `tokens`/`cost` are never below it. */
+  messages: MessageTotals.default(NO_MESSAGE_TOTALS),
   activeMs: UsedInt.default(0),
   busySince: z.number().int().nullable().default(null),
   session: BudgetEscalation.default(NO_ESCALATION),
@@ -71,6 +92,8 @@ export const BudgetState = z.object({
   tree: TreeUse.nullable().default(null),
   treeEscalation: BudgetEscalation.default(NO_ESCALATION),
   raises: z.array(BudgetRaise).max(50).default([]),
+  /** A raise stood a budget stop down and the session has not been told yet (told once, on its next tool result). */
+  stoodDown: z.enum(["session", "tree"]).nullable().default(null),
 });
 export type BudgetState = z.infer<typeof BudgetState>;
 
@@ -78,10 +101,12 @@ export const EMPTY_BUDGET: BudgetState = {
   tokens: NO_TOKENS,
   cost: 0,
   costReported: true,
+  messages: NO_MESSAGE_TOTALS,
   activeMs: 0,
   busySince: null,
   session: NO_ESCALATION,
   tree: null,
   treeEscalation: NO_ESCALATION,
   raises: [],
+  stoodDown: null,
 };

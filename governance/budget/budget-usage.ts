@@ -1,7 +1,16 @@
 import type { GovernanceConfig } from "../config/config.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { type BudgetAmounts, BudgetKey, type BudgetLimits } from "./budget-config.ts";
-import { type BudgetRaise, type BudgetState, EMPTY_BUDGET, NO_TREE_USE, type TokenUse, type TreeUse } from "./budget-state.ts";
+import {
+  type BudgetRaise,
+  type BudgetState,
+  EMPTY_BUDGET,
+  type MessageUse,
+  NO_MESSAGE_TOTALS,
+  NO_TREE_USE,
+  type TokenUse,
+  type TreeUse,
+} from "./budget-state.ts";
 
 /** Use against every budget key: counts, milliseconds (activeTime) and US dollars (cost). */
 export type Usage = Record<BudgetKey, number>;
@@ -112,7 +121,50 @@ export type ReportedUse = { tokens: TokenUse; cost: number };
  * says so rather than guess.
  */
 export function takeReportedUse(r: SessionRecord, reported: ReportedUse): { next: SessionRecord; delta: UseDelta } {
-  const b = r.budget;
+  return raiseTotals(r, reported, r.budget);
+}
+
+const maxTokens = (a: TokenUse, b: TokenUse): TokenUse => ({
+  input: Math.max(a.input, b.input),
+  output: Math.max(a.output, b.output),
+  reasoning: Math.max(a.reasoning, b.reasoning),
+  cacheRead: Math.max(a.cacheRead, b.cacheRead),
+  cacheWrite: Math.max(a.cacheWrite, b.cacheWrite),
+});
+const addTokens = (a: TokenUse, b: TokenUse, sign = 1): TokenUse => ({
+  input: a.input + sign * b.input,
+  output: a.output + sign * b.output,
+  reasoning: a.reasoning + sign * b.reasoning,
+  cacheRead: a.cacheRead + sign * b.cacheRead,
+  cacheWrite: a.cacheWrite + sign * b.cacheWrite,
+});
+
+/**
+ * One assistant message's use (`message.updated`: its own `tokens` and `cost`). The session's message sum takes the
+ * message once, at its largest report (an update of a recent message adds only its growth), and the session's totals
+ * are raised to that sum when it is larger: after an abort OpenCode sends the aborted step's cost on its message but
+ * no final `session.updated`, and governance's totals still equal OpenCode's own (issue 28 §1). Never double: the
+ * totals are the larger of OpenCode's session totals and the message sum, never their sum.
+ */
+export function takeMessageUse(r: SessionRecord, message: MessageUse): { next: SessionRecord; delta: UseDelta } {
+  const m = r.budget.messages ?? NO_MESSAGE_TOTALS;
+  const before = m.recent.find((x) => x.id === message.id);
+  const seen: MessageUse = before ? { id: message.id, tokens: maxTokens(before.tokens, message.tokens), cost: Math.max(before.cost, message.cost) } : message;
+  const growth = before ? addTokens(seen.tokens, before.tokens, -1) : seen.tokens;
+  const costGrowth = before ? seen.cost - before.cost : seen.cost;
+  if (totalTokens(growth) === 0 && costGrowth === 0 && before) return { next: r, delta: {} };
+  const messages = {
+    tokens: addTokens(m.tokens, growth),
+    cost: m.cost + costGrowth,
+    recent: [...m.recent.filter((x) => x.id !== message.id), seen].slice(-8),
+  };
+  const withSum = { ...r, budget: { ...r.budget, messages } };
+  const raised = raiseTotals(withSum, { tokens: messages.tokens, cost: messages.cost }, r.budget);
+  return raised.next === withSum ? { next: withSum, delta: {} } : raised;
+}
+
+/** Totals raised to `reported` where it is larger (totals never go down); the increase goes to the tree. */
+function raiseTotals(r: SessionRecord, reported: ReportedUse, b: BudgetState): { next: SessionRecord; delta: UseDelta } {
   const t = reported.tokens;
   const grow = (now: number, before: number) => Math.max(0, now - before);
   const delta: UseDelta = {
@@ -127,15 +179,9 @@ export function takeReportedUse(r: SessionRecord, reported: ReportedUse): { next
   };
   const d = delta.tokens as TokenUse;
   if (totalTokens(d) === 0 && delta.cost === 0) return { next: r, delta: {} };
-  const tokens: TokenUse = {
-    input: b.tokens.input + d.input,
-    output: b.tokens.output + d.output,
-    reasoning: b.tokens.reasoning + d.reasoning,
-    cacheRead: b.tokens.cacheRead + d.cacheRead,
-    cacheWrite: b.tokens.cacheWrite + d.cacheWrite,
-  };
+  const tokens = addTokens(b.tokens, d);
   const cost = b.cost + (delta.cost ?? 0);
-  return { next: { ...r, budget: { ...b, tokens, cost, costReported: cost > 0 || totalTokens(tokens) === 0 } }, delta };
+  return { next: { ...r, budget: { ...r.budget, tokens, cost, costReported: cost > 0 || totalTokens(tokens) === 0 } }, delta };
 }
 
 /** `session.status` busy/idle: opens or closes an interval of active time. Repeats change nothing. */

@@ -61,6 +61,8 @@ export const AuditEventType = z.enum([
   "budget_warning",
   "budget_exceeded",
   "budget_raised",
+  "budget_cost_unreported",
+  "budget_resumed",
   "spawn_refused_concurrency",
   "loop_detected",
   "telemetry_started",

@@ -91,6 +91,8 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
     count: { metric: "governance.budget.breaches", attrs: (d) => ({ kind: "exceeded", scope: str(d.scope), key: str(d.key) }) },
   },
   budget_raised: { event: "governance.budget.raised" },
+  budget_cost_unreported: { event: "governance.budget.cost_unreported" },
+  budget_resumed: { event: "governance.budget.resumed" },
   spawn_refused_concurrency: {
     event: "governance.spawn.refused",
     count: { metric: "governance.spawn.refusals", attrs: () => ({ reason: "concurrency", enforced: true }) },

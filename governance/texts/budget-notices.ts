@@ -1,11 +1,28 @@
 import type { BudgetKey } from "../budget/budget-config.ts";
 import { agentToken, sessionToken } from "./text-parts.ts";
 
+/** Decimal places a number was written with (0.001 → 3, 2 → 0, 1e-7 → 7). */
+function decimalsOf(n: number): number {
+  const text = String(n);
+  const exp = /e-(\d+)$/.exec(text);
+  if (exp) return Number(exp[1]) + (text.split("e")[0]?.split(".")[1]?.length ?? 0);
+  return text.split(".")[1]?.length ?? 0;
+}
+
+/**
+ * Dollars with the precision the budget was set with, never fewer than cents: a $0.001 limit prints as $0.001 (not
+ * $0.00) and its use as $0.000 or $0.001; at most 6 places. `setWith` is the configured limit.
+ */
+export function formatDollars(amount: number, setWith: number): string {
+  const places = Math.min(6, Math.max(2, decimalsOf(setWith)));
+  return `$${amount.toFixed(places)}`;
+}
+
 /** How a budget's use is said: "8 of 10 tool calls", "$1.62 of $2.00", "24m of 30m active time". */
 export function formatUse(key: BudgetKey, used: number, limit: number): string {
   switch (key) {
     case "cost":
-      return `$${used.toFixed(2)} of $${limit.toFixed(2)} cost`;
+      return `${formatDollars(used, limit)} of ${formatDollars(limit, limit)} cost`;
     case "activeTime":
       return `${minutes(used)} of ${minutes(limit)} active time`;
     default:
@@ -41,13 +58,35 @@ export function buildBudgetWarning(lines: readonly BudgetLine[]): string {
   const body = lines.map((l) => {
     const left = Math.max(0, l.limit - l.used);
     const whose = l.scope === "tree" ? "The whole task (you and every subagent of it)" : "You";
-    const leftText = l.key === "cost" ? `$${left.toFixed(2)}` : l.key === "activeTime" ? minutes(left) : String(Math.round(left));
+    const leftText = formatLeft(l.key, left, l.limit);
     return `- ${whose}: ${formatUse(l.key, l.used, l.limit)} used; ${leftText} left.`;
   });
   return [
     BUDGET_NOTICE_HEADING,
     ...body,
     "At the limit you will be asked to stop. Finish the essential part, avoid new side work, and prepare your summary.",
+    END,
+  ].join("\n");
+}
+
+function formatLeft(key: BudgetKey, left: number, limit: number): string {
+  return key === "cost" ? formatDollars(left, limit) : key === "activeTime" ? minutes(left) : String(Math.round(left));
+}
+
+/**
+ * Told once, on the session's next tool result, when a raise stood a budget stop down: it may go on, and with what.
+ * `lines` are the session's (and its tree's) limited budgets after the raise.
+ */
+export function buildStandDownNotice(lines: readonly BudgetLine[]): string {
+  const body = lines.map((l) => {
+    const whose = l.scope === "tree" ? "The whole task (you and every subagent of it)" : "You";
+    const unit = l.key === "cost" ? "cost" : l.key === "activeTime" ? "active time" : LABEL[l.key];
+    return `- ${whose}: ${formatLeft(l.key, Math.max(0, l.limit - l.used), l.limit)} left of the ${unit} budget (${formatUse(l.key, l.used, l.limit)} used).`;
+  });
+  return [
+    BUDGET_NOTICE_HEADING,
+    "The user raised your budget, so the stop that governance asked for is withdrawn: you may continue your task.",
+    ...body,
     END,
   ].join("\n");
 }

@@ -1,14 +1,17 @@
 import type { BudgetLimits } from "../../governance/budget/budget-config.ts";
-import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
+import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget, takeStandDownNotice } from "../../governance/budget/budget-check.ts";
 import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
+import type { MessageUse } from "../../governance/budget/budget-state.ts";
 import {
   addTreeUse,
+  BUDGET_KEYS,
   type BudgetScope,
   configuredLimits,
   markBusy,
   raisedLimits,
   type ReportedUse,
   sessionUsage,
+  takeMessageUse,
   takeReportedUse,
   treeUsage,
   type UseDelta,
@@ -17,7 +20,14 @@ import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey, NEW_LO
 import { GOVERNANCE_REQUESTER } from "../../governance/stop/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
+import {
+  type BudgetLine,
+  budgetStopReason,
+  buildBudgetWarning,
+  buildLoopNotice,
+  buildStandDownNotice,
+  loopStopReason,
+} from "../../governance/texts/budget-notices.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
@@ -81,6 +91,19 @@ export class BudgetGuard {
     let delta: UseDelta = {};
     const applied = this.#runner.sessions.softStep(sessionId, (r) => {
       const taken = takeReportedUse(r, reported);
+      delta = taken.delta;
+      return { next: taken.next, effects: [] };
+    });
+    if (!applied || applied.next === applied.previous) return;
+    this.#count(applied.next as SessionRecord, delta);
+    await this.#check(sessionId);
+  }
+
+  /** One assistant message's own tokens and cost (`message.updated`). */
+  async onMessageUse(sessionId: string, message: MessageUse): Promise<void> {
+    let delta: UseDelta = {};
+    const applied = this.#runner.sessions.softStep(sessionId, (r) => {
+      const taken = takeMessageUse(r, message);
       delta = taken.delta;
       return { next: taken.next, effects: [] };
     });
@@ -153,7 +176,31 @@ export class BudgetGuard {
       this.#notices.delete(sessionId);
       notes.unshift(...pending);
     }
+    const resumed = await this.#standDownNotice(sessionId);
+    if (resumed) notes.unshift(resumed);
     return notes;
+  }
+
+  /** A raise stood this session's budget stop down: it is told once that it may go on, and with what is left. */
+  async #standDownNotice(sessionId: string): Promise<string | undefined> {
+    const record = this.#runner.sessions.peek(sessionId);
+    if (!record?.budget.stoodDown || record.control !== "active") return undefined;
+    const res = this.#runner.sessions.softStep(sessionId, takeStandDownNotice);
+    if (!res?.scope) return undefined;
+    await this.#runner.run(sessionId, res.effects, res);
+    const { config, clock } = this.#ctx;
+    const at = clock.now();
+    const lines: BudgetLine[] = [];
+    const own = raisedLimits(configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
+    const use = sessionUsage(record, at);
+    for (const key of BUDGET_KEYS) if (own[key] !== undefined) lines.push({ key, used: use[key], limit: own[key] as number, scope: "session" });
+    const root = this.#runner.sessions.peek(record.rootId);
+    if (root) {
+      const tree = raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
+      const treeUse = treeUsage(root, at);
+      for (const key of BUDGET_KEYS) if (tree[key] !== undefined) lines.push({ key, used: treeUse[key], limit: tree[key] as number, scope: "tree" });
+    }
+    return buildStandDownNotice(lines);
   }
 
   /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */

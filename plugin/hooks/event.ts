@@ -44,6 +44,11 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
     await rt.budget.onStatus(id, event.status);
     return;
   }
+  if (event.type === "message_usage") {
+    // One assistant message's own use: what makes the totals exact when no final session.updated comes (an abort).
+    await rt.budget.onMessageUse(id, { id: event.messageId, tokens: event.tokens, cost: event.cost });
+    return;
+  }
   if (event.type === "usage") {
     // Frequent (every change of the session's info): only sessions this process already knows, no I/O.
     await rt.budget.onReportedUse(id, { tokens: event.tokens, cost: event.cost });

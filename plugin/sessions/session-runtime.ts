@@ -124,8 +124,9 @@ export class SessionRuntime {
     let previous: SessionRecord | undefined;
     let tampered: string[] = [];
     const ours = this.#written.get(sessionId);
+    let stored: SessionRecord | undefined;
     try {
-      const stored = await this.#ctx.store.update(sessionId, (current) => {
+      stored = await this.#ctx.store.update(sessionId, (current) => {
         let r = current;
         if (r && ours) {
           const checked = reconcileRecord(r, ours);
@@ -146,8 +147,22 @@ export class SessionRuntime {
       if (tampered.length > 0) await this.#ctx.record("record_tampered", { sessionId, fields: tampered.slice(0, 20) });
       return { ...done, next: stored, previous };
     } finally {
-      this.#views.delete(sessionId);
+      this.#settleView(sessionId, stored);
     }
+  }
+
+  /**
+   * After a write: soft changes queued while it was under way are not written yet, so the in-memory view must keep
+   * them — rebuilt on what was stored — or a reader would see the stored record without them (a budget warning
+   * already given would be given again: issue 28 §1). No such change: the view goes and the store's record is current.
+   */
+  #settleView(sessionId: string, stored: SessionRecord | undefined): void {
+    const newer = this.#pending.get(sessionId);
+    if (!newer) return void this.#views.delete(sessionId);
+    if (!stored) return;
+    let r: SessionRecord | undefined = stored;
+    for (const replay of newer) r = replay(r);
+    if (r) this.#views.set(sessionId, r);
   }
 
   #scheduleFlush(sessionId: string): void {

@@ -28,7 +28,10 @@ describe("what people are shown of a session's budgets", () => {
     const r = makeRecord({ sessionId: CHILD, parentId: ROOT, depth: 1, agent: "explore", counters: { toolCalls: 10 } } as never);
     const out = {
       ...r,
-      budget: { ...r.budget, session: { warned: ["toolCalls" as const], exceeded: { key: "toolCalls" as const, used: 10, limit: 10, at: 5 } } },
+      budget: {
+        ...r.budget,
+        session: { warned: ["toolCalls" as const], exceeded: { key: "toolCalls" as const, used: 10, limit: 10, at: 5 }, costUnreported: false },
+      },
     };
     expect(budgetSummary(budgetView(out, budgets({ agents: { explore: { toolCalls: 10 } } }), 0))).toBe("EXCEEDED session toolCalls · toolCalls 10/10");
   });

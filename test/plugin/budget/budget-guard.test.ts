@@ -73,5 +73,39 @@ describe("steps of one session run one after the other (issue 27 reconciliation)
     ]);
     expect(await f.rt.ctx.store.read(CHILD)).toMatchObject({ control: "stopping", counters: { toolCalls: 3 } });
     expect(await f.audit("record_tampered")).toEqual([]);
+
+describe("one budget notice per budget and scope (issue 28 §1)", () => {
+  test("a warning given while a write of the record is under way is not given again after it (two budgets.agents entries)", async () => {
+    const g = await pluginFixture({
+      config: "budgets:\n  warnAt: 0.5\n  agents:\n    toolcap: { toolCalls: 6 }\n    other: { toolCalls: 100 }\n",
+    });
+    try {
+      const { toolBefore } = await import("../../../plugin/hooks/tool-before.ts");
+      const { toolAfter } = await import("../../../plugin/hooks/tool-after.ts");
+      await onEvent(g.rt, events.created(ROOT));
+      await onEvent(g.rt, events.created(CHILD, { parentID: ROOT, agent: "toolcap" }));
+      let n = 0;
+      const call = async () => {
+        const input = { tool: "bash", sessionID: CHILD, callID: `call_${++n}` };
+        await toolBefore(g.rt, input, { args: { command: `echo ${n}` } });
+        await toolAfter(g.rt, input, { title: "bash", output: `out ${n}`, metadata: {} });
+      };
+      await call();
+      await call();
+      // A durable write of the child's record is under way when the third call crosses the warning threshold.
+      const write = g.rt.runner.sessions.step(CHILD, (r) => ({ next: r, effects: [] }));
+      await call();
+      await write;
+      // The next call and later signals check the budgets again (a tool call, OpenCode's usage event, a status).
+      await call();
+      const usage = { type: "session.updated", properties: { info: { id: CHILD, cost: 0, tokens: { input: 10, output: 1, reasoning: 0 } } } };
+      await onEvent(g.rt, usage);
+      await onEvent(g.rt, events.status(CHILD, "busy"));
+      expect((await g.audit("budget_warning")).filter((e) => e.sessionId === CHILD)).toHaveLength(1);
+      // And the in-memory counters lost nothing while the write was under way.
+      expect(g.rt.sessions.peek(CHILD)?.counters.toolCalls).toBe(4);
+    } finally {
+      await g.close();
+    }
   });
 });
