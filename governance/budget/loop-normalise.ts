@@ -52,7 +52,7 @@ export function normaliseOutput(text: string): string {
 /** A command that waits on purpose (`sleep 5; …`, `timeout`, `watch`, `wait`). */
 const WAITS = /(?:^|[\s;&|(])(?:sleep|timeout|watch|wait|usleep)\b/;
 /** A call that asks how something stands: `git status`, `gh run view`, `docker ps`, `kubectl get`, a health check… */
-const STATUS = /\b(?:status|health|healthz|ready|ps|jobs|poll|progress|(?:run|pr|job)\s+view|get\s+(?:pods?|jobs?|deploy\w*))\b/i;
+const STATUS = /\b(?:status|healthz?|ps|jobs|poll|progress|(?:run|pr|job)\s+view|get\s+(?:pods?|jobs?|deploy\w*))\b/i;
 
 /** True when the call's own arguments say it waits or asks for a status (a poll, not a model repeating itself). */
 export function pollByArgs(tool: string, args: unknown): boolean {

@@ -102,8 +102,21 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
       return tools < 12 ? bash(`echo tree-${tools}`, { prompt_tokens: 100, completion_tokens: 10, reasoning_tokens: 300 }) : { text: "never stopped" };
     case "loop":
       return tools < 12 ? bash("echo same") : { text: "never stopped" };
+    // Issue 28 §3: the cosmetic variants of one loop, each a model repeating itself.
+    case "desc":
+      return tools < 12 ? { toolCalls: [{ name: "bash", args: { command: "cat notes.txt", description: `read the notes, attempt ${tools}` } }] } : { text: "never stopped" };
+    case "dotpath":
+      return tools < 12 ? bash(`cat ${["notes.txt", "./notes.txt", ".//notes.txt", "././notes.txt"][tools % 4]}`) : { text: "never stopped" };
+    case "cycle":
+      return tools < 12 ? bash(["echo a", "echo b", "echo c"][tools % 3] as string) : { text: "never stopped" };
+    case "counter":
+      // The same command each time; only a counter in its output moves.
+      return tools < 12 ? bash('n=$(cat .attempts 2>/dev/null || echo 0); n=$((n+1)); echo $n > .attempts; echo "attempt $n: not ready"') : { text: "never stopped" };
+    // A poll that waits (a sleep) and sees the same line: a build still running, not a loop.
+    case "waitpoll":
+      return tools < 6 ? bash("sleep 0.3; echo build running") : { text: "poll finished" };
     case "poll":
-      return tools < 6 ? bash("date +%s%N") : { text: "poll finished" };
+      return tools < 6 ? bash("sleep 0.2; date +%s%N") : { text: "poll finished" };
     case "wait":
       return tools === 0 ? pollGate.wait().then(() => bash("echo waited")) : { text: "waited" };
     case "quick":
@@ -173,11 +186,20 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     const stopText = childTexts.find((t) => t.includes("SESSION STOP REQUESTED"));
     expect(stopText).toContain(`Budget exceeded:`);
     expect(stopText).toContain(words);
+    // Governance stopped it, and says so; it never speaks as the user (issue 28 §2).
+    expect(stopText).toContain("Governance (a limit in the project's governance.yaml, not the user) asked you to stop");
+    expect(stopText).toContain("Reason (from governance):");
+    expect(stopText).not.toMatch(/The user asked|from the user/);
+    // One warning per budget and scope.
+    expect(events("budget_warning", child).filter((e) => e.key === key)).toHaveLength(1);
     expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: "stopped" });
     // The parent's next request says which budget ran out and how much was used.
     const parentAfter = requestsOf(root.id).at(-1) as ModelRequest;
     expect(allText(parentAfter)).toContain("Budget exceeded:");
     expect(allText(parentAfter)).toContain(words);
+    expect(allText(parentAfter)).toContain("was stopped by governance (a limit in the project's governance.yaml, not the user)");
+    expect(allText(parentAfter)).not.toContain("was stopped by the user");
+    expect(events("session_stop_requested", child)).toEqual([expect.objectContaining({ by: "governance", origin: "governance" })]);
   });
 
   test("OpenCode's own cost for the priced model is what governance counts", async () => {
@@ -203,6 +225,11 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     expect(lastOf(last, "tool")).not.toContain("SESSION STOP");
     expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: expect.not.stringMatching(/stop/) });
     expect(events("session_stopped", child)).toEqual([]);
+    // The child was told once that it may go on, and with what is left (issue 28 §1).
+    const told = last.messages.filter((m) => m.role === "tool" && textOf(m.content).includes("you may continue your task"));
+    expect(told).toHaveLength(1);
+    expect(textOf(told[0]?.content)).toMatch(/You: \d+ left of the tool calls budget/);
+    expect(events("budget_resumed", child)).toHaveLength(1);
   });
 
   test("a raise written into a record by hand is not trusted", async () => {
@@ -240,6 +267,30 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     expect(results.find((t) => t.includes("SPAWN REFUSED"))).toContain("Wait for one of the running subagents");
     const children = await serve.http.children(root.id);
     expect(children).toHaveLength(3); // two of the first step, and the one after they ended
+  });
+
+  test.each(["desc", "dotpath", "cycle", "counter"])(
+    "a loop in cosmetic disguise (%s) is noticed, then stopped by governance (issue 28 §3)",
+    async (marker) => {
+      const root = await serve.http.createSession();
+      await serve.http.prompt(root.id, `PARENT ${marker} plain`);
+      await serve.http.waitIdle([root.id], 30_000);
+      const child = await childOf(root.id);
+      expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
+      const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+      expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
+      expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Governance");
+      expect(requestsOf(child).at(-1)?.messages.filter((m) => m.role === "tool").length).toBeLessThan(12);
+    },
+  );
+
+  test("a poll that waits and sees the same line is not a loop (issue 28 §3)", async () => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, "PARENT waitpoll plain");
+    await serve.http.waitIdle([root.id], 30_000);
+    const poller = await childOf(root.id);
+    expect(events("loop_detected", poller)).toEqual([]);
+    expect(requestsOf(poller).at(-1)?.messages.filter((m) => m.role === "tool")).toHaveLength(6);
   });
 
   test("a looping subagent is noticed, then stopped; a progressing poll is not", async () => {
