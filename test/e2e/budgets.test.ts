@@ -104,14 +104,18 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
       return tools < 12 ? bash("echo same") : { text: "never stopped" };
     // Issue 28 §3: the cosmetic variants of one loop, each a model repeating itself.
     case "desc":
-      return tools < 12 ? { toolCalls: [{ name: "bash", args: { command: "cat notes.txt", description: `read the notes, attempt ${tools}` } }] } : { text: "never stopped" };
+      return tools < 12
+        ? { toolCalls: [{ name: "bash", args: { command: "cat notes.txt", description: `read the notes, attempt ${tools}` } }] }
+        : { text: "never stopped" };
     case "dotpath":
       return tools < 12 ? bash(`cat ${["notes.txt", "./notes.txt", ".//notes.txt", "././notes.txt"][tools % 4]}`) : { text: "never stopped" };
     case "cycle":
       return tools < 12 ? bash(["echo a", "echo b", "echo c"][tools % 3] as string) : { text: "never stopped" };
     case "counter":
       // The same command each time; only a counter in its output moves.
-      return tools < 12 ? bash('n=$(cat .attempts 2>/dev/null || echo 0); n=$((n+1)); echo $n > .attempts; echo "attempt $n: not ready"') : { text: "never stopped" };
+      return tools < 12
+        ? bash('n=$(cat .attempts 2>/dev/null || echo 0); n=$((n+1)); echo $n > .attempts; echo "attempt $n: not ready"')
+        : { text: "never stopped" };
     // A poll that waits (a sleep) and sees the same line: a build still running, not a loop.
     case "waitpoll":
       return tools < 6 ? bash("sleep 0.3; echo build running") : { text: "poll finished" };
@@ -280,7 +284,11 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
       const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Governance");
-      expect(requestsOf(child).at(-1)?.messages.filter((m) => m.role === "tool").length).toBeLessThan(12);
+      expect(
+        requestsOf(child)
+          .at(-1)
+          ?.messages.filter((m) => m.role === "tool").length,
+      ).toBeLessThan(12);
     },
   );
 
@@ -290,7 +298,11 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     await serve.http.waitIdle([root.id], 30_000);
     const poller = await childOf(root.id);
     expect(events("loop_detected", poller)).toEqual([]);
-    expect(requestsOf(poller).at(-1)?.messages.filter((m) => m.role === "tool")).toHaveLength(6);
+    expect(
+      requestsOf(poller)
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool"),
+    ).toHaveLength(6);
   });
 
   test("a looping subagent is noticed, then stopped; a progressing poll is not", async () => {
