@@ -73,6 +73,8 @@ describe("steps of one session run one after the other (issue 27 reconciliation)
     ]);
     expect(await f.rt.ctx.store.read(CHILD)).toMatchObject({ control: "stopping", counters: { toolCalls: 3 } });
     expect(await f.audit("record_tampered")).toEqual([]);
+  });
+});
 
 describe("one budget notice per budget and scope (issue 28 §1)", () => {
   test("a warning given while a write of the record is under way is not given again after it (two budgets.agents entries)", async () => {
