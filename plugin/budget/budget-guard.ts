@@ -1,33 +1,15 @@
 import type { BudgetLimits } from "../../governance/budget/budget-config.ts";
-import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget, takeStandDownNotice } from "../../governance/budget/budget-check.ts";
+import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
 import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
 import type { MessageUse } from "../../governance/budget/budget-state.ts";
-import {
-  addTreeUse,
-  BUDGET_KEYS,
-  type BudgetScope,
-  configuredLimits,
-  markBusy,
-  raisedLimits,
-  type ReportedUse,
-  sessionUsage,
-  takeMessageUse,
-  takeReportedUse,
-  treeUsage,
-  type UseDelta,
-} from "../../governance/budget/budget-usage.ts";
+import * as U from "../../governance/budget/budget-usage.ts";
+import type { BudgetScope, ReportedUse, UseDelta } from "../../governance/budget/budget-usage.ts";
 import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
 import { GOVERNANCE_REQUESTER } from "../../governance/stop/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import {
-  type BudgetLine,
-  budgetStopReason,
-  buildBudgetWarning,
-  buildLoopNotice,
-  buildStandDownNotice,
-  loopStopReason,
-} from "../../governance/texts/budget-notices.ts";
+import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
+import { standDownNotice } from "./stand-down-notice.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
@@ -87,23 +69,19 @@ export class BudgetGuard {
   }
 
   /** OpenCode's running token and cost totals for a session (`session.updated`). */
-  async onReportedUse(sessionId: string, reported: ReportedUse): Promise<void> {
-    let delta: UseDelta = {};
-    const applied = this.#runner.sessions.softStep(sessionId, (r) => {
-      const taken = takeReportedUse(r, reported);
-      delta = taken.delta;
-      return { next: taken.next, effects: [] };
-    });
-    if (!applied || applied.next === applied.previous) return;
-    this.#count(applied.next as SessionRecord, delta);
-    await this.#check(sessionId);
+  onReportedUse(sessionId: string, reported: ReportedUse): Promise<void> {
+    return this.#takeUse(sessionId, (r) => U.takeReportedUse(r, reported));
   }
 
   /** One assistant message's own tokens and cost (`message.updated`). */
-  async onMessageUse(sessionId: string, message: MessageUse): Promise<void> {
+  onMessageUse(sessionId: string, message: MessageUse): Promise<void> {
+    return this.#takeUse(sessionId, (r) => U.takeMessageUse(r, message));
+  }
+
+  async #takeUse(sessionId: string, take: (r: SessionRecord) => { next: SessionRecord; delta: UseDelta }): Promise<void> {
     let delta: UseDelta = {};
     const applied = this.#runner.sessions.softStep(sessionId, (r) => {
-      const taken = takeMessageUse(r, message);
+      const taken = take(r);
       delta = taken.delta;
       return { next: taken.next, effects: [] };
     });
@@ -116,7 +94,7 @@ export class BudgetGuard {
   async onStatus(sessionId: string, status: string): Promise<void> {
     const busy = status !== "idle";
     const at = this.#ctx.clock.now();
-    const applied = this.#runner.sessions.softStep(sessionId, (r) => ({ next: markBusy(r, busy, at), effects: [] }));
+    const applied = this.#runner.sessions.softStep(sessionId, (r) => ({ next: U.markBusy(r, busy, at), effects: [] }));
     if (!applied) {
       if (busy) this.#busyBeforeRecord.set(sessionId, at);
       else this.#busyBeforeRecord.delete(sessionId);
@@ -140,7 +118,7 @@ export class BudgetGuard {
     const busySince = this.#busyBeforeRecord.get(sessionId);
     if (busySince === undefined) return;
     this.#busyBeforeRecord.delete(sessionId);
-    this.#runner.sessions.softStep(sessionId, (r) => ({ next: markBusy(r, true, busySince), effects: [] }));
+    this.#runner.sessions.softStep(sessionId, (r) => ({ next: U.markBusy(r, true, busySince), effects: [] }));
   }
 
   /** The session ended its turn or was aborted: its per-turn memory goes. */
@@ -176,36 +154,14 @@ export class BudgetGuard {
       this.#notices.delete(sessionId);
       notes.unshift(...pending);
     }
-    const resumed = await this.#standDownNotice(sessionId);
+    const resumed = await standDownNotice(this.#runner, sessionId);
     if (resumed) notes.unshift(resumed);
     return notes;
   }
 
-  /** A raise stood this session's budget stop down: it is told once that it may go on, and with what is left. */
-  async #standDownNotice(sessionId: string): Promise<string | undefined> {
-    const record = this.#runner.sessions.peek(sessionId);
-    if (!record?.budget.stoodDown || record.control !== "active") return undefined;
-    const res = this.#runner.sessions.softStep(sessionId, takeStandDownNotice);
-    if (!res?.scope) return undefined;
-    await this.#runner.run(sessionId, res.effects, res);
-    const { config, clock } = this.#ctx;
-    const at = clock.now();
-    const lines: BudgetLine[] = [];
-    const own = raisedLimits(configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
-    const use = sessionUsage(record, at);
-    for (const key of BUDGET_KEYS) if (own[key] !== undefined) lines.push({ key, used: use[key], limit: own[key] as number, scope: "session" });
-    const root = this.#runner.sessions.peek(record.rootId);
-    if (root) {
-      const tree = raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
-      const treeUse = treeUsage(root, at);
-      for (const key of BUDGET_KEYS) if (tree[key] !== undefined) lines.push({ key, used: treeUse[key], limit: tree[key] as number, scope: "tree" });
-    }
-    return buildStandDownNotice(lines);
-  }
-
   /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
   #count(record: SessionRecord, delta: UseDelta): void {
-    this.#runner.sessions.softStep(record.rootId, (root) => ({ next: addTreeUse(root, delta), effects: [] }));
+    this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
   }
 
   /** The session's own budgets, then its tree's. */
@@ -215,16 +171,16 @@ export class BudgetGuard {
     if (!record || record.control === "stopped") return;
     const at = clock.now();
     const warnAt = config.budgets.warnAt;
-    const own = raisedLimits(configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
+    const own = U.raisedLimits(U.configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
     if (hasLimits(own)) {
-      const res = this.#runner.sessions.softStep(sessionId, (r) => checkBudget(r, "session", sessionUsage(r, at), own, warnAt, at));
+      const res = this.#runner.sessions.softStep(sessionId, (r) => checkBudget(r, "session", U.sessionUsage(r, at), own, warnAt, at));
       if (res) await this.#handle(sessionId, sessionId, "session", res);
     }
     const root = this.#runner.sessions.peek(record.rootId);
     if (!root) return;
-    const tree = raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
+    const tree = U.raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
     if (!hasLimits(tree)) return;
-    const res = this.#runner.sessions.softStep(root.sessionId, (r) => checkBudget(r, "tree", treeUsage(r, at), tree, warnAt, at));
+    const res = this.#runner.sessions.softStep(root.sessionId, (r) => checkBudget(r, "tree", U.treeUsage(r, at), tree, warnAt, at));
     if (res) await this.#handle(sessionId, root.sessionId, "tree", res);
   }
 
