@@ -3,8 +3,8 @@ import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governa
 import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
 import type { MessageUse } from "../../governance/budget/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
-import type { BudgetScope, ReportedUse, UseDelta } from "../../governance/budget/budget-usage.ts";
-import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey, NEW_LOOP_STATE, observeCall } from "../../governance/budget/loop-guard.ts";
+import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey } from "../../governance/budget/loop-guard.ts";
+import { watchLoop } from "./loop-watch.ts";
 import { GOVERNANCE_REQUESTER } from "../../governance/stop/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
@@ -51,8 +51,13 @@ export class BudgetGuard {
 
   /** Per-session memory, for the soak test: none of it may grow with ended sessions. */
   sizes(): Record<string, number> {
-    const early = this.#busyBeforeRecord.size;
-    return { budgetNotices: this.#notices.size, loopStates: this.#loops.size, loopCalls: this.#callArgs.size, early, ...this.running.sizes() };
+    return {
+      budgetNotices: this.#notices.size,
+      loopStates: this.#loops.size,
+      loopCalls: this.#callArgs.size,
+      early: this.#busyBeforeRecord.size,
+      ...this.running.sizes(),
+    };
   }
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
@@ -69,7 +74,7 @@ export class BudgetGuard {
   }
 
   /** OpenCode's running token and cost totals for a session (`session.updated`). */
-  onReportedUse(sessionId: string, reported: ReportedUse): Promise<void> {
+  onReportedUse(sessionId: string, reported: U.ReportedUse): Promise<void> {
     return this.#takeUse(sessionId, (r) => U.takeReportedUse(r, reported));
   }
 
@@ -78,8 +83,8 @@ export class BudgetGuard {
     return this.#takeUse(sessionId, (r) => U.takeMessageUse(r, message));
   }
 
-  async #takeUse(sessionId: string, take: (r: SessionRecord) => { next: SessionRecord; delta: UseDelta }): Promise<void> {
-    let delta: UseDelta = {};
+  async #takeUse(sessionId: string, take: (r: SessionRecord) => { next: SessionRecord; delta: U.UseDelta }): Promise<void> {
+    let delta: U.UseDelta = {};
     const applied = this.#runner.sessions.softStep(sessionId, (r) => {
       const taken = take(r);
       delta = taken.delta;
@@ -139,28 +144,20 @@ export class BudgetGuard {
     this.#callArgs.delete(callId);
     const notes: string[] = [];
     // A session being stopped is told by the ladder; the loop guard only watches sessions at work.
-    if (call !== undefined && this.#runner.sessions.peek(sessionId)?.control === "active") {
-      const cfg = this.#ctx.config.loops;
-      const { next, verdict } = observeCall(this.#loops.get(sessionId) ?? NEW_LOOP_STATE, call, { output, endedAt: this.#ctx.clock.now() }, cfg);
-      this.#loops.set(sessionId, next);
-      if (verdict.kind !== "none") {
-        await this.#ctx.record("loop_detected", { sessionId, tool, shape: verdict.shape, count: verdict.count, period: verdict.period, stage: verdict.kind });
-        if (verdict.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool, verdict.period));
-        else await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count, verdict.period));
-      }
-    }
-    const pending = this.#notices.get(sessionId);
-    if (pending) {
-      this.#notices.delete(sessionId);
-      notes.unshift(...pending);
-    }
+    const verdict =
+      call && this.#runner.sessions.peek(sessionId)?.control === "active" ? await watchLoop(this.#ctx, this.#loops, sessionId, tool, call, output) : null;
+    if (verdict?.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool, verdict.period));
+    if (verdict?.kind === "stop")
+      await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count, verdict.period));
+    notes.unshift(...(this.#notices.get(sessionId) ?? []));
+    this.#notices.delete(sessionId);
     const resumed = await standDownNotice(this.#runner, sessionId);
     if (resumed) notes.unshift(resumed);
     return notes;
   }
 
   /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
-  #count(record: SessionRecord, delta: UseDelta): void {
+  #count(record: SessionRecord, delta: U.UseDelta): void {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
   }
 
@@ -184,7 +181,7 @@ export class BudgetGuard {
     if (res) await this.#handle(sessionId, root.sessionId, "tree", res);
   }
 
-  async #handle(sessionId: string, recordId: string, scope: BudgetScope, res: BudgetCheck & { previous: SessionRecord }): Promise<void> {
+  async #handle(sessionId: string, recordId: string, scope: U.BudgetScope, res: BudgetCheck & { previous: SessionRecord }): Promise<void> {
     if (res.effects.length > 0) await this.#runner.run(recordId, res.effects, res);
     if (res.warnings.length > 0) {
       const list = this.#notices.get(sessionId) ?? [];
