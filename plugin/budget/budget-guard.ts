@@ -1,4 +1,3 @@
-import type { BudgetLimits } from "../../governance/budget/budget-config.ts";
 import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
 import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
 import type { MessageUse } from "../../governance/budget/budget-state.ts";
@@ -14,7 +13,7 @@ import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 
-const hasLimits = (l: BudgetLimits) => Object.keys(l).length > 0;
+const hasLimits = (l: object) => Object.keys(l).length > 0;
 
 /**
  * Budgets, concurrency limits and loop guards for the sessions this process hosts (docs/budgets.md). The rules are

@@ -1,4 +1,5 @@
 import * as z from "../../governance/zod.ts";
+import { parseMessageUsage } from "./message-usage.ts";
 
 /**
  * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the
@@ -40,27 +41,6 @@ export const SessionUsage = z.object({
     sessionID: z.string().optional(),
     info: z.looseObject({
       id: z.string(),
-      cost: Count.optional(),
-      tokens: z
-        .looseObject({
-          input: Count.default(0),
-          output: Count.default(0),
-          reasoning: Count.default(0),
-          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
-        })
-        .optional(),
-    }),
-  }),
-});
-
-/** `message.updated` of an assistant message: that message's own tokens and cost (one model step in OpenCode 1.18). */
-export const MessageUsage = z.object({
-  type: z.literal("message.updated"),
-  properties: z.object({
-    info: z.looseObject({
-      id: z.string().max(100),
-      sessionID: z.string(),
-      role: z.literal("assistant"),
       cost: Count.optional(),
       tokens: z
         .looseObject({
@@ -166,29 +146,8 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
         open: todos.filter((t) => t.status !== "completed" && t.status !== "cancelled").length,
       };
     }
-    case "message.updated": {
-      // Cheap test first: most message updates are user messages or carry no usage yet.
-      const info = (raw as { properties?: { info?: { role?: unknown; tokens?: unknown } } }).properties?.info;
-      if (info?.role !== "assistant" || !info.tokens) return undefined;
-      const e = MessageUsage.safeParse(raw);
-      if (!e.success || !e.data.properties.info.tokens) return undefined;
-      const m = e.data.properties.info;
-      const t = m.tokens as NonNullable<typeof m.tokens>;
-      const int = (n: number) => Math.round(n);
-      return {
-        type: "message_usage",
-        sessionId: m.sessionID,
-        messageId: m.id,
-        tokens: {
-          input: int(t.input),
-          output: int(t.output),
-          reasoning: int(t.reasoning),
-          cacheRead: int(t.cache?.read ?? 0),
-          cacheWrite: int(t.cache?.write ?? 0),
-        },
-        cost: m.cost ?? 0,
-      };
-    }
+    case "message.updated":
+      return parseMessageUsage(raw);
     case "session.updated": {
       const e = SessionUsage.safeParse(raw);
       const info = e.success ? e.data.properties.info : undefined;

@@ -157,7 +157,9 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
   }
   // 3. `resume` lists the root exactly when the rules say: idle or interrupted (never orphaned), inside the window.
   const root = byId.get(ROOT);
-  const listed = resumableSessions(records, { now: w.clock.now(), minIdleMs: HOUR, maxIdleMs: 48 * HOUR, anchors: [], trust: trustFromKey(undefined) }).some((s) => s.sessionId === ROOT);
+  const listed = resumableSessions(records, { now: w.clock.now(), minIdleMs: HOUR, maxIdleMs: 48 * HOUR, anchors: [], trust: trustFromKey(undefined) }).some(
+    (s) => s.sessionId === ROOT,
+  );
   if (root && (m.root === "idle" || m.root === "interrupted")) {
     const idle = w.clock.now() - root.lastActivityAt;
     const expected = m.root === "interrupted" ? idle < 48 * HOUR : idle >= HOUR && idle < 48 * HOUR;
