@@ -1,5 +1,4 @@
 import * as z from "../../governance/zod.ts";
-import type { GovernanceEvent } from "./opencode-events.ts";
 
 const Count = z.number().finite().min(0).max(1e15);
 
@@ -25,7 +24,15 @@ export const MessageUsage = z.object({
 });
 
 /** `message.updated` → `message_usage` for an assistant message with usage, else undefined (docs/budgets.md). */
-export function parseMessageUsage(raw: unknown): GovernanceEvent | undefined {
+export type MessageUsageEvent = {
+  type: "message_usage";
+  sessionId: string;
+  messageId: string;
+  tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
+  cost: number;
+};
+
+export function parseMessageUsage(raw: unknown): MessageUsageEvent | undefined {
   // Cheap test first: most message updates are user messages or carry no usage yet.
   const info = (raw as { properties?: { info?: { role?: unknown; tokens?: unknown } } }).properties?.info;
   if (info?.role !== "assistant" || !info.tokens) return undefined;
