@@ -34,7 +34,7 @@ const ActiveTime = z.union([z.number(), z.string()]).transform((value, ctx) => {
 });
 
 /** A loop guard's wait: a duration between 100 ms and 1 h; milliseconds after parsing. */
-const LoopWait = (what: string) =>
+export const LoopWait = (what: string) =>
   z.union([z.number(), z.string()]).transform((value, ctx) => {
     const parsed = parseDuration(value);
     if (!parsed.ok) {

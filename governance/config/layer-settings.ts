@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import { BudgetLimits } from "../budget/budget-config.ts";
+import { BudgetLimits, LoopWait } from "../budget/budget-config.ts";
 import { AgentRole, Duration, TelemetryHeaders } from "./config-schema.ts";
 
 /**
@@ -34,6 +34,9 @@ export const LayerSettings = z.strictObject({
       enabled: z.boolean().optional(),
       repeat: z.number().int().min(2).max(50).optional(),
       pingPong: z.number().int().min(2).max(25).optional(),
+      pollRepeat: z.number().int().min(3).max(100).optional(),
+      pollWait: LoopWait("pollWait").optional(),
+      pollGap: LoopWait("pollGap").optional(),
       stopAfter: z.number().int().min(1).max(50).optional(),
     })
     .optional(),

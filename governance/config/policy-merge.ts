@@ -167,6 +167,10 @@ export function mergePolicy(base: GovernanceConfig, layers: readonly PolicyLayer
       ),
       repeat: num("loops.repeat", (s) => s.loops?.repeat, base.loops.repeat),
       pingPong: num("loops.pingPong", (s) => s.loops?.pingPong, base.loops.pingPong),
+      // A poll is forgiven later when it must wait longer to count as waiting: higher pollWait/pollGap is stricter.
+      pollRepeat: num("loops.pollRepeat", (s) => s.loops?.pollRepeat, base.loops.pollRepeat),
+      pollWait: num("loops.pollWait", (s) => s.loops?.pollWait, base.loops.pollWait, higher),
+      pollGap: num("loops.pollGap", (s) => s.loops?.pollGap, base.loops.pollGap, higher),
       stopAfter: num("loops.stopAfter", (s) => s.loops?.stopAfter, base.loops.stopAfter),
     },
     budgets: mergeBudgets(m, base),
