@@ -2,7 +2,6 @@ import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { pathToFileURL } from "node:url";
 import { REPO_ROOT } from "./paths.ts";
 
 /**
@@ -60,7 +59,9 @@ export async function startRegistry(opts: { uplink?: string } = {}): Promise<Reg
     ].join("\n"),
   );
   const runner = [
-    `const { runServer } = await import(${JSON.stringify(pathToFileURL(path.join(REPO_ROOT, "node_modules", "verdaccio", "build", "index.mjs")).href)});`,
+    // Resolved as Node resolves the package (6.8.0 ships CommonJS only, docs/decisions/0023-node-20-dependencies.md).
+    `const { createRequire } = await import("node:module");`,
+    `const { runServer } = createRequire(${JSON.stringify(path.join(REPO_ROOT, "package.json"))})("verdaccio");`,
     `const app = await runServer(${JSON.stringify(configFile)});`,
     `const server = app.listen(0, "127.0.0.1", () => console.log("registry listening on " + server.address().port));`,
   ].join("\n");
