@@ -7,6 +7,7 @@ import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
 import { abortedBy } from "../stop/stop-ladder.ts";
 import { freshRecord, hierarchy, isSessionId, SessionId, type SessionRecord, type SessionState } from "./session-record.ts";
+import { cleanTitle } from "./session-title.ts";
 
 export type { Effect } from "./effects.ts";
 
@@ -35,6 +36,8 @@ export const SessionEvent = z.discriminatedUnion("type", [
     at: At,
     parentId: SessionId.nullable(),
     agent: z.string().nullable(),
+    /** OpenCode's title at creation (a subagent's names its task); later renames are `retitle` steps (session-title.ts). */
+    title: z.string().nullable().optional(),
     parentRecord: ParentInfo.optional(),
     /** The record's attestation (storage/record-attestation.ts): the host showed this session to this user's plugin. */
     attest: Attest.optional(),
@@ -317,7 +320,8 @@ function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
   if (!fresh) return illegal(undefined, "invalid_record");
   const made = notePhase(fresh, ev.type === "created" || ev.type === "first_seen" ? ev.phase : undefined, ev.at);
   const attest = ev.type === "created" || ev.type === "first_seen" ? ev.attest : undefined;
-  const next = attest ? { ...made, attest } : made;
+  const title = ev.type === "created" ? cleanTitle(ev.title) : null;
+  const next = { ...made, ...(attest ? { attest } : {}), ...(title ? { title } : {}) };
   const data = {
     via: ev.type,
     level: next.level,

@@ -160,6 +160,8 @@ export const SessionRecord = z.object({
   /** Length of the parentID chain: 0 for a root session. */
   depth: z.number().int().min(0),
   agent: z.string().nullable(),
+  /** OpenCode's title of the session, stored clean (session-title.ts); absent until OpenCode names it, and on older records. */
+  title: z.string().max(200).nullable().optional(),
   state: SessionState,
   control: ControlStatus,
   createdAt: z.number().int(),

@@ -5,7 +5,7 @@ import { ownerIsGone } from "../storage/lock-owner.ts";
 import { enqueue } from "./directive-queue.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
-import { agentToken, plainLine, sessionToken } from "../texts/text-parts.ts";
+import { agentToken, plainLine, sessionToken, untrustedLine } from "../texts/text-parts.ts";
 import { cleanLine } from "../texts/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../storage/session-store.ts";
@@ -28,8 +28,17 @@ export type ControlContext = {
   trust?: RecordTrust;
 };
 
-/** `left`: running sessions of the agent beyond {@link MAX_TARGETS}, not targeted. */
-export type TargetResult = { ok: true; sessions: SessionRecord[]; left: number } | { ok: false; reason: string };
+/** A running session a title fragment could mean, listed when the fragment names more than one. */
+export type Candidate = { sessionId: string; title: string | null; agent: string | null };
+
+/**
+ * `left`: running sessions of the agent beyond {@link MAX_TARGETS}, not targeted. `candidates`: the running sessions
+ * an ambiguous title fragment names (at most {@link MAX_CANDIDATES}).
+ */
+export type TargetResult = { ok: true; sessions: SessionRecord[]; left: number } | { ok: false; reason: string; candidates?: Candidate[] };
+
+/** At most this many candidates are listed for an ambiguous title fragment. */
+export const MAX_CANDIDATES = 10;
 
 /** At most this many sessions are stopped or guided by one agent-name request; the rest are named as left out. */
 export const MAX_TARGETS = 50;
@@ -60,8 +69,10 @@ function notRunning(r: SessionRecord, now: number): string {
 }
 
 /**
- * A target is a session id, or an agent name meaning every running session of that agent. A known but finished
- * session is refused with its status, so "stop" on something already done says so instead of pretending.
+ * A target is a session id; an agent name, meaning every running session of that agent; or else a fragment of a
+ * running session's title (OpenCode's, case-insensitive), which must name exactly one: several are refused with the
+ * candidates listed, so a stop never lands on a session the user did not mean. A known but finished session is
+ * refused with its status, so "stop" on something already done says so instead of pretending.
  */
 export async function resolveTarget(ctx: ControlContext, target: string): Promise<TargetResult> {
   if (isSessionId(target)) {
@@ -77,15 +88,28 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
       };
     return { ok: true, sessions: [record], left: 0 };
   }
-  if (!/^[\w.@-]{1,80}$/.test(target))
-    return { ok: false, reason: `not a session id (ses_…) or an agent name: ${JSON.stringify(String(target).slice(0, 80))}` };
+  const wanted = cleanLine(String(target ?? ""), 80);
+  if (wanted === "") return { ok: false, reason: "no target: give a session id (ses_…), an agent name or part of a session's title" };
   const trust = trustOf(ctx);
-  // Only records this user's governance wrote: a planted "running" record is never stopped or guided by agent name.
-  const running = (await ctx.store.list())
-    .filter((r) => r.agent === target && isRunningSession(r) && trust.verified(r))
-    .sort((a, b) => b.lastActivityAt - a.lastActivityAt);
-  if (running.length === 0) return { ok: false, reason: `no running session of agent "${target}"` };
-  return { ok: true, sessions: running.slice(0, MAX_TARGETS), left: Math.max(0, running.length - MAX_TARGETS) };
+  // Only records this user's governance wrote: a planted "running" record is never stopped or guided by name or title.
+  const running = (await ctx.store.list()).filter((r) => isRunningSession(r) && trust.verified(r)).sort((a, b) => b.lastActivityAt - a.lastActivityAt);
+  const ofAgent = running.filter((r) => r.agent === target);
+  if (ofAgent.length > 0) return { ok: true, sessions: ofAgent.slice(0, MAX_TARGETS), left: Math.max(0, ofAgent.length - MAX_TARGETS) };
+  const needle = wanted.toLowerCase();
+  const titled = running.filter((r) => r.title?.toLowerCase().includes(needle));
+  if (titled.length === 1) return { ok: true, sessions: titled, left: 0 };
+  const quoted = untrustedLine(wanted, 80);
+  if (titled.length === 0) return { ok: false, reason: `no running session of agent ${quoted} or with ${quoted} in its title` };
+  const candidates = titled.slice(0, MAX_CANDIDATES).map((r) => ({ sessionId: r.sessionId, title: r.title ?? null, agent: r.agent }));
+  const lines = candidates.map((c) => `  ${sessionToken(c.sessionId)}  ${c.title ? untrustedLine(c.title, 80) : "(no title)"}  ${agentToken(c.agent)}`);
+  const more = titled.length > candidates.length ? [`  … and ${titled.length - candidates.length} more`] : [];
+  return {
+    ok: false,
+    reason: [`${quoted} is in the titles of ${titled.length} running sessions; name one by its id or a longer part of its title:`, ...lines, ...more].join(
+      "\n",
+    ),
+    candidates,
+  };
 }
 
 /** The context's record trust, the user's own key when none was given (set once). */
@@ -105,7 +129,7 @@ function newId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
 }
 
-export type RequestResult = { ok: true; sessionIds: string[]; warnings: string[] } | { ok: false; reason: string };
+export type RequestResult = { ok: true; sessionIds: string[]; warnings: string[] } | { ok: false; reason: string; candidates?: Candidate[] };
 
 export async function requestStop(ctx: ControlContext, target: string, opts: { level?: StopLevel; reason?: string } = {}): Promise<RequestResult> {
   const resolved = await resolveTarget(ctx, target);
@@ -182,7 +206,7 @@ export function renderTree(
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     const note = opts.note?.(r) ?? "";
     lines.push(
-      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}${r.title ? `  ${untrustedLine(r.title, 60)}` : ""}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
     );
   }
   if (left > 0) lines.push(`… ${left} more sessions not shown (at most ${MAX_TREE_LINES} lines; \`sessions --json\` lists every one)`);

@@ -1,7 +1,8 @@
 import { linkChild } from "../../governance/delegation/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import { type GovernanceEvent, parseEvent } from "../host/opencode-events.ts";
+import { retitle } from "../../governance/session/session-title.ts";
+import { type GovernanceEvent, parseEvents } from "../host/opencode-events.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -9,8 +10,7 @@ import type { Runtime } from "../runtime/runtime.ts";
  * turn); an abort arrives as `session.error` MessageAbortedError; compaction as `session.compacted`.
  */
 export async function onEvent(rt: Runtime, raw: unknown): Promise<void> {
-  const event = parseEvent(raw);
-  if (event) await handleEvent(rt, event);
+  for (const event of parseEvents(raw)) await handleEvent(rt, event);
 }
 
 /** One governance event, whichever host line it came from (plugin/host/opencode-2/ maps OpenCode 2's onto these). */
@@ -20,7 +20,7 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();
   if (event.type === "created") {
-    await tracker.created(id, () => recordNewSession(rt, id, event.parentId, event.agent));
+    await tracker.created(id, () => recordNewSession(rt, id, event.parentId, event.agent, event.title));
     rt.budget.onCreated(id, event.parentId, event.agent);
     await rt.coverage.afterCreated(id, event.parentId);
     return;
@@ -47,6 +47,12 @@ export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<
   if (event.type === "message_usage") {
     // One assistant message's own use: what makes the totals exact when no final session.updated comes (an abort).
     await rt.budget.onMessageUse(id, { id: event.messageId, tokens: event.tokens, cost: event.cost });
+    return;
+  }
+  if (event.type === "titled") {
+    // Every `session.updated` carries the title: only a session this process knows, and only a change, is written.
+    const known = runner.sessions.peek(id);
+    if (known && retitle(known, event.title, at).next !== known) await runner.step(id, (r) => retitle(r, event.title, at));
     return;
   }
   if (event.type === "usage") {
@@ -97,7 +103,13 @@ async function endSessionWork(rt: Runtime, id: string, how: "failed" | "deleted"
 }
 
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */
-async function recordNewSession(rt: Runtime, id: string, parentId: string | null, agent: string | null): Promise<SessionRecord | undefined> {
+async function recordNewSession(
+  rt: Runtime,
+  id: string,
+  parentId: string | null,
+  agent: string | null,
+  title: string | null,
+): Promise<SessionRecord | undefined> {
   const { ctx, runner, tracker } = rt;
   const parent = parentId && isSessionId(parentId) ? ((await ctx.store.read(parentId)) ?? (await tracker.ensureSeen(parentId))) : undefined;
   const record = await runner.dispatch(id, {
@@ -105,6 +117,7 @@ async function recordNewSession(rt: Runtime, id: string, parentId: string | null
     at: ctx.clock.now(),
     parentId: parentId && isSessionId(parentId) ? parentId : null,
     agent,
+    title,
     ...(parent ? { parentRecord: { depth: parent.depth, rootId: parent.rootId } } : {}),
     attest: ctx.trust.attest(id),
     phase: ctx.config.phase,

@@ -6,7 +6,9 @@ import { parseMessageUsage } from "./message-usage.ts";
  * 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`); both shapes are accepted and
  * anything unexpected is ignored rather than trusted.
  */
-const Info = z.object({ id: z.string(), parentID: z.string().optional().nullable(), agent: z.string().optional().nullable() }).passthrough();
+const Info = z
+  .object({ id: z.string(), parentID: z.string().optional().nullable(), agent: z.string().optional().nullable(), title: z.unknown().optional() })
+  .passthrough();
 
 const sessionIdOf = (p: { sessionID?: string | undefined; info?: { id: string } | undefined }) => p.sessionID ?? p.info?.id;
 
@@ -33,7 +35,10 @@ export const TodoUpdated = z.object({
   properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
 });
 
-/** `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's usage and the model's prices). */
+/**
+ * `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's
+ * usage and the model's prices), and its title (generated after the first prompt, or renamed by the user).
+ */
 const Count = z.number().finite().min(0).max(1e15);
 export const SessionUsage = z.object({
   type: z.literal("session.updated"),
@@ -41,6 +46,7 @@ export const SessionUsage = z.object({
     sessionID: z.string().optional(),
     info: z.looseObject({
       id: z.string(),
+      title: z.unknown().optional(),
       cost: Count.optional(),
       tokens: z
         .looseObject({
@@ -55,7 +61,10 @@ export const SessionUsage = z.object({
 });
 
 export type GovernanceEvent =
-  | { type: "created"; sessionId: string; parentId: string | null; agent: string | null }
+  /** `title`: OpenCode's, as sent (cleaned by the core, governance/session/session-title.ts). */
+  | { type: "created"; sessionId: string; parentId: string | null; agent: string | null; title: string | null }
+  /** OpenCode named or renamed the session: `session.updated` (OpenCode 1), `session.renamed` (OpenCode 2). */
+  | { type: "titled"; sessionId: string; title: string }
   /** `cause: "host"`: the host stopped a stalled turn itself (OpenCode 2 `inactivity`), not the user's Escape. */
   | { type: "aborted"; sessionId: string; cause?: "host" }
   | { type: "errored"; sessionId: string; name: string }
@@ -88,15 +97,49 @@ export type GovernanceEvent =
    */
   | { type: "output"; sessionId: string; step?: true; toolEnded?: string };
 
-/** Maps a raw OpenCode event to the few governance events, or undefined for everything else. */
-export function parseEvent(raw: unknown): GovernanceEvent | undefined {
+const text = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
+
+/**
+ * Maps a raw OpenCode 1 event to the governance events it means (most mean one, `session.updated` its usage and its
+ * title), or an empty list for everything else. The OpenCode 2 adapter's parseV2Event has the same shape.
+ */
+export function parseEvents(raw: unknown): GovernanceEvent[] {
+  if ((raw as { type?: unknown } | null)?.type === "session.updated") return sessionUpdated(raw);
+  const event = parseEvent(raw);
+  return event ? [event] : [];
+}
+
+/** `session.updated` (every change of the session's info): its usage when it carries tokens, its title when it has one. */
+function sessionUpdated(raw: unknown): GovernanceEvent[] {
+  const e = SessionUsage.safeParse(raw);
+  if (!e.success) return [];
+  const info = e.data.properties.info;
+  const out: GovernanceEvent[] = [];
+  const t = info.tokens;
+  if (t) {
+    const int = (n: number) => Math.round(n);
+    const tokens = {
+      input: int(t.input),
+      output: int(t.output),
+      reasoning: int(t.reasoning),
+      cacheRead: int(t.cache?.read ?? 0),
+      cacheWrite: int(t.cache?.write ?? 0),
+    };
+    out.push({ type: "usage", sessionId: info.id, tokens, cost: info.cost ?? 0 });
+  }
+  const title = text(info.title);
+  if (title) out.push({ type: "titled", sessionId: info.id, title });
+  return out;
+}
+
+function parseEvent(raw: unknown): GovernanceEvent | undefined {
   const type = (raw as { type?: unknown } | null)?.type;
   switch (type) {
     case "session.created": {
       const e = SessionCreated.safeParse(raw);
       if (!e.success) return undefined;
       const info = e.data.properties.info;
-      return { type: "created", sessionId: info.id, parentId: info.parentID ?? null, agent: info.agent ?? null };
+      return { type: "created", sessionId: info.id, parentId: info.parentID ?? null, agent: info.agent ?? null, title: text(info.title) };
     }
     case "session.error": {
       const e = SessionError.safeParse(raw);
@@ -148,25 +191,6 @@ export function parseEvent(raw: unknown): GovernanceEvent | undefined {
     }
     case "message.updated":
       return parseMessageUsage(raw);
-    case "session.updated": {
-      const e = SessionUsage.safeParse(raw);
-      const info = e.success ? e.data.properties.info : undefined;
-      if (!info?.tokens) return undefined;
-      const t = info.tokens;
-      const int = (n: number) => Math.round(n);
-      return {
-        type: "usage",
-        sessionId: info.id,
-        tokens: {
-          input: int(t.input),
-          output: int(t.output),
-          reasoning: int(t.reasoning),
-          cacheRead: int(t.cache?.read ?? 0),
-          cacheWrite: int(t.cache?.write ?? 0),
-        },
-        cost: info.cost ?? 0,
-      };
-    }
     default:
       return undefined;
   }

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../plugin/host/opencode-events.ts";
+import { parseEvents } from "../../plugin/host/opencode-events.ts";
 import { detectDirective } from "../../governance/texts/directive-detector.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { redactSecrets } from "../../governance/texts/text-hygiene.ts";
@@ -152,15 +152,17 @@ describe("OpenCode event parser properties (fast-check)", () => {
     ),
   });
 
-  it("parseEvent never throws and returns undefined or one typed governance event", () => {
+  it("parseEvents never throws and returns typed governance events", () => {
     fc.assert(
       fc.property(fc.oneof(fc.anything(), eventish), (raw) => {
-        const e = parseEvent(raw);
-        if (e === undefined) return;
-        expect(["created", "aborted", "errored", "idle", "compacted", "status", "todos"]).toContain(e.type);
-        expect(typeof e.sessionId).toBe("string");
-        if (e.type === "created") expect(e.parentId === null || typeof e.parentId === "string").toBe(true);
-        if (e.type === "todos") expect(e.open).toBeLessThanOrEqual(e.total);
+        for (const e of parseEvents(raw)) {
+          expect(["created", "aborted", "errored", "idle", "compacted", "status", "todos", "titled", "usage", "deleted", "output"]).toContain(e.type);
+          expect(typeof e.sessionId).toBe("string");
+          if (e.type === "created") expect(e.parentId === null || typeof e.parentId === "string").toBe(true);
+          if (e.type === "created") expect(e.title === null || typeof e.title === "string").toBe(true);
+          if (e.type === "titled") expect(typeof e.title).toBe("string");
+          if (e.type === "todos") expect(e.open).toBeLessThanOrEqual(e.total);
+        }
       }),
       { numRuns: 1000 },
     );

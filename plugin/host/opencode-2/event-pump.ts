@@ -30,9 +30,13 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
         rt.telemetry.event(raw, "start");
         try {
           for (const event of events) {
-            // OpenCode 2's `session.created` names no agent: asked once, so the record starts with it.
-            if (event.type === "created" && event.agent === null)
-              event.agent = (await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined))?.agent ?? null;
+            // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
+            // starts with them (Session.Info: `agent`, `title`).
+            if (event.type === "created" && (event.agent === null || event.title === null)) {
+              const info = await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined);
+              event.agent ??= info?.agent ?? null;
+              event.title ??= info?.title || null;
+            }
             if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
             await handleEvent(rt, event);
           }

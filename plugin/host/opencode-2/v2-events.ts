@@ -19,7 +19,7 @@ export function locationOf(event: V2Event): string | undefined {
  * packages/schema/src/session-event.ts @ 03130971: the turn boundary is `session.execution.*` (`session.idle` and
  * `session.status` are never emitted), Escape is `session.execution.interrupted` with reason `user`, compaction ends
  * with `session.compaction.ended` (reason auto | manual), the session's usage (cost, tokens) is `session.usage.updated`,
- * and the streamed fragments (`session.text.delta`, `session.reasoning.delta`, `session.tool.input.delta`, ephemeral)
+ * a title given or changed is `session.renamed`, and the streamed fragments (`session.text.delta`, `session.reasoning.delta`, `session.tool.input.delta`, ephemeral)
  * are the signs of life OpenCode 1 gives as `message.part.delta`.
  */
 export function parseV2Event(raw: unknown): GovernanceEvent[] {
@@ -30,7 +30,12 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
   const data = obj(event.data);
   switch (type) {
     case "session.created":
-      return [{ type: "created", sessionId, parentId: str(data.parentID) ?? null, agent: str(data.agent) ?? null }];
+      return [{ type: "created", sessionId, parentId: str(data.parentID) ?? null, agent: str(data.agent) ?? null, title: str(data.title) ?? null }];
+    case "session.renamed": {
+      // The title OpenCode generated or the user gave (packages/schema/src/session-event.ts: `Renamed { sessionID, title }`).
+      const title = str(data.title);
+      return title ? [{ type: "titled", sessionId, title }] : [];
+    }
     case "session.execution.started":
       return [{ type: "status", sessionId, status: "busy" }];
     case "session.execution.succeeded":

@@ -93,6 +93,8 @@ export type SessionInfo = {
   readonly id: string;
   readonly parentID?: string;
   readonly agent?: string;
+  /** Required in Session.Info; typed optional here because the adapter reads it defensively. */
+  readonly title?: string;
   readonly location?: { readonly directory: string; readonly workspaceID?: string };
 };
 

@@ -92,7 +92,7 @@ describe("planted records (issue 20 §3)", () => {
   const PLANTED = "ses_planted0000000000000000";
   it("a record without this user's attestation is never stopped or guided, by id or by agent name", async () => {
     expect(await requestStop(ctx, PLANTED)).toEqual({ ok: false, reason: expect.stringMatching(/not one this user's governance recorded/) });
-    expect(await requestStop(ctx, "general")).toEqual({ ok: false, reason: 'no running session of agent "general"' });
+    expect(await requestStop(ctx, "general")).toEqual({ ok: false, reason: 'no running session of agent "general" or with "general" in its title' });
     expect(await claimAll(ctx.paths, PLANTED)).toEqual([]);
   });
   it("the tree lists only the user's sessions and counts the rest", async () => {

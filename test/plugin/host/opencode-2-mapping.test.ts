@@ -12,7 +12,7 @@ const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: "evt_1",
 describe("OpenCode 2 events → the governance events OpenCode 1's adapter produces", () => {
   test("turn boundary, Escape, compaction", () => {
     expect(parseV2Event(ev("session.created", { parentID: "ses_p", location: { directory: "/x" } }))).toEqual([
-      { type: "created", sessionId: S, parentId: "ses_p", agent: null },
+      { type: "created", sessionId: S, parentId: "ses_p", agent: null, title: null },
     ]);
     expect(parseV2Event(ev("session.execution.started"))).toEqual([{ type: "status", sessionId: S, status: "busy" }]);
     expect(parseV2Event(ev("session.execution.succeeded")).map((e) => e.type)).toEqual(["status", "idle"]);
@@ -25,6 +25,12 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
     expect(parseV2Event(ev("session.execution.interrupted", { reason: "superseded" })).map((e) => e.type)).toEqual(["status"]);
     expect(parseV2Event(ev("session.compaction.ended", { reason: "auto" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "auto" }]);
     expect(parseV2Event(ev("session.compaction.ended", { reason: "manual" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "summarize" }]);
+  });
+  test("title: session.created's when it has one, session.renamed for a new one (packages/schema/src/session-event.ts)", () => {
+    expect(parseV2Event(ev("session.created", { title: "Explore the auth module" }))).toMatchObject([{ type: "created", title: "Explore the auth module" }]);
+    expect(parseV2Event(ev("session.renamed", { title: "Fix the login bug" }))).toEqual([{ type: "titled", sessionId: S, title: "Fix the login bug" }]);
+    expect(parseV2Event(ev("session.renamed", { title: "" }))).toEqual([]);
+    expect(parseV2Event(ev("session.renamed", { title: 3 }))).toEqual([]);
   });
   test("usage: the session's tokens and cost, as OpenCode 1's session.updated gives them to the budget", () => {
     const usage = { cost: 0.0017, tokens: { input: 10995, output: 2, reasoning: 51, cache: { read: 7, write: 0 } } };

@@ -1,8 +1,15 @@
 import { describe, expect, it } from "vitest";
-import { parseEvent } from "../../../plugin/host/opencode-events.ts";
+import { type GovernanceEvent, parseEvents } from "../../../plugin/host/opencode-events.ts";
 
 const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";
 const PARENT = "ses_3f1c2a000ffeq7Yd1kB2mN4pQr";
+
+/** The one event a raw OpenCode event means (all but `session.updated` mean at most one). */
+function parseEvent(raw: unknown): GovernanceEvent | undefined {
+  const events = parseEvents(raw);
+  expect(events.length).toBeLessThanOrEqual(1);
+  return events[0];
+}
 
 /**
  * The 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`) although the plugin package
@@ -15,11 +22,17 @@ describe("parseEvent: session.created", () => {
       type: "session.created",
       properties: { sessionID: ID, info: { id: ID, parentID: PARENT, agent: "governance-executor", title: "inspect", time: { created: 1 } } },
     };
-    expect(parseEvent(raw)).toEqual({ type: "created", sessionId: ID, parentId: PARENT, agent: "governance-executor" });
+    expect(parseEvent(raw)).toEqual({ type: "created", sessionId: ID, parentId: PARENT, agent: "governance-executor", title: "inspect" });
   });
 
   it("v1: info only, no parent → a root with no agent (primaries learn their agent from messages)", () => {
-    expect(parseEvent({ type: "session.created", properties: { info: { id: ID } } })).toEqual({ type: "created", sessionId: ID, parentId: null, agent: null });
+    expect(parseEvent({ type: "session.created", properties: { info: { id: ID } } })).toEqual({
+      type: "created",
+      sessionId: ID,
+      parentId: null,
+      agent: null,
+      title: null,
+    });
   });
 
   it("an explicit null parentID is a root", () => {
@@ -69,6 +82,18 @@ describe("parseEvent: idle, compacted", () => {
     expect(parseEvent({ type: "session.deleted", properties: { sessionID: ID } })).toEqual({ type: "deleted", sessionId: ID });
     expect(parseEvent({ type: "session.deleted", properties: { info: { id: ID, title: "x" } } })).toEqual({ type: "deleted", sessionId: ID });
     expect(parseEvent({ type: "session.updated", properties: { sessionID: ID } })).toBeUndefined();
+  });
+
+  it("session.updated: its usage when it has tokens, and its title (OpenCode's generated title or a rename)", () => {
+    const tokens = { input: 10, output: 5, reasoning: 0, cache: { read: 2, write: 1 } };
+    expect(parseEvents({ type: "session.updated", properties: { sessionID: ID, info: { id: ID, title: "Fix the login bug", tokens, cost: 0.5 } } })).toEqual([
+      { type: "usage", sessionId: ID, tokens: { input: 10, output: 5, reasoning: 0, cacheRead: 2, cacheWrite: 1 }, cost: 0.5 },
+      { type: "titled", sessionId: ID, title: "Fix the login bug" },
+    ]);
+    expect(parseEvents({ type: "session.updated", properties: { info: { id: ID, title: "Renamed" } } })).toEqual([
+      { type: "titled", sessionId: ID, title: "Renamed" },
+    ]);
+    for (const title of ["", 7, null, undefined]) expect(parseEvents({ type: "session.updated", properties: { info: { id: ID, title } } })).toEqual([]);
   });
 
   it("the top-level sessionID wins over info.id when both are present", () => {
