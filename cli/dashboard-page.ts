@@ -21,10 +21,22 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <div id="status" role="status"></div>
 <div id="notice" class="hint"></div>
 <table id="sessions">
-  <thead><tr><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
-  <tbody id="rows"><tr><td colspan="7">loading…</td></tr></tbody>
+  <thead><tr><th>title</th><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
+  <tbody id="rows"><tr><td colspan="8">loading…</td></tr></tbody>
 </table>
-<h2>Timeline <span class="hint">(each session from its start to its end or now; marks: stop, budget, loop, guidance, Escape, end, refused — hover for details)</span></h2>
+<h2>Timeline <span class="hint">(each session from its start to its end or now — hover a mark for details)</span></h2>
+<ul id="legend" class="legend" aria-label="timeline legend">
+  <li data-kind="running"><span class="swatch span-sample"></span>running</li>
+  <li data-kind="finished"><span class="swatch span-sample done"></span>finished</li>
+  <li data-kind="stop"><span class="swatch mark stop"></span>stop requested, delivered or done</li>
+  <li data-kind="budget"><span class="swatch mark budget"></span>budget warned, exceeded or raised</li>
+  <li data-kind="loop"><span class="swatch mark loop"></span>loop noticed</li>
+  <li data-kind="guidance"><span class="swatch mark guidance"></span>guidance delivered</li>
+  <li data-kind="escape"><span class="swatch mark escape"></span>Escape (aborted)</li>
+  <li data-kind="end"><span class="swatch mark end"></span>ended</li>
+  <li data-kind="refused"><span class="swatch mark refused"></span>refused (spawn or tool call)</li>
+  <li data-kind="tool"><span class="swatch mark tool"></span>last tool call</li>
+</ul>
 <div id="timeline"></div>
 <h2>Resumable sessions</h2>
 <p class="hint">Interrupted, or idle within the resume window. Resume one in its project folder with the command shown; OpenCode then starts with the resume context below it.</p>
@@ -69,6 +81,13 @@ input[type=text] { width: 14rem; }
 .mark.guidance { background: #1565c0; } .mark.escape { background: #000; } .mark.end { background: #607d8b; } .mark.refused { background: #ef6c00; }
 .mark.tool { background: #2e7d32; width: 2px; margin-left: -1px; }
 #timeline .axis { font-size: 11px; color: #666; display: flex; justify-content: space-between; margin-left: 16.5rem; }
+.legend { list-style: none; padding: 0; margin: .3rem 0 .6rem; display: flex; flex-wrap: wrap; gap: .3rem 1rem; font-size: 12px; color: #444; }
+.legend li { display: flex; align-items: center; gap: .3rem; }
+.legend .swatch { display: inline-block; width: .5rem; height: .9rem; border-radius: .15rem; }
+.legend .span-sample { width: 1.2rem; height: .5rem; border-radius: .25rem; background: #90caf9; } .legend .span-sample.done { background: #cfd8dc; }
+.legend .mark.tool { width: 2px; }
+td.title { max-width: 22rem; overflow-wrap: anywhere; } td.title .untitled { color: #999; }
+.empty { color: #555; }
 #resumable li { margin: .4rem 0; }
 #resumable pre { background: #f6f6f6; padding: .5rem; white-space: pre-wrap; max-width: 60rem; }
 `;
@@ -102,14 +121,14 @@ function rowFor(s) {
   if (row) return row;
   const tr = el("tr");
   tr.dataset.session = s.sessionId;
-  const cells = ["id", "agent", "depth", "state", "budget", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : ""); tr.appendChild(td); return td; });
+  const cells = ["title", "id", "agent", "depth", "state", "budget", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : k === "id" ? "mono" : k === "title" ? "title" : ""); tr.appendChild(td); return td; });
   const box = el("div", undefined, "controls");
   const level = el("select");
   for (const l of [1, 2, 3]) { const o = el("option", "L" + l); o.value = String(l); level.appendChild(o); }
   const stop = el("button", "Stop");
   stop.addEventListener("click", () => post("/api/stop", { target: s.sessionId, level: Number(level.value), reason: "stopped from the dashboard" }));
   const text = el("input"); text.type = "text"; text.maxLength = snapshot.injectMaxLength; text.placeholder = "guidance for its next tool result";
-  text.setAttribute("aria-label", "guidance for " + s.sessionId);
+  text.setAttribute("aria-label", "guidance for " + (s.title || s.sessionId));
   const inject = el("button", "Inject");
   const send = async () => { if (text.value.trim() && (await post("/api/inject", { target: s.sessionId, text: text.value }))) text.value = ""; };
   inject.addEventListener("click", send);
@@ -127,12 +146,17 @@ function renderSessions() {
   const live = new Set(shown.map((s) => s.sessionId));
   for (const id of [...rowsById.keys()]) if (!live.has(id)) { rowsById.get(id).tr.remove(); rowsById.delete(id); }
   for (const child of [...tbody.children]) if (!child.dataset.session) child.remove();
-  if (shown.length === 0) { const tr = el("tr"); const td = el("td", all ? "No governed sessions." : "No running sessions."); td.colSpan = 7; tr.appendChild(td); tbody.appendChild(tr); return; }
+  if (shown.length === 0) {
+    const finished = snapshot.sessions.length;
+    const text = finished === 0 ? "No governed session has run in this project yet — start OpenCode here." : all ? "No governed sessions." : "No running sessions — tick “show finished sessions” to see the " + finished + " that ran.";
+    const tr = el("tr", undefined, "empty"); const td = el("td", text); td.colSpan = 8; tr.appendChild(td); tbody.appendChild(tr); return;
+  }
   shown.forEach((s, i) => {
     const row = rowFor(s);
-    const [id, agent, depth, state, budget, tool, controls] = row.cells;
-    id.textContent = "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 3) + s.sessionId;
-    if (s.cycle) id.appendChild(el("span", " (parent cycle)", "cycle"));
+    const [title, id, agent, depth, state, budget, tool, controls] = row.cells;
+    title.replaceChildren(document.createTextNode("\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 3)), s.title ? document.createTextNode(s.title) : el("span", "(untitled)", "untitled"));
+    if (s.cycle) title.appendChild(el("span", " (parent cycle)", "cycle"));
+    id.textContent = s.sessionId;
     agent.textContent = s.agent || "?";
     depth.textContent = String(s.depth);
     state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")" + (s.verified ? "" : " — unverified record (not written by your governance)");
@@ -192,7 +216,7 @@ function renderTimeline() {
   const rootOf = (s) => { let r = s; for (let i = 0; i < 64 && r.parentId && byId.has(r.parentId); i++) r = byId.get(r.parentId); return r.sessionId; };
   const live = new Set(snapshot.sessions.filter((s) => s.running).map(rootOf));
   const rows = snapshot.sessions.filter((s) => all || live.has(rootOf(s)));
-  if (rows.length === 0) { box.appendChild(el("p", "No sessions to show.", "hint")); return; }
+  if (rows.length === 0) { box.appendChild(el("p", snapshot.sessions.length === 0 ? "Nothing yet: governed sessions appear here once OpenCode runs in this project." : "No running session trees (tick “show finished sessions”).", "hint")); return; }
   const now = snapshot.now;
   const t0 = Math.min(...rows.map((s) => s.createdAt));
   const width = Math.max(1, now - t0);
@@ -202,8 +226,8 @@ function renderTimeline() {
   for (const s of rows) {
     const line = el("div", undefined, "line");
     line.dataset.session = s.sessionId;
-    const who = el("div", "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
-    who.title = s.sessionId;
+    const who = el("div", "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.title ? s.title + " · " : "") + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
+    who.title = (s.title ? s.title + "\\n" : "") + s.sessionId;
     const track = el("div", undefined, "track");
     const end = s.endedAt !== null ? s.endedAt : s.running ? now : s.lastActivityAt;
     const bar = el("div", undefined, "span" + (s.running ? "" : " done"));
@@ -239,7 +263,7 @@ function renderResumable() {
   for (const r of snapshot.resumable) {
     const li = el("li");
     li.dataset.session = r.sessionId;
-    li.append(el("code", r.command, "command"), el("span", " " + (r.agent || "?") + ", " + (r.interrupted ? "interrupted" : r.state) + ", last active " + ago(r.lastActivityAt)));
+    li.append(el("code", r.command, "command"), el("span", (r.title ? " “" + r.title + "”" : "") + " " + (r.agent || "?") + ", " + (r.interrupted ? "interrupted" : r.state) + ", last active " + ago(r.lastActivityAt)));
     const details = el("details");
     details.append(el("summary", "resume context"), el("pre", r.context));
     li.appendChild(details);
@@ -252,7 +276,9 @@ function renderAudit() {
   tbody.replaceChildren();
   for (const a of snapshot.audit) {
     const tr = el("tr");
-    tr.append(el("td", new Date(a.at).toISOString().slice(11, 19), "mono"), el("td", a.type), el("td", a.sessionId || "", "mono"), el("td", a.detail, "tool"));
+    const who = el("td", a.title || "", "title");
+    if (a.sessionId) who.appendChild(el("div", a.sessionId, "mono"));
+    tr.append(el("td", new Date(a.at).toISOString().slice(11, 19), "mono"), el("td", a.type), who, el("td", a.detail, "tool"));
     tbody.appendChild(tr);
   }
 }
@@ -287,6 +313,6 @@ function connect() {
 document.addEventListener("DOMContentLoaded", () => {
   $("all").addEventListener("change", render);
   connect();
-  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) row.cells[5].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } }, 1000);
+  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) row.cells[6].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } }, 1000);
 });
 `;

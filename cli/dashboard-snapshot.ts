@@ -15,6 +15,8 @@ import { type Resumable, resumableSessions } from "./resumable.ts";
 /** One row of the session tree as the page shows it. `indent` comes from the walk (capped), not from `depth`. */
 export type SessionRow = {
   sessionId: string;
+  /** OpenCode's title of the session (what its TUI shows), or null before OpenCode names it. */
+  title: string | null;
   parentId: string | null;
   agent: string | null;
   depth: number;
@@ -39,7 +41,8 @@ export type SessionRow = {
   warnings: string[];
 };
 
-export type AuditRow = { at: number; type: string; sessionId: string | null; detail: string };
+/** `title`: the session's, when the line names a session that has one. */
+export type AuditRow = { at: number; type: string; sessionId: string | null; title: string | null; detail: string };
 
 /** A governance event on a session's timeline (its start and end come from the row). */
 export type TimelineMark = { at: number; sessionId: string; kind: MarkKind; type: string; detail: string };
@@ -117,6 +120,7 @@ export function sessionRows(
   return plainDeep(
     sessionTree(records).map(({ record: r, indent, cycle }) => ({
       sessionId: r.sessionId,
+      title: r.title ?? null,
       parentId: r.parentId,
       agent: r.agent,
       depth: r.depth,
@@ -157,6 +161,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   });
   const events = await ctx.audit.read();
   const shown = new Set(sessions.map((r) => r.sessionId));
+  const titles = new Map(sessions.map((r) => [r.sessionId, r.title]));
   const marks: TimelineMark[] = [];
   for (const e of events) {
     const type = currentAuditType(e as AuditEvent & Record<string, unknown>);
@@ -171,6 +176,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
       at: e.at,
       type: e.type,
       sessionId: typeof e.sessionId === "string" ? e.sessionId : null,
+      title: typeof e.sessionId === "string" ? (titles.get(e.sessionId) ?? null) : null,
       detail: auditDetail(e as Record<string, unknown>),
     }));
   return {

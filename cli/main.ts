@@ -26,10 +26,12 @@ const HELP = `opencode-governance — govern OpenCode agent sessions
 Usage: opencode-governance <command> [options]   (run inside an OpenCode project, or pass --dir)
 
 Commands:
-  sessions [--all] [--json]                the session tree: agent, depth, state, control, last tool call
-  stop <session|agent> [--level 1|2|3] [--reason text] [--json]
-                                           ask a running subagent to stop (escalating L1 → L2 → L3, hard stop after the deadline)
-  inject <session|agent> <text> [--json]   deliver guidance with its next tool result (validated, max 500 chars)
+  sessions [--all] [--json]                the session tree: title, agent, depth, state, control, last tool call
+  stop <session|agent|title> [--level 1|2|3] [--reason text] [--json]
+                                           ask a running subagent to stop (escalating L1 → L2 → L3, hard stop after the deadline);
+                                           a part of a title must name exactly one running session (else the candidates are listed)
+  inject <session|agent|title> <text> [--json]
+                                           deliver guidance with its next tool result (validated, max 500 chars)
   budget <session> [--tree] [--add key=value ...] [--json]
                                            use against each budget; --add raises a running (or budget-stopped) session's
                                            budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)

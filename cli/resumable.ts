@@ -14,6 +14,8 @@ import { buildResumeContext } from "../governance/texts/resume-context.ts";
  */
 export type Resumable = {
   sessionId: string;
+  /** OpenCode's title of the session, or null. */
+  title: string | null;
   agent: string | null;
   state: string;
   interrupted: boolean;
@@ -62,6 +64,7 @@ export function resumableSessions(
         });
         return {
           sessionId: r.sessionId,
+          title: r.title ?? null,
           agent: r.agent,
           state: r.state,
           interrupted,

@@ -34,7 +34,11 @@ export async function resumeCommand(c: CommandContext): Promise<number> {
   }
   resumable.forEach((r, i) => {
     if (i > 0) c.io.line("");
-    c.io.line(["bold", r.command], `   ${r.agent ?? "?"}, ${r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`);
+    c.io.line(
+      ["bold", r.command],
+      r.title ? `   "${r.title}"` : "",
+      `   ${r.agent ?? "?"}, ${r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`,
+    );
     c.io.line(["dim", "  resume context:"]);
     for (const line of r.context.split("\n")) c.io.line("    ", line);
   });

@@ -31,7 +31,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const now = c.control.clock.now();
   const budgets = records
     .filter((r) => isRunningSession(r) || r.budget.session.exceeded !== null || r.budget.treeEscalation.exceeded !== null)
-    .map((r) => ({ sessionId: r.sessionId, agent: r.agent, budget: budgetView(r, config.config, now) }));
+    .map((r) => ({ sessionId: r.sessionId, title: r.title ?? null, agent: r.agent, budget: budgetView(r, config.config, now) }));
   const checks = records.map((r) => ({ sessionId: r.sessionId, agent: r.agent, warnings: checkLabels(r, now) })).filter((c) => c.warnings.length > 0);
   // A cost budget that cannot work (no prices: tokens used, cost 0) is said, once per session and scope.
   const costUnreported = records.flatMap((r) =>
@@ -39,6 +39,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       .filter((scope) => (scope === "session" ? r.budget.session : r.budget.treeEscalation).costUnreported)
       .map((scope) => ({ sessionId: r.sessionId, agent: r.agent, scope })),
   );
+  const titleOf = new Map(records.map((r) => [r.sessionId, r.title]));
   if (c.options.json) {
     c.io.json({
       version: JSON_VERSION,
@@ -74,7 +75,11 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   );
   const limited = budgets.map((b) => ({ ...b, summary: budgetSummary(b.budget) })).filter((b) => b.summary !== "");
   if (limited.length > 0) c.io.line(["bold", "budgets:"]);
-  for (const b of limited) c.io.line(`  ${b.sessionId} ${(b.agent ?? "?").slice(0, 60)}: `, b.budget.exceeded ? ["red", b.summary] : b.summary);
+  for (const b of limited)
+    c.io.line(
+      `  ${b.sessionId}${b.title ? ` "${b.title.slice(0, 60)}"` : ""} ${(b.agent ?? "?").slice(0, 60)}: `,
+      b.budget.exceeded ? ["red", b.summary] : b.summary,
+    );
   const covered = lastSessionLine(coverage);
   if (covered) c.io.line(["bold", "coverage: "], (coverage?.last?.gaps.length ?? 0) > 0 ? ["red", covered] : covered);
   if (checks.length > 0) c.io.line(["bold", "checks:"]);
@@ -87,6 +92,9 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       ": the provider reports no prices (tokens used, cost 0); set prices in the OpenCode config or use a token budget",
     );
   c.io.line(["bold", "last audit events:"]);
-  for (const e of events) c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "");
+  for (const e of events) {
+    const title = typeof e.sessionId === "string" ? titleOf.get(e.sessionId) : undefined;
+    c.io.line(`  ${new Date(e.at).toISOString()} `, ["cyan", e.type], e.sessionId ? ` ${e.sessionId}` : "", title ? ` "${title.slice(0, 60)}"` : "");
+  }
   return 0;
 }

@@ -43,6 +43,9 @@ const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
   : path.join(tmpdir(), `ocg-dashboard-${process.pid}.png`);
 const RESUMABLE = "ses_browserresume0000000000001";
 const GUIDANCE = "please keep the commits small";
+/** The child's task description: OpenCode titles the subagent's session with it (issue 32: the page shows titles). */
+const CHILD_TASK = "Read the notes in a loop";
+const CHILD_TITLE = `${CHILD_TASK} (@governance-executor subagent)`;
 
 const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
@@ -68,7 +71,7 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     const tools = toolTexts(req).length;
     if (first.includes("PARENT")) {
       if (tools === 0)
-        return { toolCalls: [{ name: "task", args: { description: "loop", prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
+        return { toolCalls: [{ name: "task", args: { description: CHILD_TASK, prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
       return { text: "parent done" };
     }
     if (first.includes("CHILD-LOOP")) {
@@ -181,8 +184,10 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     const order = await page.locator("#rows tr").evaluateAll((rows) => rows.map((r) => r.getAttribute("data-session")));
     expect(order.indexOf(parent)).toBeGreaterThanOrEqual(0);
     expect(order.indexOf(child)).toBe(order.indexOf(parent) + 1);
-    expect(await childRow.locator("td").nth(1).textContent()).toBe("governance-executor");
-    expect(await childRow.locator("td").first().textContent()).toMatch(new RegExp(`^\\u00a0{3}${child}$`));
+    // The title OpenCode gave the subagent is the row's first column (indented under its parent), then its id and agent.
+    await expect.poll(() => childRow.locator("td").first().textContent(), { timeout: 30_000 }).toBe(`${"\u00a0".repeat(3)}${CHILD_TITLE}`);
+    expect(await childRow.locator("td").nth(1).textContent()).toBe(child);
+    expect(await childRow.locator("td").nth(2).textContent()).toBe("governance-executor");
     await expect.poll(() => childRow.locator("td.tool").textContent(), { timeout: 30_000 }).toMatch(/^read .*notes-/);
 
     // Guidance typed in the page arrives fenced in the child's next tool result.
@@ -216,8 +221,10 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     await page.locator("#status.ok", { hasText: "stop requested" }).waitFor();
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "the plugin took the stop", 30_000);
     // The page follows by itself: the row says stopping, the audit tail shows the request.
-    await expect.poll(() => childRow.locator("td").nth(3).textContent(), { timeout: 30_000 }).toContain("stopping");
+    await expect.poll(() => childRow.locator("td").nth(4).textContent(), { timeout: 30_000 }).toContain("stopping");
     await expect.poll(() => page.locator("#audit-rows tr", { hasText: "stop_queued" }).count()).toBeGreaterThan(0);
+    // The audit view names the session by its title too.
+    expect(await page.locator("#audit-rows tr", { hasText: "stop_queued" }).first().locator("td.title").textContent()).toBe(`${CHILD_TITLE}${child}`);
     const base = agentRequests(child).length;
     gate.release();
     const l1 = lastToolText(await waitFor(() => agentRequests(child)[base], "child step after the stop", 60_000));
@@ -228,18 +235,58 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
 
     // Seeing it: the child's budget as a bar (the default runaway guards of a subagent), and its line on the timeline
     // with the guidance and the stop marked where they happened.
-    const meter = childRow.locator("td").nth(4).locator('[role="meter"]');
+    const meter = childRow.locator("td").nth(5).locator('[role="meter"]');
     await expect.poll(() => meter.count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    expect(await childRow.locator("td").nth(4).textContent()).toMatch(/own (modelRequests|toolCalls|activeTime) \S+\/(500|1000|2h)/);
+    expect(await childRow.locator("td").nth(5).textContent()).toMatch(/own (modelRequests|toolCalls|activeTime) \S+\/(500|1000|2h)/);
     const line = page.locator(`#timeline .line[data-session="${child}"]`);
     await expect.poll(() => line.locator('.mark.stop[data-type="stop_queued"]').count(), { timeout: 30_000 }).toBe(1);
     await expect.poll(() => line.locator('.mark.guidance[data-type="session_injected"]').count(), { timeout: 30_000 }).toBe(1);
     expect(await page.locator(`#timeline .line[data-session="${parent}"]`).count()).toBe(1);
-    expect(await line.locator(".who").textContent()).toMatch(/governance-executor · \d+ tool calls?$/);
+    expect(await line.locator(".who").textContent()).toMatch(
+      /Read the notes in a loop \(@governance-executor subagent\) · governance-executor · \d+ tool calls?$/,
+    );
+    // The legend names every kind of mark, each in the colour the timeline draws it.
+    const legend = page.locator("#legend li");
+    expect(await legend.evaluateAll((items) => items.map((i) => i.getAttribute("data-kind")))).toEqual([
+      "running",
+      "finished",
+      "stop",
+      "budget",
+      "loop",
+      "guidance",
+      "escape",
+      "end",
+      "refused",
+      "tool",
+    ]);
+    expect(await page.locator('#legend li[data-kind="stop"]').textContent()).toBe("stop requested, delivered or done");
+    // Read in one go inside the page: a live update may replace the timeline's nodes between two separate calls.
+    const colour = (selector: string) =>
+      page.evaluate(`(() => { const e = document.querySelector(${JSON.stringify(selector)}); return e ? getComputedStyle(e).backgroundColor : "missing"; })()`);
+    expect(await colour('#legend li[data-kind="stop"] .swatch')).toBe(await colour('#timeline .mark.stop[data-type="stop_queued"]'));
+    expect(await colour('#legend li[data-kind="guidance"] .swatch')).toBe(await colour("#timeline .mark.guidance"));
 
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     expect((await page.screenshot({ path: SCREENSHOT, fullPage: true })).length).toBeGreaterThan(10_000);
     expect(navigations).toBe(1);
     expect(errors).toEqual([]);
+  });
+
+  test("a project where no governed session has run yet says what to do", async () => {
+    // An OpenCode project (a `.opencode/` folder, as after `opencode-governance init`) with no session yet.
+    const empty = mkdtempSync(path.join(tmpdir(), "ocg-empty-project-"));
+    mkdirSync(path.join(empty, ".opencode"));
+    const emptyDash = await startDashboardProcess(empty, [], project.env);
+    const emptyPage = await context.newPage();
+    try {
+      await emptyPage.goto(emptyDash.url);
+      await emptyPage.locator("#live", { hasText: "live" }).waitFor();
+      expect(await emptyPage.locator("#rows tr.empty").textContent()).toBe("No governed session has run in this project yet — start OpenCode here.");
+      expect(await emptyPage.locator("#legend li").count()).toBe(10);
+    } finally {
+      await emptyPage.close();
+      await emptyDash.stop();
+      rmSync(empty, { recursive: true, force: true });
+    }
   });
 });

@@ -379,7 +379,8 @@ describe("hostile ids and --dir", () => {
     await seedTree(p);
     const res = await runCli(args, { cwd: p.dir });
     expect(res.code).not.toBe(0);
-    expect(res.stderr).toMatch(/not a session id \(ses_…\) or an agent name/);
+    // Not an id: looked up as an agent name or a title fragment among running sessions, never as a path.
+    expect(res.stderr).toMatch(/no running session of agent ".+" or with ".+" in its title/);
     expect(await p.sandboxEntries()).toEqual(["work"]);
     expect(await readdir(governancePaths(p.dir).queues)).toEqual([]);
   });

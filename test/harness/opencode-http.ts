@@ -28,6 +28,11 @@ export class OpencodeHttp {
     return this.call("POST", "/session", body);
   }
 
+  /** Renames a session, as the TUI's rename does (`PATCH /session/:id`). */
+  rename(id: string, title: string): Promise<SessionInfo> {
+    return this.call("PATCH", `/session/${id}`, { title });
+  }
+
   getSession(id: string): Promise<SessionInfo> {
     return this.call("GET", `/session/${id}`);
   }
