@@ -17,8 +17,10 @@ import {
   type ScriptedModel,
   type TestProject,
 } from "../test/harness/index.ts";
+import { startOtlpReceiver } from "../test/harness/otlp-receiver.ts";
 import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/harness/warm-cache.ts";
-import { respond } from "./demo/model-script.ts";
+import { MARK, respond } from "./demo/model-script.ts";
+import * as Peerless from "./demo/peerless-scenes.ts";
 import * as Scenes from "./demo/scenes.ts";
 import { Stage } from "./demo/stage.ts";
 import { bold, dim, red, short, table, Timeline, yellow } from "./demo/timeline.ts";
@@ -30,6 +32,7 @@ const t = new Timeline();
 let model: ScriptedModel | undefined;
 let project: TestProject | undefined;
 let stage: Stage | undefined;
+let receiver: Awaited<ReturnType<typeof startOtlpReceiver>> | undefined;
 
 /** This project lets the built-in `general` agent use `task` in OpenCode; scene 1 makes it a leaf in governance.yaml. */
 const GENERAL_AGENT = `---
@@ -71,7 +74,10 @@ async function main(): Promise<number> {
   );
 
   const s = stage;
-  const shared: Scenes.Shared = { withoutPlugin };
+  // A local OTLP receiver (127.0.0.1): OpenCode's plugin exports the sessions to it, and scene 10 draws what arrived.
+  receiver = await startOtlpReceiver();
+  const serveEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_BLRP_SCHEDULE_DELAY: "100" };
+  const shared: Scenes.Shared = { withoutPlugin, serveEnv };
   const loaded = await t.scene(1, "The plugin loads; its config is generated", () => Scenes.pluginLoads(s, shared));
   if (!loaded || s.auditOf("plugin_started").length === 0) {
     console.log(red(bold("\nThe plugin did not load in OpenCode, so nothing else can be shown.")));
@@ -83,7 +89,18 @@ async function main(): Promise<number> {
   await t.scene(5, "Inject guidance into a running subagent, then stop it (CLI)", () => Scenes.injectThenStop(s));
   await t.scene(6, "Compaction keeps the governance context", () => Scenes.compaction(s, shared));
   await t.scene(7, "Escape: aborting a session interrupts its running child too", () => Scenes.escape(s, shared));
-  await t.scene(8, "Resume two hours later: the resume context", () => Scenes.resume(s, shared));
+  const trees: string[] = [];
+  const keepTree = async (scene: Promise<string>) => void trees.push(await scene);
+  // Both trees start together and run side by side; each scene then shows its own.
+  const started = async (title: string, marker: string, child: string) =>
+    Peerless.startTree(s, title, marker, child).catch((error: unknown) => ({ parent: "", from: 0, since: 0, done: Promise.resolve({ error }) }));
+  const budgetTree = await started("budget demo", MARK.runaway, MARK.runawayChild);
+  const loopTree = await started("loop demo", MARK.pingPong, MARK.pingPongChild);
+  await t.scene(8, "A runaway subagent meets its budget: notice, the stop ladder, the parent told why", () => keepTree(Peerless.budgetRunaway(s, budgetTree)));
+  await t.scene(9, "A loop caught by the loop guard (the same two reads, nothing new)", () => keepTree(Peerless.loopCaught(s, loopTree)));
+  const spans = receiver.spans;
+  await t.scene(10, "The session tree as an OpenTelemetry trace, from a local OTLP receiver", () => Peerless.traceTree(s, spans, trees));
+  await t.scene(11, "Resume two hours later: the resume context", () => Scenes.resume(s, shared));
 
   summary(s);
   const failed = t.results.filter((r) => !r.ok);
@@ -98,7 +115,7 @@ async function main(): Promise<number> {
 
 /** The records as the plugin left them, and how many audit events of each type it wrote. */
 function summary(s: Stage): void {
-  t.heading(9, "Summary: the session records and the audit log");
+  t.heading(12, "Summary: the session records and the audit log");
   const records = allSessionRecords(s.project.governanceDir).sort((a, b) => a.createdAt - b.createdAt);
   const rows = [["session", "agent", "depth", "parent", "state", "control", "tool calls"]];
   for (const r of records) {
@@ -138,6 +155,8 @@ async function cleanup(): Promise<void> {
   if (stage) stage.serve = undefined;
   await model?.close().catch(() => undefined);
   model = undefined;
+  await receiver?.close().catch(() => undefined);
+  receiver = undefined;
   if (project) {
     if (keep) console.log(`\nproject kept at ${project.dir} (state in .opencode/governance/)`);
     else project.cleanup();

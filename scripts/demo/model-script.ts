@@ -23,6 +23,10 @@ export const MARK = {
   escape: "[demo:escape]",
   escapeChild: "[demo:escape-child]",
   resume: "[demo:resume]",
+  runaway: "[demo:runaway]",
+  runawayChild: "[demo:runaway-child]",
+  pingPong: "[demo:ping-pong]",
+  pingPongChild: "[demo:ping-pong-child]",
 } as const;
 
 /** Safety cap for the looping child if the stop never lands. */
@@ -66,6 +70,18 @@ export function respond(req: ModelRequest): Reply {
     if (last.includes("SESSION TERMINATED") || done >= LOOP_CAP) return { text: "Stopped. I read README.md in slices; the check is unfinished." };
     // Varying the arguments keeps OpenCode's doom-loop guard (3 identical calls) out of the way.
     return { toolCalls: [{ name: "read", args: { filePath: "README.md", limit: 10 + done } }], delayMs: 60 };
+  }
+  if (has(MARK.runawayChild)) {
+    // Never done on its own: only its budget ends it. New arguments each time, so it is not a loop.
+    const last = lastOf(req, "tool") ?? "";
+    if (last.includes("SESSION TERMINATED") || done >= LOOP_CAP) return { text: "Planner: stopped before the plan was finished." };
+    return { toolCalls: [{ name: "read", args: { filePath: "README.md", offset: 1 + done, limit: 5 } }], delayMs: 40 };
+  }
+  if (has(MARK.pingPongChild)) {
+    // A-B-A-B with unchanged results: no progress, which the loop guard recognises.
+    const last = lastOf(req, "tool") ?? "";
+    if (last.includes("SESSION TERMINATED") || done >= LOOP_CAP) return { text: "Verifier: stopped while re-reading the same two files." };
+    return { toolCalls: [{ name: "read", args: { filePath: done % 2 === 0 ? "README.md" : "docs/notes.md" } }], delayMs: 40 };
   }
   if (has(MARK.escapeChild)) return done === 0 ? { toolCalls: [{ name: "read", args: { filePath: "README.md" } }] } : { hang: true };
   if (has(MARK.chainValidate)) return { text: "validated" };
@@ -147,6 +163,22 @@ export function respond(req: ModelRequest): Reply {
     );
   if (has(MARK.escape))
     return delegateOnce(req, "governance-planner", "plan the release", `${MARK.escapeChild} Plan the release.`, "Coordinator: plan received.");
+  if (has(MARK.runaway))
+    return delegateOnce(
+      req,
+      "governance-planner",
+      "plan the release notes",
+      `${MARK.runawayChild} Plan the release notes.`,
+      "Coordinator: the planner hit its budget.",
+    );
+  if (has(MARK.pingPong))
+    return delegateOnce(
+      req,
+      "governance-verifier",
+      "verify the docs",
+      `${MARK.pingPongChild} Verify the docs agree.`,
+      "Coordinator: the verifier was looping.",
+    );
   if (has(MARK.resume)) return { text: "Resuming: the planner was interrupted; I will check its work first." };
   if (has(MARK.afterCompact)) return { text: "Continuing after compaction." };
   return { text: "ok" };

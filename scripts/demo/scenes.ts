@@ -1,9 +1,10 @@
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, statusNote, textOf, waitFor } from "../../test/harness/index.ts";
+import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, statusNote, waitFor } from "../../test/harness/index.ts";
 import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { MARK, toolResults } from "./model-script.ts";
+import { parentNote, RUNAWAY_BUDGET } from "./peerless-scenes.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
 import { dim, expect, short, yellow } from "./timeline.ts";
 
@@ -21,11 +22,12 @@ const STOP_HEADINGS = ["⚠️ SESSION STOP REQUESTED", "🛑 SESSION STOP — I
 /** The parent's note starts with the heading and the parent's seal (`⚠️ SUBAGENT INTERRUPTED [seal:…]: agent …`). */
 const NOTE = SUBAGENT_INTERRUPTED_HEADING;
 
-export type Shared = { withoutPlugin: boolean; main?: string; escaped?: string; escapedChild?: string };
+/** `serveEnv`: the environment `opencode serve` gets (the demo's OTLP receiver). */
+export type Shared = { withoutPlugin: boolean; serveEnv?: NodeJS.ProcessEnv; main?: string; escaped?: string; escapedChild?: string };
 
 export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
   const { t } = s;
-  s.serve = await serveOpencode(s.project);
+  s.serve = await serveOpencode(s.project, { env: shared.serveEnv });
   t.line(`opencode serve listening on ${s.serve.url}`);
   await s.http.status(); // the first request for the project makes OpenCode create its instance, loading plugins
   const started = await waitFor(() => s.auditOf("plugin_started")[0], "plugin_started", shared.withoutPlugin ? 5_000 : 15_000).catch(() => undefined);
@@ -64,10 +66,16 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
   const edited = yaml
     .replace(/^phase: .*$/m, "phase: release-review")
     .replace(/^anchors: \[\]$/m, `anchors:\n  - id: ${ANCHOR}\n    text: The README is the single source of truth for users.\n    priority: critical`)
-    .replace(/^agents:$/m, "agents:\n  # The built-in general agent may not delegate in this project.\n  general:\n    role: leaf\n    mayDelegateTo: []");
-  expect(edited.includes(ANCHOR) && edited.includes("  general:"), "could not edit the generated config (its layout changed?)");
+    .replace(/^agents:$/m, "agents:\n  # The built-in general agent may not delegate in this project.\n  general:\n    role: leaf\n    mayDelegateTo: []")
+    .replace(/^ {2}agents: \{\}$/m, `  agents:\n    governance-planner: { toolCalls: ${RUNAWAY_BUDGET} }`);
+  expect(
+    edited.includes(ANCHOR) && edited.includes("  general:") && edited.includes("governance-planner: { toolCalls"),
+    "could not edit the generated config (its layout changed?)",
+  );
   fs.writeFileSync(configFile, edited);
-  t.line(`user edits it: phase release-review, anchor ${ANCHOR} (critical), the built-in "general" agent a leaf`);
+  t.line(
+    `user edits it: phase release-review, anchor ${ANCHOR} (critical), the built-in "general" agent a leaf, governance-planner a budget of ${RUNAWAY_BUDGET} tool calls`,
+  );
   t.line("the running plugin notices the edit (it checks the file every 2 s) and reloads it, no restart");
   const again = await waitFor(() => s.auditOf("config_loaded")[1], "the edited config reloaded", 8_000);
   const problems = s.auditOf("config_problem");
@@ -250,13 +258,10 @@ export async function injectThenStop(s: Stage): Promise<void> {
       await s.http.waitIdle([parent, child], 10_000);
     },
   );
-  const note = s
-    .stepsOf(parent, from)
-    .flatMap((r) => r.messages.map((m) => textOf(m.content)))
-    .find((x) => x.includes(NOTE));
+  const note = parentNote(s, parent, from);
   expect(note, `the parent's next model request did not contain "${NOTE}"`);
   t.line("the parent's next model request told it, in front of its task result:");
-  t.quote(note.slice(note.indexOf(NOTE)), 4);
+  t.quote(note, 4);
   expect(s.auditOf("parent_notified", { since, sessionId: parent }).length > 0, "no parent_notified in the audit log");
 }
 

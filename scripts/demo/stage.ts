@@ -114,14 +114,14 @@ export class Stage {
 
   /**
    * Prints audit lines of the given types as the plugin writes them, while `body` runs, so the timeline shows when
-   * governance acted, not when the demo looked.
+   * governance acted, not when the demo looked. `only`: the lines of one scene's sessions, when others run meanwhile.
    */
-  async tail<T>(types: readonly string[], body: () => Promise<T>): Promise<T> {
+  async tail<T>(types: readonly string[], body: () => Promise<T>, only: (e: AuditEvent) => boolean = () => true): Promise<T> {
     const wanted = new Set(types);
     let seen = this.audit().length;
     const flush = () => {
       const all = this.audit();
-      for (const e of all.slice(seen)) if (wanted.has(e.type)) this.t.line(auditLine(e));
+      for (const e of all.slice(seen)) if (wanted.has(e.type) && only(e)) this.t.line(auditLine(e));
       seen = all.length;
     };
     const timer = setInterval(flush, 100);
