@@ -8,6 +8,7 @@ import { recordToolCall } from "./tool-call-record.ts";
 import { abortedBy } from "../stop/stop-ladder.ts";
 import { freshRecord, hierarchy, isSessionId, SessionId, type SessionRecord, type SessionState } from "./session-record.ts";
 import { cleanTitle } from "./session-title.ts";
+import { compactionSeen } from "./compaction-seen.ts";
 
 export type { Effect } from "./effects.ts";
 
@@ -313,15 +314,14 @@ function effectsFor(before: SessionRecord, after: SessionRecord, ev: SessionEven
 }
 
 function createRecord(ev: SessionEvent, sessionId: string): TransitionResult {
-  const parentId = ev.type === "created" || ev.type === "first_seen" ? (ev.parentId ?? null) : null;
-  const parent = ev.type === "created" || ev.type === "first_seen" ? ev.parentRecord : undefined;
-  const agent = ev.type === "created" || ev.type === "first_seen" ? (ev.agent ?? null) : null;
-  const fresh = freshRecord(sessionId, ev.at, agent, hierarchy(sessionId, parentId, parent));
+  const init = ev.type === "created" || ev.type === "first_seen" ? ev : undefined;
+  const parentId = init?.parentId ?? null;
+  const parent = init?.parentRecord;
+  const fresh = freshRecord(sessionId, ev.at, init?.agent ?? null, hierarchy(sessionId, parentId, parent));
   if (!fresh) return illegal(undefined, "invalid_record");
-  const made = notePhase(fresh, ev.type === "created" || ev.type === "first_seen" ? ev.phase : undefined, ev.at);
-  const attest = ev.type === "created" || ev.type === "first_seen" ? ev.attest : undefined;
+  const made = notePhase(fresh, init?.phase, ev.at);
   const title = ev.type === "created" ? cleanTitle(ev.title) : null;
-  const next = { ...made, ...(attest ? { attest } : {}), ...(title ? { title } : {}) };
+  const next = { ...made, ...(init?.attest ? { attest: init.attest } : {}), ...(title ? { title } : {}) };
   const data = {
     via: ev.type,
     level: next.level,
@@ -384,21 +384,4 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
   if (ev.type === "first_seen" || ev.type === "prompt") return { next, effects }; // only the gap is classified
   const rest = transition(next, ev, ctx);
   return { next: rest.next, effects: [...effects, ...rest.effects], ...(rest.illegal ? { illegal: rest.illegal } : {}) };
-}
-
-/** A compaction entry this recent belongs to the compaction now finishing. */
-export const SAME_COMPACTION_MS = 30_000;
-
-/**
- * One compaction, counted once. OpenCode's own compaction reaches the plugin twice: its autocontinue hook (`auto`,
- * recorded first so the synthetic "continue" step already carries the reminder) and then `session.compacted`
- * (`summarize`). Returns the record to keep when `ev` repeats the compaction the last entry already counts (an
- * entry first recorded as `summarize` is corrected to `auto`), or undefined when `ev` is a new compaction.
- */
-export function compactionSeen(record: SessionRecord, ev: { at: number; trigger: "summarize" | "auto" }): SessionRecord | undefined {
-  const last = record.compactionHistory.at(-1);
-  if (!last || ev.at - last.at >= SAME_COMPACTION_MS) return undefined;
-  if (ev.trigger === "summarize") return last.trigger === "auto" ? record : undefined;
-  if (last.trigger !== "summarize") return record;
-  return { ...record, compactionHistory: [...record.compactionHistory.slice(0, -1), { ...last, trigger: "auto" }] };
 }

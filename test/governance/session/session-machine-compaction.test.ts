@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { SAME_COMPACTION_MS } from "../../../governance/session/session-machine.ts";
+import { SAME_COMPACTION_MS } from "../../../governance/session/compaction-seen.ts";
 import { HOUR, MINUTE, T0, makeRecord } from "../fixtures/records.ts";
 import { run, sample } from "./machine-fixture.ts";
 
