@@ -13,7 +13,7 @@ import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } f
 import { pumpEvents } from "./event-pump.ts";
 import { LocationFilter } from "./location-filter.ts";
 import { createV2Api, ExecutionStates } from "./v2-api.ts";
-import type { Cleanup, SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./v2-types.ts";
+import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./v2-types.ts";
 
 const V2 = HOST_LINES[2];
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
