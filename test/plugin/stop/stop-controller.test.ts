@@ -155,6 +155,9 @@ describe("stop controller", () => {
 
   test("a child deleted with a stop and guidance queued: both are claimed, each audited as what it is", async () => {
     await toolCall(); // the child is running
+    // Queued but not yet noticed: the queue watcher's fs.watch would otherwise begin the stop whenever its event comes
+    // (sometimes before the deletion, under load), and a begun stop is not an ignored one.
+    f.rt.stops.dispose();
     await enqueue(f.rt.ctx.paths, CHILD, { kind: "inject", id: "inject-1", at: f.clock.now(), text: "also check the docs", by: "cli" });
     await enqueue(f.rt.ctx.paths, CHILD, { kind: "stop", id: "stop-1", at: f.clock.now(), level: 1, reason: "enough", by: "cli" });
     await onEvent(f.rt, events.deleted(CHILD));
