@@ -6,7 +6,7 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
+import { afterEach, describe, expect, test, vi } from "vitest";
 import plugin from "../../plugin/index.ts";
 import { coverageFile } from "../../plugin/sessions/coverage-watch.ts";
 import { type InterruptReason, OpenCode2Double } from "./opencode-2-double.ts";
@@ -145,6 +145,8 @@ describe("governance notices when it is not governing (issue 25 item 5) on OpenC
     expect(f.audit().filter((e) => e.type === "governance_gap")).toEqual([]);
     await f.host.request(r);
     await f.flush();
+    // Audit lines are written behind the hook (never awaited on the host's path): wait for them to land.
+    await vi.waitFor(() => expect(f.audit().filter((e) => e.type === "governance_gap")).toHaveLength(2));
     const gaps = f.audit().filter((e) => e.type === "governance_gap");
     expect(gaps.map((g) => g.missing).sort()).toEqual(["prefix", "status_note"]);
     expect(gaps[0]).toMatchObject({ sessionId: r, host: 2, hostVersion: "2.0.17" });
@@ -153,9 +155,9 @@ describe("governance notices when it is not governing (issue 25 item 5) on OpenC
     await f.host.request(s);
     await f.host.request(s);
     await f.flush();
-    expect(f.audit().filter((e) => e.type === "governance_gap" && e.sessionId === s)).toHaveLength(2);
-    const notices = f.audit().filter((e) => e.type === "host_notice" && String(e.message).includes("Governance is not reaching"));
-    expect(notices).toHaveLength(1);
+    await vi.waitFor(() => expect(f.audit().filter((e) => e.type === "governance_gap" && e.sessionId === s)).toHaveLength(2));
+    const notices = () => f.audit().filter((e) => e.type === "host_notice" && String(e.message).includes("Governance is not reaching"));
+    await vi.waitFor(() => expect(notices()).toHaveLength(1));
     await f.host.unload();
     const summary = JSON.parse(fs.readFileSync(coverageFile(path.join(f.dir, ".opencode", "governance")), "utf8"));
     expect(summary.last).toMatchObject({ sessionId: s, steps: 2, prefixed: 0 });
