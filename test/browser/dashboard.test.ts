@@ -4,6 +4,7 @@ import path from "node:path";
 import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { missing, CHROMIUM } from "../harness/system-tools.ts";
+import { recordTrust } from "../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../governance/storage/session-store.ts";
 import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
 import { parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
@@ -128,6 +129,8 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
       resume: null,
       compactedPending: false,
       budget: EMPTY_BUDGET,
+      // Written as this user's governance writes it (lists show only attested records: a planted one is not the user's).
+      attest: recordTrust(project.env).attest(RESUMABLE),
     }));
     serve = await serveOpencode(project);
     // The user's dashboard runs as the same user as OpenCode (same HOME/XDG dirs): it signs queue directives with the
