@@ -9,6 +9,7 @@ import {
   EMPTY_COVERAGE,
 } from "../../governance/session/governance-coverage.ts";
 import { writeFileAtomic } from "../../governance/storage/atomic-write.ts";
+import { ensureGovernanceDir } from "../../governance/storage/governance-paths.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
@@ -190,6 +191,8 @@ export class CoverageWatch {
     if (!this.#dirty) return;
     this.#dirty = false;
     try {
+      // The same check as every other write: never through a planted symlink to outside the project (docs/security.md).
+      await ensureGovernanceDir(this.ctx.paths);
       await writeFileAtomic(coverageFile(this.ctx.paths.root), `${JSON.stringify(this.summary())}\n`);
     } catch {
       // The summary is a view for `doctor`; the audit line is the record. A failed write is tried again next time.
