@@ -1,13 +1,6 @@
 import path from "node:path";
-import {
-  type Coverage,
-  type CoverageEvent,
-  coverageLine,
-  type CoverageMissing,
-  type CoverageSummary,
-  coverageStep,
-  EMPTY_COVERAGE,
-} from "../../governance/session/governance-coverage.ts";
+import type { Coverage, CoverageEvent, CoverageMissing, CoverageSummary } from "../../governance/session/governance-coverage.ts";
+import { coverageLine, coverageStep, EMPTY_COVERAGE } from "../../governance/session/governance-coverage.ts";
 import { writeFileAtomic } from "../../governance/storage/atomic-write.ts";
 import { ensureGovernanceDir } from "../../governance/storage/governance-paths.ts";
 import type { PluginContext } from "../runtime/context.ts";
@@ -183,21 +176,19 @@ export class CoverageWatch {
 
   /**
    * Writes the summary when it changed since the last write (a timer 15 s after the first change, and every flush:
-   * the runtime's exit included). Never throws. The next change arms the timer again; none is left after an exit.
+   * the runtime's exit included), into the checked governance folder like every write (never through a planted
+   * symlink). Never throws: a view for `doctor` (the audit line is the record); a failed write is tried again later.
    */
   async saveSummary(): Promise<void> {
     this.ctx.timers.clear(this.#timer);
     this.#timer = undefined;
     if (!this.#dirty) return;
     this.#dirty = false;
-    try {
-      // The same check as every other write: never through a planted symlink to outside the project (docs/security.md).
-      await ensureGovernanceDir(this.ctx.paths);
-      await writeFileAtomic(coverageFile(this.ctx.paths.root), `${JSON.stringify(this.summary())}\n`);
-    } catch {
-      // The summary is a view for `doctor`; the audit line is the record. A failed write is tried again next time.
-      this.#dirty = true;
-    }
+    await ensureGovernanceDir(this.ctx.paths)
+      .then(() => writeFileAtomic(coverageFile(this.ctx.paths.root), `${JSON.stringify(this.summary())}\n`))
+      .catch(() => {
+        this.#dirty = true;
+      });
   }
 
   forget(sessionId: string): void {

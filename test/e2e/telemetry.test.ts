@@ -187,7 +187,9 @@ describe("OpenTelemetry export: the session tree as GenAI spans, decisions as ev
     await waitFor(() => metric("governance.escapes").length > 0 && metric("governance.stops").length > 0, "metrics exported", 10_000);
     const last = (name: string) => metric(name).at(-1)!.points;
     expect(last("governance.spawn.halts")).toEqual([expect.objectContaining({ attributes: { reason: "max_depth", enforced: true }, value: 1 })]);
-    expect(last("governance.stops")).toEqual(expect.arrayContaining([expect.objectContaining({ attributes: { level: "3", outcome: "requested", origin: "user" }, value: 1 })]));
+    expect(last("governance.stops")).toEqual(
+      expect.arrayContaining([expect.objectContaining({ attributes: { level: "3", outcome: "requested", origin: "user" }, value: 1 })]),
+    );
     expect(last("governance.escapes").reduce((n, p) => n + p.value, 0)).toBeGreaterThanOrEqual(1);
     expect(last("governance.sessions").some((p) => p.attributes["governance.depth"] === 3)).toBe(true);
     const hooks = new Set(last("governance.hook.duration").map((p) => p.attributes["governance.hook"]));
