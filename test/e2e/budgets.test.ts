@@ -169,6 +169,13 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   });
 
   const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
+  /** A root prompted to the end of its turn, and its (first) subagent. */
+  const runTree = async (prompt: string, timeoutMs = 30_000) => {
+    const root = await serve.http.createSession();
+    await serve.http.prompt(root.id, prompt);
+    await serve.http.waitIdle([root.id], timeoutMs);
+    return { root, child: await childOf(root.id) };
+  };
   const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   const events = (type: string, sessionId?: string) =>
     auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
@@ -179,10 +186,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     ["cost", "costcap", "cost", "cost"],
     ["time", "timecap", "activeTime", "active time"],
   ])("a subagent over its %s budget is warned, then stopped with the budget as the reason; the parent is told", async (marker, agent, key, words) => {
-    const root = await serve.http.createSession();
-    await serve.http.prompt(root.id, `PARENT ${marker} ${agent}`);
-    await serve.http.waitIdle([root.id], 40_000);
-    const child = await childOf(root.id);
+    const { root, child } = await runTree(`PARENT ${marker} ${agent}`, 40_000);
     expect(events("budget_warning", child).map((e) => e.key)).toContain(key);
     expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key, scope: "session" })]);
     const childTexts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
@@ -238,10 +242,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
 
   test("a raise written into a record by hand is not trusted", async () => {
     const { patchSessionRecord } = await import("../harness/index.ts");
-    const root = await serve.http.createSession();
-    await serve.http.prompt(root.id, "PARENT tools toolcap");
-    await serve.http.waitIdle([root.id], 30_000);
-    const child = await childOf(root.id);
+    const { child } = await runTree("PARENT tools toolcap");
     patchSessionRecord(project.governanceDir, child, (r) => {
       r.budget.raises = [{ id: "forged", at: 1, scope: "session", add: { toolCalls: 1000 }, by: "model", sig: "0".repeat(64) }];
     });
@@ -251,10 +252,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   });
 
   test("a tree budget stops the whole tree", async () => {
-    const root = await serve.http.createSession();
-    await serve.http.prompt(root.id, "PARENT tree plain");
-    await serve.http.waitIdle([root.id], 30_000);
-    const child = await childOf(root.id);
+    const { root, child } = await runTree("PARENT tree plain");
     expect(events("budget_exceeded", root.id)).toEqual([expect.objectContaining({ scope: "tree", key: "reasoningTokens" })]);
     expect(sessionRecord(project.governanceDir, child)?.stop?.reason).toContain("task tree's budget");
   });
@@ -276,10 +274,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   test.each(["desc", "dotpath", "cycle", "counter"])(
     "a loop in cosmetic disguise (%s) is noticed, then stopped by governance (issue 28 §3)",
     async (marker) => {
-      const root = await serve.http.createSession();
-      await serve.http.prompt(root.id, `PARENT ${marker} plain`);
-      await serve.http.waitIdle([root.id], 30_000);
-      const child = await childOf(root.id);
+      const { child } = await runTree(`PARENT ${marker} plain`);
       expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
       const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
@@ -293,10 +288,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   );
 
   test("a poll that waits and sees the same line is not a loop (issue 28 §3)", async () => {
-    const root = await serve.http.createSession();
-    await serve.http.prompt(root.id, "PARENT waitpoll plain");
-    await serve.http.waitIdle([root.id], 30_000);
-    const poller = await childOf(root.id);
+    const { child: poller } = await runTree("PARENT waitpoll plain");
     expect(events("loop_detected", poller)).toEqual([]);
     expect(
       requestsOf(poller)
@@ -306,19 +298,13 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   });
 
   test("a looping subagent is noticed, then stopped; a progressing poll is not", async () => {
-    const root = await serve.http.createSession();
-    await serve.http.prompt(root.id, "PARENT loop plain");
-    await serve.http.waitIdle([root.id], 30_000);
-    const child = await childOf(root.id);
+    const { child } = await runTree("PARENT loop plain");
     expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
     const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
     expect(texts.some((t) => t.startsWith("🔁 GOVERNANCE LOOP NOTICE"))).toBe(true);
     expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
 
-    const root2 = await serve.http.createSession();
-    await serve.http.prompt(root2.id, "PARENT poll plain");
-    await serve.http.waitIdle([root2.id], 30_000);
-    const poller = await childOf(root2.id);
+    const { child: poller } = await runTree("PARENT poll plain");
     expect(events("loop_detected", poller)).toEqual([]);
     expect(
       requestsOf(poller)
