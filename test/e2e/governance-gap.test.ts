@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  listen,
   type Respond,
   type ScriptedModel,
   serveOpencode,
@@ -24,33 +25,6 @@ const PREFIX_HEADING = "## Governance Context (opencode-governance)";
 /** One tool step, then the answer: two model steps per prompt. */
 const oneToolThenAnswer: Respond = (req) =>
   req.messages.some((m) => m.role === "tool") ? { text: "Done." } : { toolCalls: [{ name: "bash", args: { command: "echo hi", description: "one step" } }] };
-
-/** The server's event stream (`GET /event`, SSE): every bus event as JSON, collected until `close`. */
-function listen(url: string, directory: string): { events: { type: string; properties?: Record<string, unknown> }[]; close: () => void } {
-  const events: { type: string; properties?: Record<string, unknown> }[] = [];
-  const ctl = new AbortController();
-  void (async () => {
-    const u = new URL("/event", url);
-    u.searchParams.set("directory", directory);
-    const res = await fetch(u, { signal: ctl.signal });
-    const reader = res.body?.getReader();
-    const dec = new TextDecoder();
-    let buf = "";
-    for (;;) {
-      const next = await reader?.read();
-      if (!next || next.done) return;
-      buf += dec.decode(next.value, { stream: true });
-      let i = buf.indexOf("\n\n");
-      while (i >= 0) {
-        const chunk = buf.slice(0, i);
-        buf = buf.slice(i + 2);
-        for (const line of chunk.split("\n")) if (line.startsWith("data: ")) events.push(JSON.parse(line.slice(6)));
-        i = buf.indexOf("\n\n");
-      }
-    }
-  })().catch(() => undefined);
-  return { events, close: () => ctl.abort() };
-}
 
 describe("governance reports when the host stops calling its prefix hook (real opencode)", () => {
   let model: ScriptedModel;

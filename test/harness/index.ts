@@ -7,3 +7,4 @@ export * from "./paths.ts";
 export * from "./tui.ts";
 export * from "./project-cli.ts";
 export * from "./gate.ts";
+export * from "./event-stream.ts";
