@@ -57,7 +57,8 @@ function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
       const folder = path.join(base, sub);
       if (!fs.existsSync(folder)) continue;
       for (const f of fs.readdirSync(folder)) {
-        if (/\.(ts|js|mjs)$/.test(f) && /governance/.test(fs.readFileSync(path.join(folder, f), "utf8"))) {
+        // A local file named for governance, or one whose text imports it (a re-export from a path of any name).
+        if (/\.(ts|js|mjs)$/.test(f) && (/governance/i.test(f) || /governance/.test(fs.readFileSync(path.join(folder, f), "utf8")))) {
           return [{ ok: true, text: `local plugin ${path.join(folder, f)}` }, ...checks];
         }
       }

@@ -221,6 +221,14 @@ describe("doctor reads the same files", () => {
     expect((await cli("doctor")).out).toContain(`✓ plugin listed in ${path.join(xdg, "opencode", "opencode.json")}`);
   });
 
+  test("finds a local plugin file named for governance whose re-export path does not say so", async () => {
+    const folder = path.join(dir, ".opencode", "plugin");
+    fs.mkdirSync(folder, { recursive: true });
+    fs.writeFileSync(path.join(folder, "governance.js"), 'export * from "file:///opt/build/dist/plugin/index.js";\n');
+    fs.writeFileSync(path.join(folder, "other.js"), "export const x = 1;\n");
+    expect((await cli("doctor")).out).toContain(`✓ local plugin ${path.join(folder, "governance.js")}`);
+  });
+
   test("a config OpenCode cannot parse is a failure, with where", async () => {
     fs.writeFileSync(path.join(dir, "opencode.json"), '{ "plugin": ["opencode-governance"] ');
     const res = await cli("doctor");
