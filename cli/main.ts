@@ -7,7 +7,7 @@ import { AuditLog } from "../governance/storage/audit-log.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import type { ControlContext } from "../governance/stop/control-requests.ts";
 import { recordTrust } from "../governance/storage/record-attestation.ts";
-import { SessionStore } from "../governance/storage/session-store.ts";
+import { SessionStore } from "../governance/session/session-store.ts";
 import type { CommandContext, Options } from "./commands/command-context.ts";
 import { injectCommand, stopCommand } from "./commands/control.ts";
 import { budgetCommand } from "./commands/budget.ts";

@@ -1,4 +1,4 @@
-import { parseAmounts, requestRaise } from "../../governance/budget/budget-request.ts";
+import { parseAmounts, requestRaise } from "../../governance/stop/budget-request.ts";
 import { type BudgetUseLine, budgetView } from "../../governance/budget/budget-view.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { formatDollars } from "../../governance/texts/budget-notices.ts";

@@ -1,6 +1,6 @@
 import type { ControlContext } from "../../governance/stop/control-requests.ts";
 import type { AuditLog } from "../../governance/storage/audit-log.ts";
-import type { SessionStore } from "../../governance/storage/session-store.ts";
+import type { SessionStore } from "../../governance/session/session-store.ts";
 import type { Output } from "../output.ts";
 
 /** The parsed command line every command receives. */

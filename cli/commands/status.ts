@@ -4,7 +4,7 @@ import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { trustOf } from "../../governance/stop/control-requests.ts";
 import { checkLabels } from "../../governance/texts/check-notes.ts";
-import { plainLine } from "../../governance/texts/text-parts.ts";
+import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
 import { lastSessionLine, readCoverage } from "../coverage-view.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";

@@ -1,12 +1,13 @@
+import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { type BudgetLine, formatUse } from "../texts/budget-notices.ts";
-import type { BudgetKey, BudgetLimits } from "./budget-config.ts";
-import type { BudgetEscalation, BudgetRaise } from "./budget-state.ts";
+import type { BudgetKey, BudgetLimits } from "../config/budget-config.ts";
+import type { BudgetEscalation, BudgetRaise } from "../session/budget-state.ts";
 import { BUDGET_KEYS, type BudgetScope, type Usage } from "./budget-usage.ts";
 
 /** Stop requests a budget starts carry this prefix: a raise stands down only these, never a user's own stop. */
-export const BUDGET_STOP_PREFIX = "budget-";
+export { BUDGET_STOP_PREFIX };
 
 export interface BudgetCheck {
   next: SessionRecord;

@@ -1,5 +1,5 @@
-import { loadKey, sign, verify } from "../stop/directive-signing.ts";
-import type { BudgetRaise } from "./budget-state.ts";
+import { loadKey, sign, verify } from "../storage/directive-signing.ts";
+import type { BudgetRaise } from "../session/budget-state.ts";
 
 /** What is signed for a raise kept in a record: its own domain tag, so no queue directive's signature can pass for one. */
 function grantPayload(raise: Omit<BudgetRaise, "sig">): unknown {

@@ -1,6 +1,6 @@
 import type { GovernanceConfig } from "../config/config.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import { type BudgetAmounts, BudgetKey, type BudgetLimits } from "./budget-config.ts";
+import { type BudgetAmounts, BudgetKey, type BudgetLimits } from "../config/budget-config.ts";
 import {
   type BudgetRaise,
   type BudgetState,
@@ -10,7 +10,7 @@ import {
   NO_TREE_USE,
   type TokenUse,
   type TreeUse,
-} from "./budget-state.ts";
+} from "../session/budget-state.ts";
 
 /** Use against every budget key: counts, milliseconds (activeTime) and US dollars (cost). */
 export type Usage = Record<BudgetKey, number>;

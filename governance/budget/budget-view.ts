@@ -1,7 +1,7 @@
 import type { GovernanceConfig } from "../config/config.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import type { BudgetKey } from "./budget-config.ts";
-import type { BudgetExceeded } from "./budget-state.ts";
+import type { BudgetKey } from "../config/budget-config.ts";
+import type { BudgetExceeded } from "../session/budget-state.ts";
 import { formatDollars } from "../texts/budget-notices.ts";
 import { verifiedRaises } from "./budget-raise.ts";
 import { BUDGET_KEYS, configuredLimits, raisedLimits, sessionUsage, treeUsage } from "./budget-usage.ts";

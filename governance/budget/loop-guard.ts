@@ -1,8 +1,9 @@
-import type { LoopConfig } from "./budget-config.ts";
+import { LOOP_STOP_PREFIX } from "../session/stop-origin.ts";
+import type { LoopConfig } from "../config/budget-config.ts";
 import { digest, normaliseArgs, normaliseOutput, pollByArgs } from "./loop-normalise.ts";
 
-/** A loop guard's stop request ids start with this (stop-ladder.ts tells its abort from the user's Escape by it). */
-export const LOOP_STOP_PREFIX = "loop-";
+/** A loop guard's stop request ids start with this (session/stop-origin.ts tells its abort from the user's Escape by it). */
+export { LOOP_STOP_PREFIX };
 
 /**
  * Loop guards as a pure step over a small per-session state (kept in memory by the plugin; O(window) per call, the

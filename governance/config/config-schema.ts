@@ -1,7 +1,7 @@
 import * as z from "../zod.ts";
 import { DEFAULT_AGENTS } from "./config-defaults.ts";
 import { parseDuration } from "../time/time-format.ts";
-import { BudgetConfig, ConcurrencyConfig, LoopConfig } from "../budget/budget-config.ts";
+import { BudgetConfig, ConcurrencyConfig, LoopConfig } from "./budget-config.ts";
 
 /**
  * What governance.yaml may say: the schema, its defaults and the shape of a parse. Loading (files, the user's own

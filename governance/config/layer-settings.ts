@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import { BudgetLimits, LoopWait } from "../budget/budget-config.ts";
+import { BudgetLimits, LoopWait } from "./budget-config.ts";
 import { AgentRole, Duration, TelemetryHeaders } from "./config-schema.ts";
 
 /**

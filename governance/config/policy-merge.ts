@@ -1,4 +1,4 @@
-import { BudgetKey, type BudgetLimits } from "../budget/budget-config.ts";
+import { BudgetKey, type BudgetLimits } from "./budget-config.ts";
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "./config-schema.ts";
 import type { LayerName, LayerSettings, PolicyLayer } from "./layer-settings.ts";
 import { BUILT_IN_CEILINGS } from "./project-bounds.ts";

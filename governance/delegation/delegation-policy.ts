@@ -1,6 +1,6 @@
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
 import { levelOf } from "../session/session-record.ts";
-import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } from "../texts/delegation-messages.ts";
+import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } from "./delegation-messages.ts";
 
 /**
  * Who may spawn whom. Pure: config in, decision out. The adapter calls {@link checkSpawn} from

@@ -1,6 +1,16 @@
 import { isRunningChild } from "../session/running.ts";
 import type { ChildLink, SessionRecord } from "../session/session-record.ts";
-import type { InterruptedWork } from "../texts/resume-context.ts";
+
+/** A descendant an interruption cut off, as the resume context lists it. */
+export interface InterruptedWork {
+  sessionId: string;
+  agent: string | null;
+  /** Exact depth; the list is indented relative to the shallowest entry. */
+  depth: number;
+  lastToolCall: { tool: string; summary: string; at: number } | null;
+  /** Where it stood, e.g. a lifecycle state or control status ("running", "stopped", "interrupted"). */
+  state: string;
+}
 
 /**
  * A session's descendants and what an interruption means for them, as pure functions over records the caller read.

@@ -1,5 +1,4 @@
 export * as DelegationPolicy from "./delegation-policy.ts";
-export * as ChildLinks from "./child-links.ts";
 export * as SpawnGate from "./spawn-gate.ts";
 export * as AgentView from "./agent-view.ts";
 export * as Descendants from "./descendants.ts";

@@ -1,7 +1,7 @@
 import type { GovernanceConfig } from "../config/config.ts";
 import { audit, type Effect, type Step } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import { buildLogOnlyNote } from "../texts/delegation-messages.ts";
+import { buildLogOnlyNote } from "./delegation-messages.ts";
 import { checkSpawn, type SpawnPlacement } from "./delegation-policy.ts";
 
 /**

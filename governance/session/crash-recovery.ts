@@ -1,4 +1,4 @@
-import { isRunningChild, orphanChild } from "../delegation/child-links.ts";
+import { isRunningChild, orphanChild } from "./child-links.ts";
 import { audit, type Step } from "./effects.ts";
 import { isRunningSession } from "./running.ts";
 import { endSession } from "./session-end.ts";

@@ -5,3 +5,5 @@ export * as SessionMachine from "./session-machine.ts";
 export * as SessionRecordSchema from "./session-record.ts";
 export * as Effects from "./effects.ts";
 export * as Running from "./running.ts";
+export * as SessionStore from "./session-store.ts";
+export * as ChildLinks from "./child-links.ts";

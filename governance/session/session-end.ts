@@ -1,5 +1,5 @@
-import { closeChild } from "../delegation/child-links.ts";
-import { confirmStopped } from "../stop/stop-ladder.ts";
+import { closeChild } from "./child-links.ts";
+import { confirmStopped } from "./stopped.ts";
 import { audit, type Step } from "./effects.ts";
 import type { SessionEnd, SessionRecord } from "./session-record.ts";
 

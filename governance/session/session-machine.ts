@@ -5,7 +5,7 @@ import { applyChecks, checkEffects } from "./session-checks.ts";
 import { noteInterruption, notePhase, PhaseName as Phase } from "./session-history.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
-import { abortedBy } from "../stop/stop-ladder.ts";
+import { abortedBy } from "./stop-origin.ts";
 import { freshRecord, hierarchy, isSessionId, SessionId, type SessionRecord, type SessionState } from "./session-record.ts";
 import { cleanTitle } from "./session-title.ts";
 import { compactionSeen } from "./compaction-seen.ts";

@@ -1,4 +1,4 @@
-import { cleanLine } from "../texts/untrusted-text.ts";
+import { cleanLine } from "../text-safety/untrusted-text.ts";
 import type { Step } from "./effects.ts";
 import type { SessionRecord } from "./session-record.ts";
 

@@ -1,4 +1,4 @@
-import { recentAction } from "../texts/tool-call-summary.ts";
+import { recentAction } from "./tool-call-summary.ts";
 import type { SessionRecord } from "./session-record.ts";
 
 /** The fields of a `tool_before` event that a record keeps. */

@@ -2,7 +2,7 @@ import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
 import { buildInjectBlock, buildStopDirective, guidanceSource } from "../texts/stop-directives.ts";
-import { stopOrigin } from "./stop-origin.ts";
+import { stopOrigin } from "../session/stop-origin.ts";
 import type { InjectDirective } from "./directive-queue.ts";
 import type { NotificationText } from "./notifications.ts";
 import { onToolResult } from "./stop-ladder.ts";

@@ -8,8 +8,8 @@ import { ensureGovernanceDir, sessionScopedPath, type GovernancePaths, type Path
 import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/quarantine.ts";
 import { NoticeHow, SessionId, StopLevel } from "../session/session-record.ts";
 import { checkRealDir, DIR_MODE, readRegularFile } from "../storage/safe-fs.ts";
-import { loadKey, sign, verify } from "./directive-signing.ts";
-import { BudgetAmounts } from "../budget/budget-config.ts";
+import { loadKey, sign, verify } from "../storage/directive-signing.ts";
+import { BudgetAmounts } from "../config/budget-config.ts";
 
 export const DirectiveId = z.string().regex(/^[A-Za-z0-9_-]{1,100}$/, "directive id: 1-100 of [A-Za-z0-9_-]");
 

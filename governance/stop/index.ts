@@ -3,4 +3,3 @@ export * as DirectiveQueue from "./directive-queue.ts";
 export * as StopLadder from "./stop-ladder.ts";
 export * as SteerPolicy from "./steer-policy.ts";
 export * as Notifications from "./notifications.ts";
-export * as DirectiveSigning from "./directive-signing.ts";

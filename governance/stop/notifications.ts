@@ -1,7 +1,7 @@
 import type { SessionRecord } from "../session/session-record.ts";
 import { buildParentNotification } from "../texts/stop-directives.ts";
 import type { NotifyDirective } from "./directive-queue.ts";
-import { stopOrigin } from "./stop-origin.ts";
+import { stopOrigin } from "../session/stop-origin.ts";
 
 export type NotificationText = { ok: true; text: string } | { ok: false; reason: string };
 

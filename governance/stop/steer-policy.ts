@@ -1,5 +1,5 @@
 import type { AgentRole } from "../config/config.ts";
-import { agentToken, sessionToken } from "../texts/text-parts.ts";
+import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
 
 /**
  * Who may steer (stop or inject into) a session — issue 8 §8. The local user (CLI, dashboard with its token) always

@@ -1,10 +1,9 @@
 import * as z from "../zod.ts";
-import { BUDGET_STOP_PREFIX } from "../budget/budget-check.ts";
-import { LOOP_STOP_PREFIX } from "../budget/loop-guard.ts";
-import { type AbortSessionEffect, type AuditEffect, audit, type NotifyParentEffect, type ToastEffect } from "../session/effects.ts";
-import { type NoticeHow, type SessionRecord, StopHow, StopLevel } from "../session/session-record.ts";
+import { audit } from "../session/effects.ts";
+import { stopOrigin } from "../session/stop-origin.ts";
+import { type SessionRecord, StopHow, StopLevel } from "../session/session-record.ts";
 import { stopDeadline } from "./stop-deadline.ts";
-import { stopOrigin } from "./stop-origin.ts";
+import { type ConfirmResult, confirmStopped, type StopEffect, tellParent } from "../session/stopped.ts";
 
 /**
  * The stop ladder of seeds 000/001 as pure functions over a {@link SessionRecord}; no I/O, no clock.
@@ -19,46 +18,14 @@ import { stopOrigin } from "./stop-origin.ts";
  * by the step that sets `stop.parentNotified` (the hard stop tells it before the abort, else the final stop does).
  */
 
-export type StopEffect = AuditEffect | AbortSessionEffect | NotifyParentEffect | ToastEffect;
-
 /** Time a terminated session gets to read the ❌ result before the SDK abort. */
 export const L3_GRACE_MS = 1_500;
 /** A stopped session that makes another tool call is aborted almost at once. */
 export const BLOCKED_CALL_ABORT_MS = 50;
 
-/** Why a session was aborted, as audits (`session_aborted.cause`) and metrics (`governance.escapes`) read it. */
-export type AbortCause = "user" | "stop" | "budget" | "loop";
-
-/**
- * Who aborted a session (issue 26 item 4). Governance did when its own stop had sent an abort: the hard stop of a
- * stopping session (an attempt is recorded), or the abort that follows L3 or a refused call of a stopped session —
- * then `budget` for a budget's stop, `loop` for a loop guard's, `stop` for any other. Otherwise `user`: Escape, or
- * another client's abort, also while a stop was pending. Only `user` counts as an Escape.
- */
-export function abortedBy(record: SessionRecord): AbortCause {
-  const ours = record.stop !== null && ((record.control === "stopping" && record.stop.abortAttempts > 0) || record.control === "stopped");
-  if (!ours) return "user";
-  const id = record.stop?.requestId ?? "";
-  if (id.startsWith(BUDGET_STOP_PREFIX)) return "budget";
-  if (id.startsWith(LOOP_STOP_PREFIX)) return "loop";
-  return "stop";
-}
-
-/**
- * What the parent is told really happened. An abort this process did not send (no abort attempt recorded: the
- * user pressed Escape, or another client aborted it) while the stop was pending is the user's, not a hard stop.
- */
-function noticeOf(record: SessionRecord, how: StopHow): NoticeHow {
-  return how === "hard-stop" && (record.stop?.abortAttempts ?? 0) === 0 ? "user-abort" : how;
-}
-
-/** `notify_parent` for a child whose parent was not told yet, and the record that says it now is. */
-function tellParent(record: SessionRecord, how: NoticeHow): { next: SessionRecord; effects: StopEffect[] } {
-  if (record.parentId === null || record.stop === null || record.stop.parentNotified) return { next: record, effects: [] };
-  return { next: { ...record, stop: { ...record.stop, parentNotified: true } }, effects: [{ type: "notify_parent", parentId: record.parentId, how }] };
-}
-
 export { StopHow };
+export { type AbortCause, abortedBy } from "../session/stop-origin.ts";
+export { type ConfirmResult, confirmStopped, type StopEffect } from "../session/stopped.ts";
 
 export const StopRequest = z.object({
   requestId: z.string().min(1),
@@ -241,36 +208,6 @@ export function afterAbort(record: SessionRecord, at: number, idle: boolean): Af
 /** True once {@link onDeadline} has given up on this stop request. */
 export function gaveUp(record: SessionRecord): boolean {
   return record.stop !== null && record.stop.abortAttempts > MAX_ABORT_ATTEMPTS;
-}
-
-export interface ConfirmResult {
-  next: SessionRecord;
-  /** True for exactly one call per stop: the one that moved `stopping` → `stopped`. */
-  stoppedNow: boolean;
-  effects: StopEffect[];
-}
-
-/**
- * Makes a `stopping` session `stopped` (stoppedAt = `at`). Idempotent: on a stopped record it changes nothing and
- * returns `stoppedNow: false`; on a record nobody asked to stop (active, completed, orphaned) likewise — only a
- * stop request can stop a session. The stopping call emits `session_stopped` and, for a child, `notify_parent`.
- */
-export function confirmStopped(record: SessionRecord, at: number, how: StopHow): ConfirmResult {
-  if (record.control !== "stopping") return { next: record, stoppedNow: false, effects: [] };
-  const stopped: SessionRecord = { ...record, control: "stopped", stoppedAt: at, updatedAt: Math.max(record.updatedAt, at) };
-  const notice = noticeOf(record, how);
-  const told = tellParent(stopped, notice);
-  const effects: StopEffect[] = [
-    audit("session_stopped", {
-      how: notice === "user-abort" ? "user-abort" : how,
-      origin: stopOrigin(record.stop),
-      reason: record.stop?.reason ?? "",
-      requestId: record.stop?.requestId ?? null,
-      delivered: record.stop?.delivered ?? [],
-    }),
-    ...told.effects,
-  ];
-  return { next: told.next, stoppedNow: true, effects };
 }
 
 /**

@@ -1,7 +1,7 @@
 import { lstatSync } from "node:fs";
 import { chmod, mkdir } from "node:fs/promises";
 import { dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { SessionId } from "../session/session-record.ts";
+import { SessionId } from "./session-id.ts";
 import { writeFileAtomic } from "./atomic-write.ts";
 import { checkGovernanceRoot, checkRealDir, DIR_MODE, FILE_MODE, readRegularFile, UnsafePathError } from "./safe-fs.ts";
 

@@ -1,5 +1,5 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
-import { loadKey } from "../stop/directive-signing.ts";
+import { loadKey } from "./directive-signing.ts";
 
 /**
  * Planted records (issue 20 §3). A repository can force-add files under the git-ignored state folder, so a record

@@ -1,4 +1,4 @@
-import { cleanLine } from "../texts/untrusted-text.ts";
+import { cleanLine } from "../text-safety/untrusted-text.ts";
 
 /**
  * What each audit event becomes in OpenTelemetry (docs/observability.md): a span event on the session's current

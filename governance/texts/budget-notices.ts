@@ -1,5 +1,5 @@
-import type { BudgetKey } from "../budget/budget-config.ts";
-import { agentToken, sessionToken } from "./text-parts.ts";
+import type { BudgetKey } from "../config/budget-config.ts";
+import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
 
 /** Decimal places a number was written with (0.001 → 3, 2 → 0, 1e-7 → 7). */
 function decimalsOf(n: number): number {

@@ -2,7 +2,7 @@ import { type StaleWarning, staleWarnings } from "../session/stale-state.ts";
 import type { FirstAction, SessionRecord } from "../session/session-record.ts";
 import { formatIdle } from "../time/time-format.ts";
 import { defaultFirstActions } from "./governance-prefix.ts";
-import { plainLine, ROLE_LABEL } from "./text-parts.ts";
+import { plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
 /**
  * The words of the session checks (session/stale-state.ts, session/first-action.ts), twice: a line for the session's

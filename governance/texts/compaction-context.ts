@@ -1,7 +1,7 @@
 import type { Anchor } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
 import { importantAnchors } from "./post-compact-reminder.ts";
-import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
 export interface CompactionContextInput {
   language: { communication: string; documents: string };

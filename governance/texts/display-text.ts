@@ -1,4 +1,4 @@
-import { printable } from "./text-hygiene.ts";
+import { printable } from "../text-safety/text-hygiene.ts";
 
 /**
  * The one output filter for every surface a human or a program reads (issue 20 §4): the CLI's text and `--json`

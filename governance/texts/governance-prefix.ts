@@ -1,7 +1,7 @@
 import type { AgentRole } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
 import { sealRule } from "./directive-seal.ts";
-import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
 /** Stable first line; adapters and tests find the prefix by it (and strip a stale copy by it). */
 export const GOVERNANCE_PREFIX_HEADING = "## Governance Context (opencode-governance)";

@@ -1,6 +1,6 @@
-import { isFlaggedLine, markDirectives } from "./untrusted-text.ts";
-import { stripControls, stripInvisible } from "./text-hygiene.ts";
-import type { DirectiveKind } from "./directive-detector.ts";
+import { isFlaggedLine, markDirectives } from "../text-safety/untrusted-text.ts";
+import { stripControls, stripInvisible } from "../text-safety/text-hygiene.ts";
+import type { DirectiveKind } from "../text-safety/directive-detector.ts";
 
 /**
  * Validation of user guidance before it is queued and again before it is delivered (seed 000 `validateInjectText`).

@@ -1,5 +1,5 @@
 /**
- * The per-user key (governance/stop/directive-signing.ts) must never reach a model (issue 27 §2): a tool result that
+ * The per-user key (governance/storage/directive-signing.ts) must never reach a model (issue 27 §2): a tool result that
  * carries it — `cat` through a symlink or a glob the call guard did not recognise, a copy in the project, `grep -r`
  * over the home folder — has it replaced before the model sees it. The forms a plain read or a common encoding
  * produce: the 64 hex digits (any case) and base64/base64url of the raw key and of the key file's text. Other

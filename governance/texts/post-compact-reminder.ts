@@ -1,6 +1,6 @@
 import type { Anchor } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
-import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "./text-parts.ts";
+import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
 export const POST_COMPACT_HEADING = "## Post-Compaction Context Recovery (opencode-governance)";
 

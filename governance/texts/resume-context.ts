@@ -1,20 +1,13 @@
 import type { Anchor } from "../config/config.ts";
 import type { SessionState } from "../session/session-record.ts";
+import type { InterruptedWork } from "../delegation/descendants.ts";
 import { formatIdle, formatTimeOfDay, formatTimestamp } from "../time/time-format.ts";
 import { anchorLine, importantAnchors } from "./post-compact-reminder.ts";
-import { agentToken, untrustedLine, sessionToken } from "./text-parts.ts";
+import { agentToken, untrustedLine, sessionToken } from "../text-safety/text-parts.ts";
+
+export type { InterruptedWork };
 
 export const RESUME_HEADING = "## Resumed Session (opencode-governance)";
-
-export interface InterruptedWork {
-  sessionId: string;
-  agent: string | null;
-  /** Exact depth; the list is indented relative to the shallowest entry. */
-  depth: number;
-  lastToolCall: { tool: string; summary: string; at: number } | null;
-  /** Where it stood, e.g. a lifecycle state or control status ("running", "stopped", "interrupted"). */
-  state: string;
-}
 
 export interface ResumeContextInput {
   idleMs: number;

@@ -2,7 +2,7 @@ import type { StaleWarning } from "../session/stale-state.ts";
 import type { FirstAction } from "../session/session-record.ts";
 import { formatIdle } from "../time/time-format.ts";
 import { firstActionNoteLine, staleNoteLine } from "./check-notes.ts";
-import { agentToken, sessionToken } from "./text-parts.ts";
+import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
 
 /** First line of the status note; adapters and tests find it by this. */
 export const STATUS_NOTE_HEADING = "## Governance Status (opencode-governance)";

@@ -1,6 +1,6 @@
 import type { AgentView } from "../delegation/agent-view.ts";
 import { STOP_HEADINGS } from "./stop-directives.ts";
-import { agentToken, untrustedLine, ROLE_LABEL, sessionToken } from "./text-parts.ts";
+import { agentToken, untrustedLine, ROLE_LABEL, sessionToken } from "../text-safety/text-parts.ts";
 
 export const TASK_CONTEXT_OPEN = "<governance-context>";
 export const TASK_CONTEXT_CLOSE = "</governance-context>";

@@ -1,5 +1,5 @@
-import { detectDirective } from "./directive-detector.ts";
-import { flagLine, isFlaggedLine } from "./untrusted-text.ts";
+import { detectDirective } from "../text-safety/directive-detector.ts";
+import { flagLine, isFlaggedLine } from "../text-safety/untrusted-text.ts";
 
 /**
  * What a tool produced (a file `read`, a command's output, a fetched page, a subagent's final answer in a `task`

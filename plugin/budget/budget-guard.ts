@@ -1,10 +1,10 @@
 import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
 import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
-import type { MessageUse } from "../../governance/budget/budget-state.ts";
+import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
 import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey } from "../../governance/budget/loop-guard.ts";
 import { watchLoop } from "./loop-watch.ts";
-import { GOVERNANCE_REQUESTER } from "../../governance/stop/stop-origin.ts";
+import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";

@@ -1,4 +1,4 @@
-import { linkChild } from "../../governance/delegation/child-links.ts";
+import { linkChild } from "../../governance/session/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { retitle } from "../../governance/session/session-title.ts";

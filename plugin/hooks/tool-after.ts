@@ -1,5 +1,5 @@
 import * as z from "../../governance/zod.ts";
-import { closeChild } from "../../governance/delegation/child-links.ts";
+import { closeChild } from "../../governance/session/child-links.ts";
 import { endSession } from "../../governance/session/session-end.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";

@@ -1,10 +1,10 @@
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
 import { surfaceNamed, surfaceRefusal } from "../../governance/stop/control-surface.ts";
-import { stopOrigin } from "../../governance/stop/stop-origin.ts";
+import { stopOrigin } from "../../governance/session/stop-origin.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
-import { toolCallSummary } from "../../governance/texts/tool-call-summary.ts";
+import { toolCallSummary } from "../../governance/session/tool-call-summary.ts";
 import { GovernanceBlock } from "../runtime/contain.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 

@@ -2,7 +2,7 @@ import type { PluginInput } from "@opencode-ai/plugin";
 import { DEFAULT_CONFIG } from "../../governance/config/config.ts";
 import { ensureGovernanceDir } from "../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { type Clock, systemClock } from "../../governance/time/clock.ts";
 import { AuditSink } from "./audit-sink.ts";
 import { CallNotes } from "../sessions/call-notes.ts";

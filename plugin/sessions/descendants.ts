@@ -1,4 +1,4 @@
-import { closeChild } from "../../governance/delegation/child-links.ts";
+import { closeChild } from "../../governance/session/child-links.ts";
 import { cutOffWork, MAX_DESCENDANTS, planCascade } from "../../governance/delegation/descendants.ts";
 import type { SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";

@@ -1,4 +1,4 @@
-import { isRunningChild } from "../../governance/delegation/child-links.ts";
+import { isRunningChild } from "../../governance/session/child-links.ts";
 import { leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
 import { noteStale } from "../../governance/session/session-checks.ts";
 import type { SessionHost, SessionRecord } from "../../governance/session/session-record.ts";

@@ -1,4 +1,4 @@
-import { isRunningChild, markOrphaned, orphanChild } from "../../governance/delegation/child-links.ts";
+import { isRunningChild, markOrphaned, orphanChild } from "../../governance/session/child-links.ts";
 import { findOrphans } from "../../governance/session/orphans.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";

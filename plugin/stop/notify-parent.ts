@@ -1,7 +1,7 @@
 import type { NotifyParentEffect } from "../../governance/session/effects.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { enqueue } from "../../governance/stop/directive-queue.ts";
-import { stopOrigin } from "../../governance/stop/stop-origin.ts";
+import { stopOrigin } from "../../governance/session/stop-origin.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { DirectiveInbox } from "./directive-inbox.ts";
 

@@ -94,7 +94,7 @@ describe("the check catches what it claims to", () => {
       src("plugin/b.ts", "await this.store.update(id, fn);"),
       src(
         "plugin/c.ts",
-        'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(id, (r) => ({ next: { ...closeChild(r, c, "completed", 1).next, agent }, effects: [] }));',
+        'import { closeChild } from "../governance/session/child-links.ts";\nawait runner.step(id, (r) => ({ next: { ...closeChild(r, c, "completed", 1).next, agent }, effects: [] }));',
       ),
       src("plugin/d.ts", "await runner.step(id, (r) => ({ next: r, effects: [] }));"),
       src("plugin/e.ts", "const mine = (r) => r;\nawait runner.step(id, mine);"),
@@ -106,7 +106,7 @@ describe("the check catches what it claims to", () => {
     const ok = [
       src(
         "plugin/a.ts",
-        'import { closeChild } from "../governance/delegation/child-links.ts";\nawait runner.step(p, (r) => closeChild(r, id, "completed", at));',
+        'import { closeChild } from "../governance/session/child-links.ts";\nawait runner.step(p, (r) => closeChild(r, id, "completed", at));',
       ),
       src(
         "plugin/b.ts",

@@ -6,7 +6,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } fr
 import { type Dashboard, startDashboard } from "../../cli/dashboard-server.ts";
 import { readConfig } from "../../cli/read-config.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { type CliProject, createCliProject } from "../cli/cli-project.ts";
 import { CHROMIUM, missing } from "../harness/system-tools.ts";

@@ -5,11 +5,11 @@ import { type BrowserContext, chromium, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { missing, CHROMIUM } from "../harness/system-tools.ts";
 import { recordTrust } from "../../governance/storage/record-attestation.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
-import { parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
+import { parseUntrustedBlock } from "../../governance/text-safety/untrusted-text.ts";
 import { systemClock } from "../../governance/time/clock.ts";
-import { EMPTY_BUDGET } from "../../governance/budget/budget-state.ts";
+import { EMPTY_BUDGET } from "../../governance/session/budget-state.ts";
 import { type DashboardProcess, startDashboardProcess } from "../cli/dashboard-process.ts";
 import {
   auditEvents,

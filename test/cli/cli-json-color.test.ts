@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { afterEach, beforeAll, describe, expect, it } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { RESUME_HEADING } from "../../governance/texts/resume-context.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { CLI_ENTRY } from "../harness/paths.ts";

@@ -5,7 +5,7 @@ import { join, relative } from "node:path";
 import { systemClock } from "../../governance/time/clock.ts";
 import type { QueueFile } from "../../governance/stop/directive-queue.ts";
 import { SessionRecord } from "../../governance/session/session-record.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { recordTrust } from "../../governance/storage/record-attestation.ts";
 
 /**

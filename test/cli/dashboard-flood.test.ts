@@ -3,7 +3,7 @@ import net from "node:net";
 import { afterEach, describe, expect, test } from "vitest";
 import { startDashboard } from "../../cli/dashboard-server.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { CLI_ENTRY } from "../harness/paths.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { systemClock } from "../../governance/time/clock.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT } from "../../cli/dashboard-page.ts";
 import { readConfig } from "../../cli/read-config.ts";

@@ -7,7 +7,7 @@ import { resumableSessions } from "../../cli/resumable.ts";
 import { isRunningSession, sessionStatus } from "../../governance/session/running.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { trustFromKey } from "../../governance/storage/record-attestation.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
 import { chatMessage } from "../../plugin/hooks/chat-message.ts";

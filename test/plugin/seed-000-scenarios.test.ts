@@ -10,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { isRunningSession } from "../../governance/session/running.ts";
 import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { onEvent } from "../../plugin/hooks/event.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";

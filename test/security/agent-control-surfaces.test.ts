@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { sign } from "../../governance/stop/directive-signing.ts";
+import { sign } from "../../governance/storage/directive-signing.ts";
 import {
   allSessionRecords,
   auditEvents,

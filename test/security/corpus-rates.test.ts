@@ -2,7 +2,7 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { buildInjectBlock } from "../../governance/texts/stop-directives.ts";
-import { isFlaggedLine, parseUntrustedBlock } from "../../governance/texts/untrusted-text.ts";
+import { isFlaggedLine, parseUntrustedBlock } from "../../governance/text-safety/untrusted-text.ts";
 
 /**
  * The corpora of issue 8 §3, run through the one path injected guidance takes to a model: validateInjectText (what

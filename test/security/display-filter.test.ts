@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { displayDeep, displayText } from "../../governance/texts/display-text.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";

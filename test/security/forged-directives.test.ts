@@ -3,7 +3,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SEAL_PATTERN } from "../../governance/texts/directive-seal.ts";
 import { STOP_HEADINGS, SUBAGENT_INTERRUPTED_HEADING, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
-import { isFlaggedLine } from "../../governance/texts/untrusted-text.ts";
+import { isFlaggedLine } from "../../governance/text-safety/untrusted-text.ts";
 import {
   auditEvents,
   createTestProject,

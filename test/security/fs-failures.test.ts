@@ -9,7 +9,7 @@ import { claimAll, enqueue, peekAll } from "../../governance/stop/directive-queu
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { ensureGovernanceDir, governancePaths } from "../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { createFakeClock } from "../../governance/time/clock.ts";
 import { CLI_ENTRY } from "../harness/paths.ts";
 import { assertCliBuilt, runCli } from "../cli/run-cli.ts";

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { makeRecord } from "../governance/fixtures/records.ts";
-import { decodeRecord } from "../../governance/storage/session-store.ts";
+import { decodeRecord } from "../../governance/session/session-store.ts";
 
 /**
  * Issue 8 acceptance: the record loader never throws and always returns a typed result. Whatever bytes a record

@@ -1,10 +1,10 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseEvents } from "../../plugin/host/opencode-events.ts";
-import { detectDirective } from "../../governance/texts/directive-detector.ts";
+import { detectDirective } from "../../governance/text-safety/directive-detector.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
-import { redactSecrets } from "../../governance/texts/text-hygiene.ts";
-import { isFlaggedLine, parseUntrustedBlock, untrustedBlock, untrustedLine } from "../../governance/texts/untrusted-text.ts";
+import { redactSecrets } from "../../governance/text-safety/text-hygiene.ts";
+import { isFlaggedLine, parseUntrustedBlock, untrustedBlock, untrustedLine } from "../../governance/text-safety/untrusted-text.ts";
 
 /**
  * Issue 8 acceptance: property-based (fast-check) — the sanitizer and the OpenCode event parser never throw and

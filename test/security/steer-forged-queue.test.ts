@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { claimAll, enqueue, peekAll, queueDir } from "../../governance/stop/directive-queue.ts";
-import { keyFile, loadKey, sign } from "../../governance/stop/directive-signing.ts";
+import { keyFile, loadKey, sign } from "../../governance/storage/directive-signing.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import { governancePaths, type GovernancePaths } from "../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";

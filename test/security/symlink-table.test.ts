@@ -10,7 +10,7 @@ import { claimAll, enqueue, peekAll, pendingCount } from "../../governance/stop/
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { ensureGovernanceDir, governancePaths } from "../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
-import { SessionStore } from "../../governance/storage/session-store.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
 import { createFakeClock } from "../../governance/time/clock.ts";
 import { assertCliBuilt, runCli } from "../cli/run-cli.ts";
 

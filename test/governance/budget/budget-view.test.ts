@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { budgetSummary, budgetView, formatAmount, fullestLine } from "../../../governance/budget/budget-view.ts";
-import { BudgetConfig } from "../../../governance/budget/budget-config.ts";
+import { BudgetConfig } from "../../../governance/config/budget-config.ts";
 import { makeRecord } from "../fixtures/records.ts";
 
 const ROOT = "ses_root00000000000000000000001";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ConcurrencyConfig } from "../../../governance/budget/budget-config.ts";
+import { ConcurrencyConfig } from "../../../governance/config/budget-config.ts";
 import { decideConcurrency } from "../../../governance/budget/concurrency.ts";
 
 describe("concurrency refusal: the audit says what the text says (issue 28 §2)", () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LoopConfig } from "../../../governance/budget/budget-config.ts";
+import { LoopConfig } from "../../../governance/config/budget-config.ts";
 import { type LoopState, type LoopVerdict, loopCallKey, NEW_LOOP_STATE, observeCall } from "../../../governance/budget/loop-guard.ts";
 import { normaliseArgs, normaliseOutput } from "../../../governance/budget/loop-normalise.ts";
 

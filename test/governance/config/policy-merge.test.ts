@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { BudgetKey } from "../../../governance/budget/budget-config.ts";
+import { BudgetKey } from "../../../governance/config/budget-config.ts";
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config-schema.ts";
 import type { LayerSettings, PolicyLayer } from "../../../governance/config/layer-settings.ts";
 import { mergePolicy } from "../../../governance/config/policy-merge.ts";

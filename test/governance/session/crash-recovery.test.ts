@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { linkChild, markOrphaned } from "../../../governance/delegation/child-links.ts";
+import { linkChild, markOrphaned } from "../../../governance/session/child-links.ts";
 import { hostSession, orphanRunningLink, recoverCrashed } from "../../../governance/session/crash-recovery.ts";
 import { CHILD_ID, makeRecord, ROOT_ID, T0 } from "../fixtures/records.ts";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { transition } from "../../../governance/session/session-machine.ts";
-import { recentAction, toolCallSummary } from "../../../governance/texts/tool-call-summary.ts";
+import { recentAction, toolCallSummary } from "../../../governance/session/tool-call-summary.ts";
 import { T0, makeRecord } from "../fixtures/records.ts";
 import { ctx } from "./machine-fixture.ts";
 

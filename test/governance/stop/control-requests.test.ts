@@ -7,7 +7,7 @@ import { sessionStatus } from "../../../governance/session/running.ts";
 import { claimAll } from "../../../governance/stop/directive-queue.ts";
 import { AuditLog } from "../../../governance/storage/audit-log.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
-import { SessionStore } from "../../../governance/storage/session-store.ts";
+import { SessionStore } from "../../../governance/session/session-store.ts";
 import { createFakeClock } from "../../../governance/time/clock.ts";
 import { recordTrust } from "../../../governance/storage/record-attestation.ts";
 import { makeRecord } from "../helpers.ts";

@@ -6,7 +6,7 @@ import { sweepDeadLocks, withFileLock } from "../../../governance/storage/file-l
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
 import { makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
-import { SessionStore } from "../../../governance/storage/session-store.ts";
+import { SessionStore } from "../../../governance/session/session-store.ts";
 import { systemClock } from "../../../governance/time/clock.ts";
 
 describe("withFileLock", () => {

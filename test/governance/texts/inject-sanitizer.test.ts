@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { validateInjectText } from "../../../governance/texts/inject-sanitizer.ts";
-import { isFlaggedLine } from "../../../governance/texts/untrusted-text.ts";
+import { isFlaggedLine } from "../../../governance/text-safety/untrusted-text.ts";
 
 describe("validateInjectText — seed 000 Phase 7 cases", () => {
   it("'hello' is valid and unchanged", () => {

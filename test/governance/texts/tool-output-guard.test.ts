@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { directiveSeal } from "../../../governance/texts/directive-seal.ts";
 import { buildStopDirective } from "../../../governance/texts/stop-directives.ts";
 import { guardToolOutput, MAX_DETECTED } from "../../../governance/texts/tool-output-guard.ts";
-import { isFlaggedLine } from "../../../governance/texts/untrusted-text.ts";
+import { isFlaggedLine } from "../../../governance/text-safety/untrusted-text.ts";
 import { BENIGN_OUTPUTS, FORGERIES } from "./forgery-corpus.ts";
 
 const seal = directiveSeal(Buffer.alloc(32, 1), "ses_guard");

@@ -2,7 +2,7 @@ import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { SessionStore } from "../../../governance/storage/session-store.ts";
+import { SessionStore } from "../../../governance/session/session-store.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { enqueue, pendingCount } from "../../../governance/stop/directive-queue.ts";
 import { requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";

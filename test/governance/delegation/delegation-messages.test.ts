@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { buildHaltMessage, buildLeafBlockedMessage, buildLogOnlyNote, buildNotAllowedMessage } from "../../../governance/texts/delegation-messages.ts";
+import { buildHaltMessage, buildLeafBlockedMessage, buildLogOnlyNote, buildNotAllowedMessage } from "../../../governance/delegation/delegation-messages.ts";
 
 describe("delegation messages", () => {
   it("halt: names the emergency, who tried what at which depth, the maximum, and what to do instead", () => {

@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import { BudgetAmounts, BudgetKey } from "./budget-config.ts";
+import { BudgetAmounts, BudgetKey } from "../config/budget-config.ts";
 
 /** Bounds for counters read back from disk: a record claiming more is refused like any malformed record. */
 const MAX_USED = 1e15;

@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
 import { isSessionId } from "../session/session-record.ts";
-import type { ControlContext, RequestResult } from "../stop/control-requests.ts";
-import { enqueue } from "../stop/directive-queue.ts";
+import type { ControlContext, RequestResult } from "./control-requests.ts";
+import { enqueue } from "./directive-queue.ts";
 import { parseDuration } from "../time/time-format.ts";
 import * as z from "../zod.ts";
-import { BudgetAmounts, BudgetKey } from "./budget-config.ts";
+import { BudgetAmounts, BudgetKey } from "../config/budget-config.ts";
 
 export type AmountsResult = { ok: true; add: BudgetAmounts } | { ok: false; reason: string };
 

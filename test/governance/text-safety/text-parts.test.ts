@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { agentToken, clip, describeTargets, fence, untrustedLine } from "../../../governance/texts/text-parts.ts";
+import { agentToken, clip, describeTargets, fence, untrustedLine } from "../../../governance/text-safety/text-parts.ts";
 
 describe("text parts", () => {
   it("clip marks the cut and never splits a surrogate pair", () => {

@@ -1,4 +1,4 @@
-import { agentToken, describeTargets } from "./text-parts.ts";
+import { agentToken, describeTargets } from "../text-safety/text-parts.ts";
 
 /**
  * Messages for a refused `task` spawn. The adapter throws them from `tool.execute.before`, so the model reads them

@@ -1,6 +1,6 @@
-import { audit, type Step } from "../session/effects.ts";
-import { isRunningChild } from "../session/running.ts";
-import type { ChildLink, SessionRecord } from "../session/session-record.ts";
+import { audit, type Step } from "./effects.ts";
+import { isRunningChild } from "./running.ts";
+import type { ChildLink, SessionRecord } from "./session-record.ts";
 
 /**
  * The parent ↔ child bookkeeping of delegation (seed 000 registry), as pure steps over one record each. A link is

@@ -1,4 +1,4 @@
-import { cleanLine } from "./untrusted-text.ts";
+import { cleanLine } from "../text-safety/untrusted-text.ts";
 
 /**
  * The one-line summary of a tool call that the session record keeps (`lastToolCall.summary`) and that reaches the

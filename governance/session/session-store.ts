@@ -1,14 +1,14 @@
 import { existsSync } from "node:fs";
 import { readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
-import { sweepTempFiles, writeFileAtomic } from "./atomic-write.ts";
+import { sweepTempFiles, writeFileAtomic } from "../storage/atomic-write.ts";
 import type { Clock } from "../time/clock.ts";
-import { withFileLock, type FileLockOptions } from "./file-lock.ts";
-import { ensureGovernanceDir, governancePaths, sessionFilePath, type GovernancePaths } from "./governance-paths.ts";
-import { parseJsonText, quarantineFile, type StoreProblem } from "./quarantine.ts";
-import { migrateRecord } from "../session/record-migrations.ts";
-import { CURRENT_SCHEMA_VERSION, SessionRecord } from "../session/session-record.ts";
-import { checkRealDir, isFatalFsError, readRegularFile, type UnsafePathError } from "./safe-fs.ts";
+import { withFileLock, type FileLockOptions } from "../storage/file-lock.ts";
+import { ensureGovernanceDir, governancePaths, sessionFilePath, type GovernancePaths } from "../storage/governance-paths.ts";
+import { parseJsonText, quarantineFile, type StoreProblem } from "../storage/quarantine.ts";
+import { migrateRecord } from "./record-migrations.ts";
+import { CURRENT_SCHEMA_VERSION, SessionRecord } from "./session-record.ts";
+import { checkRealDir, isFatalFsError, readRegularFile, type UnsafePathError } from "../storage/safe-fs.ts";
 
 export interface SessionStoreOptions {
   projectDir: string;

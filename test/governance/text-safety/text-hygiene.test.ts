@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { printable, redactSecrets, stripControls } from "../../../governance/texts/text-hygiene.ts";
-import { toolCallSummary } from "../../../governance/texts/tool-call-summary.ts";
+import { printable, redactSecrets, stripControls } from "../../../governance/text-safety/text-hygiene.ts";
+import { toolCallSummary } from "../../../governance/session/tool-call-summary.ts";
 
 describe("terminal hygiene (issue 8 §6)", () => {
   it("strips C0/C1 controls and whole escape sequences, keeps newlines and tabs unless asked", () => {

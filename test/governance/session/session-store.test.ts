@@ -8,7 +8,7 @@ import { claimAll, enqueue, pendingCount, queueDir } from "../../../governance/s
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
 import { SessionRecord } from "../../../governance/session/session-record.ts";
-import { SessionStore } from "../../../governance/storage/session-store.ts";
+import { SessionStore } from "../../../governance/session/session-store.ts";
 import { HOSTILE_IDS, makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker, walk } from "../helpers.ts";
 
 const HOUR = 3_600_000;
