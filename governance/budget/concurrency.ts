@@ -38,3 +38,34 @@ export function decideConcurrency(input: {
   ];
   return { ok: false, scope, message, effects };
 }
+
+/** Subagents shown in a project-wide refusal: a sample, so the text stays short however many run. */
+export const PROJECT_SAMPLE = 10;
+
+/**
+ * The concurrency decision over what this process knows runs: `running` children (by session id, with their parent)
+ * and `spawning` reservations (spawns allowed whose child session does not exist yet, shown as "(starting)"). Both
+ * count, for the parent and for the project, so parallel `task` calls of one step cannot slip past the limit.
+ */
+export function decideConcurrentSpawn(input: {
+  parentId: string;
+  running: ReadonlyMap<string, { parentId: string; agent: string | null }>;
+  spawning: Iterable<{ parentId: string; agent: string }>;
+  config: ConcurrencyConfig;
+  targetAgent: string;
+}): ConcurrencyDecision {
+  const parentRunning: RunningSubagent[] = [];
+  const sample: RunningSubagent[] = [];
+  let projectRunning = 0;
+  for (const [id, r] of input.running) {
+    projectRunning++;
+    if (r.parentId === input.parentId) parentRunning.push({ sessionId: id, agent: r.agent });
+    if (sample.length < PROJECT_SAMPLE) sample.push({ sessionId: id, agent: r.agent });
+  }
+  for (const s of input.spawning) {
+    projectRunning++;
+    if (s.parentId === input.parentId) parentRunning.push({ sessionId: "(starting)", agent: s.agent });
+    if (sample.length < PROJECT_SAMPLE) sample.push({ sessionId: "(starting)", agent: s.agent });
+  }
+  return decideConcurrency({ parentRunning, projectRunning, projectSample: sample, config: input.config, targetAgent: input.targetAgent });
+}

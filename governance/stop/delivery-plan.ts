@@ -7,6 +7,18 @@ import type { InjectDirective } from "./directive-queue.ts";
 import type { NotificationText } from "./notifications.ts";
 import { onToolResult } from "./stop-ladder.ts";
 
+/** What the budget guards put on a tool result (plugin/budget/budget-guard.ts `onToolResult`). */
+export interface BudgetNotices {
+  /** "You may go on": a raise stood this session's budget stop down. */
+  standDown: string | null;
+  /** Budgets past their warning threshold since the last tool result. */
+  budget: readonly string[];
+  /** The loop guard's notice on this very result. */
+  loop: string | null;
+}
+
+export const NO_NOTICES: BudgetNotices = { standDown: null, budget: [], loop: null };
+
 /** A `notify` directive as the receiving process rendered it (from its own record of the child). */
 export type RenderedNote = { directiveId: string; rendered: NotificationText };
 
@@ -15,8 +27,12 @@ export interface DeliveryInput {
   injects: readonly InjectDirective[];
   /** Parent notifications claimed for this session, rendered, plus those still waiting to be carried by a tool result. */
   notes: readonly RenderedNote[];
-  /** The tool's own output. */
+  /** The tool's own output (guarded, the key redacted). */
   output: string;
+  /** The spawn gate's note on this `task` call (log-only mode: what enforcement would have refused), if any. */
+  spawnNote?: string | undefined;
+  /** What the budget guards say on this result. */
+  notices?: BudgetNotices;
   at: number;
   /** Config `inject.maxLength`: guidance is validated again on delivery (a queue file may be older or hand-written). */
   maxLength: number;
@@ -32,8 +48,16 @@ export interface DeliveryPlan {
   output: string | undefined;
 }
 
+/** The tool's output as the session reads it below governance's texts: the spawn note first, then the output. */
+export function toolBody(output: string, spawnNote: string | undefined): string {
+  return spawnNote === undefined ? output : `${spawnNote}\n\n${output}`;
+}
+
 /**
- * What one tool result of a session carries (seed 000 delivery). Rules, in order:
+ * What one tool result of a session carries, and in which order (seed 000 delivery; issue 29: the one plan).
+ * Top to bottom: the budget guards' notices (stand-down, budget warnings, loop notice), parent notifications, then
+ * the stop level's directive (L1 embeds the body, L2/L3 replace it) or the injected guidance above the body, the body
+ * being the spawn note above the tool's own output. Rules, in order:
  * `record` is the session's (read inside the store's locked update when it is stopping: the ladder moves it).
  * 1. Notifications come first ("your subagent was stopped"): the parent must read them before anything else. One
  *    that does not check out (not its child, no record) is audited `directive_rejected`, never shown.
@@ -41,9 +65,13 @@ export interface DeliveryPlan {
  *    dropped guidance is audited `inject_dropped` with its ids and why.
  * 3. Otherwise all pending guidance is delivered at once, in order, each text validated again; guidance that no
  *    longer validates is audited `inject_dropped` (with the sanitizer's reasons), never `session_injected`.
+ * 4. The budget guards' notices go on top of everything: a session must read that it is over budget, looping, or
+ *    free to go on again before what it asked for.
+ * `output` is undefined when the result carries nothing of governance's (the tool's output stays as it is).
  */
 export function planDelivery(record: SessionRecord | undefined, input: DeliveryInput): DeliveryPlan {
   const { injects, at } = input;
+  const original = toolBody(input.output, input.spawnNote);
   const effects: Effect[] = [];
   const notes: string[] = [];
   for (const n of input.notes) {
@@ -65,7 +93,7 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
         sessionId: record.sessionId,
         reason: step.next.stop?.reason ?? "",
         origin: stopOrigin(step.next.stop ?? record.stop),
-        ...(level === 1 ? { originalOutput: input.output } : {}),
+        ...(level === 1 ? { originalOutput: original } : {}),
       });
     }
     if (injects.length > 0) {
@@ -87,8 +115,10 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
     }
     // The user's guidance and an agent's are never one block: an agent's is never shown as the user's.
     const blocks = [buildInjectBlock(texts, input.seal), ...[...relayed].map(([agent, t]) => buildInjectBlock(t, input.seal, { agent }))].join("");
-    if (blocks.length > 0) body = blocks + input.output;
+    if (blocks.length > 0) body = blocks + original;
   }
-  if (notes.length === 0) return { next, effects, output: body };
-  return { next, effects, output: `${notes.join("\n\n")}\n\n${body ?? input.output}` };
+  const n = input.notices ?? NO_NOTICES;
+  const top = [...(n.standDown === null ? [] : [n.standDown]), ...n.budget, ...(n.loop === null ? [] : [n.loop]), ...notes];
+  if (top.length === 0) return { next, effects, output: body ?? (input.spawnNote === undefined ? undefined : original) };
+  return { next, effects, output: `${top.join("\n\n")}\n\n${body ?? original}` };
 }

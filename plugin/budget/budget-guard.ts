@@ -1,24 +1,22 @@
-import { BUDGET_STOP_PREFIX, type BudgetCheck, checkBudget } from "../../governance/budget/budget-check.ts";
-import { verifiedRaises } from "../../governance/budget/budget-raise.ts";
+import { budgetStep, type GovernanceStop, treeStopOrder } from "../../governance/budget/budget-step.ts";
 import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
-import { LOOP_STOP_PREFIX, type LoopCallKey, type LoopState, loopCallKey } from "../../governance/budget/loop-guard.ts";
-import { watchLoop } from "./loop-watch.ts";
+import type { LoopCallKey, LoopState } from "../../governance/budget/loop-guard.ts";
+import { loopKeyFor, watchLoop } from "../../governance/budget/loop-watch.ts";
 import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import { budgetStopReason, buildBudgetWarning, buildLoopNotice, loopStopReason } from "../../governance/texts/budget-notices.ts";
 import { standDownNotice } from "./stand-down-notice.ts";
+import type { BudgetNotices } from "../../governance/stop/delivery-plan.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 
-const hasLimits = (l: object) => Object.keys(l).length > 0;
-
 /**
- * Budgets, concurrency limits and loop guards for the sessions this process hosts (docs/budgets.md). The rules are
- * pure steps of governance/budget/; this adapter keeps the little per-session memory they need (loop state, pending
- * notices, running subagents), feeds them OpenCode's signals and runs their effects. Hot-path work (every tool call,
+ * Budgets, concurrency limits and loop guards for the sessions this process hosts (docs/budgets.md). Every decision
+ * is a pure step of governance/budget/ (`budgetStep`, `treeStopOrder`, `watchLoop`, `decideConcurrentSpawn`); this
+ * adapter keeps the little per-session memory they need (loop state, pending notices, running subagents), feeds them
+ * OpenCode's signals and the sessions it hosts, and runs what they return. Hot-path work (every tool call,
  * model step and usage event) is O(1) and writes nothing at once: records change through `softStep` (written behind).
  */
 export class BudgetGuard {
@@ -61,7 +59,8 @@ export class BudgetGuard {
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
   async onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> {
-    if (this.#ctx.config.loops.enabled) this.#callArgs.set(callId, loopCallKey(tool, args, this.#ctx.clock.now(), this.#ctx.directory));
+    const key = loopKeyFor(this.#ctx.config.loops, { tool, args, at: this.#ctx.clock.now(), cwd: this.#ctx.directory });
+    if (key) this.#callArgs.set(callId, key);
     this.#count(record, { toolCalls: 1 });
     await this.#check(sessionId);
   }
@@ -135,24 +134,23 @@ export class BudgetGuard {
 
   /**
    * `tool.execute.after`, before directives are delivered: the loop guard sees the call and its result (a loop's
-   * stop starts here, so its L1 rides on this very result). Returns the notices to put in front of the output.
+   * stop starts here, so its L1 rides on this very result). Returns the notices this result carries; where they go is
+   * the tool-result plan's (governance/stop/delivery-plan.ts).
    */
-  async onToolResult(sessionId: string, tool: string, callId: string, output: string): Promise<string[]> {
+  async onToolResult(sessionId: string, tool: string, callId: string, output: string): Promise<BudgetNotices> {
     this.running.callEnded(callId);
     const call = this.#callArgs.get(callId);
     this.#callArgs.delete(callId);
-    const notes: string[] = [];
-    // A session being stopped is told by the ladder; the loop guard only watches sessions at work.
-    const verdict =
-      call && this.#runner.sessions.peek(sessionId)?.control === "active" ? await watchLoop(this.#ctx, this.#loops, sessionId, tool, call, output) : null;
-    if (verdict?.kind === "notice") notes.push(buildLoopNotice(verdict.shape, verdict.count, tool, verdict.period));
-    if (verdict?.kind === "stop")
-      await this.#beginStop(sessionId, `${LOOP_STOP_PREFIX}${verdict.shape}`, loopStopReason(verdict.shape, verdict.count, verdict.period));
-    notes.unshift(...(this.#notices.get(sessionId) ?? []));
+    const { config, clock } = this.#ctx;
+    const control = this.#runner.sessions.peek(sessionId)?.control;
+    const watch = watchLoop(this.#loops.get(sessionId), { control, call, tool, output, at: clock.now() }, config.loops);
+    if (watch.next) this.#loops.set(sessionId, watch.next);
+    if (watch.effects.length > 0) await this.#runner.run(sessionId, watch.effects);
+    if (watch.stop) await this.#beginStop(sessionId, watch.stop);
+    const budget = this.#notices.get(sessionId) ?? [];
     this.#notices.delete(sessionId);
-    const resumed = await standDownNotice(this.#runner, sessionId);
-    if (resumed) notes.unshift(resumed);
-    return notes;
+    const standDown = (await standDownNotice(this.#runner, sessionId)) ?? null;
+    return { standDown, budget, loop: watch.notice };
   }
 
   /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
@@ -160,50 +158,29 @@ export class BudgetGuard {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
   }
 
-  /** The session's own budgets, then its tree's. */
+  /** The session's own budgets, then its tree's (`budgetStep` on each scope's record). */
   async #check(sessionId: string): Promise<void> {
-    const { config, clock } = this.#ctx;
     const record = this.#runner.sessions.peek(sessionId);
-    if (!record || record.control === "stopped") return;
+    if (!record) return;
+    const { config, clock } = this.#ctx;
     const at = clock.now();
-    const warnAt = config.budgets.warnAt;
-    const own = U.raisedLimits(U.configuredLimits(config, record), verifiedRaises(sessionId, record.budget.raises), "session");
-    if (hasLimits(own)) {
-      const res = this.#runner.sessions.softStep(sessionId, (r) => checkBudget(r, "session", U.sessionUsage(r, at), own, warnAt, at));
-      if (res) await this.#handle(sessionId, sessionId, "session", res);
-    }
-    const root = this.#runner.sessions.peek(record.rootId);
-    if (!root) return;
-    const tree = U.raisedLimits(config.budgets.tree, verifiedRaises(root.sessionId, root.budget.raises), "tree");
-    if (!hasLimits(tree)) return;
-    const res = this.#runner.sessions.softStep(root.sessionId, (r) => checkBudget(r, "tree", U.treeUsage(r, at), tree, warnAt, at));
-    if (res) await this.#handle(sessionId, root.sessionId, "tree", res);
-  }
-
-  async #handle(sessionId: string, recordId: string, scope: U.BudgetScope, res: BudgetCheck & { previous: SessionRecord }): Promise<void> {
-    if (res.effects.length > 0) await this.#runner.run(recordId, res.effects, res);
-    if (res.warnings.length > 0) {
-      const list = this.#notices.get(sessionId) ?? [];
-      list.push(buildBudgetWarning(res.warnings));
-      this.#notices.set(sessionId, list);
-    }
-    if (!res.exceeded) return;
-    const line = res.exceeded;
-    if (scope === "session") {
-      await this.#beginStop(sessionId, `${BUDGET_STOP_PREFIX}session-${line.key}`, budgetStopReason(line, res.next.agent));
-      return;
-    }
-    // The tree's budget ran out: every running session of the tree is stopped, the root last.
-    const reason = budgetStopReason(line, null);
-    const ids = [...this.#tracker.hosted()].filter((id) => id !== recordId && this.#runner.sessions.peek(id)?.rootId === recordId);
-    for (const id of [...ids, recordId]) {
-      const r = this.#runner.sessions.peek(id);
-      if (r && r.control === "active") await this.#beginStop(id, `${BUDGET_STOP_PREFIX}tree-${line.key}`, reason);
+    for (const [scope, recordId] of [
+      ["session", sessionId],
+      ["tree", record.rootId],
+    ] as const) {
+      const res = this.#runner.sessions.softStep(recordId, (r) => budgetStep(r, { type: "check", scope, by: record, at }, config));
+      if (!res) continue;
+      if (res.effects.length > 0) await this.#runner.run(recordId, res.effects, res);
+      if (res.notices.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), ...res.notices]);
+      if (!res.stop) continue;
+      const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
+      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
+      for (const id of targets) await this.#beginStop(id, res.stop);
     }
   }
 
-  async #beginStop(sessionId: string, kind: string, reason: string): Promise<void> {
+  async #beginStop(sessionId: string, stop: GovernanceStop): Promise<void> {
     const at = this.#ctx.clock.now();
-    await this.#stops.begin(sessionId, [{ kind: "stop", id: `${kind}-${at}`, at, level: 1, reason, by: GOVERNANCE_REQUESTER }]);
+    await this.#stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);
   }
 }

@@ -1,6 +1,6 @@
-import { applyRaise, BUDGET_STOP_PREFIX, standDownStep } from "../../governance/budget/budget-check.ts";
+import { standDownStep } from "../../governance/budget/budget-check.ts";
 import { grantRaise, verifiedRaises } from "../../governance/budget/budget-raise.ts";
-import { configuredLimits, raisedLimits, sessionUsage, treeUsage } from "../../governance/budget/budget-usage.ts";
+import { budgetStep, treeStandDowns } from "../../governance/budget/budget-step.ts";
 import type { BudgetDirective } from "../../governance/stop/directive-queue.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
@@ -8,7 +8,8 @@ import type { SessionTracker } from "../sessions/session-tracker.ts";
 /**
  * A signed raise reached its session's queue (`opencode-governance budget … --add`): it is kept on the record, signed
  * again with the user's key, and the budget's escalation is recomputed; a budget stop stands down when nothing is
- * over any more. A tree raise (on the root) stands down every stop the tree budget started in the tree.
+ * over any more (`budgetStep`, `raise`). A tree raise (on the root) stands down every stop the tree budget started in
+ * the tree (`treeStandDowns`).
  */
 export async function applyBudgetRaise(runner: EffectRunner, tracker: SessionTracker, sessionId: string, d: BudgetDirective): Promise<void> {
   const { ctx } = runner;
@@ -25,18 +26,9 @@ export async function applyBudgetRaise(runner: EffectRunner, tracker: SessionTra
   }
   const { config, clock } = ctx;
   const at = clock.now();
-  const { next } = await runner.step(sessionId, (r) => {
-    if (!r) return { next: r, effects: [], stoodDown: false };
-    const kept = verifiedRaises(sessionId, r.budget.raises);
-    if (kept.some((k) => k.id === grant.id)) return { next: r, effects: [], stoodDown: false };
-    const raises = [...kept, grant];
-    const base = d.scope === "tree" ? config.budgets.tree : configuredLimits(config, r);
-    const usage = d.scope === "tree" ? treeUsage(r, at) : sessionUsage(r, at);
-    return applyRaise(r, grant, usage, raisedLimits(base, raises, d.scope), config.budgets.warnAt);
-  });
-  if (d.scope !== "tree" || !next || next.parentId !== null || next.budget.treeEscalation.exceeded !== null) return;
-  for (const id of tracker.hosted()) {
-    const r = runner.sessions.peek(id);
-    if (id !== sessionId && r?.rootId === sessionId && r.stop?.requestId.startsWith(`${BUDGET_STOP_PREFIX}tree`)) await runner.step(id, standDownStep);
-  }
+  const raise = { type: "raise", grant, at } as const;
+  const { next } = await runner.step(sessionId, (r) => (r ? budgetStep(r, raise, config) : { next: r, effects: [] }));
+  if (d.scope !== "tree") return;
+  const hosted = [...tracker.hosted()].flatMap((id) => runner.sessions.peek(id) ?? []);
+  for (const id of treeStandDowns(next, hosted)) await runner.step(id, standDownStep);
 }

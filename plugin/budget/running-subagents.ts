@@ -1,4 +1,4 @@
-import { decideConcurrency, type RunningSubagent } from "../../governance/budget/concurrency.ts";
+import { decideConcurrentSpawn } from "../../governance/budget/concurrency.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 
 /**
@@ -54,25 +54,10 @@ export class RunningSubagents {
     return n;
   }
 
-  /** A refusal text for the model, or undefined (and the spawn is counted). */
+  /** A refusal text for the model, or undefined (and the spawn is counted); the decision is `decideConcurrentSpawn`. */
   async check(sessionId: string, callId: string, targetAgent: string): Promise<string | undefined> {
-    const parentRunning: RunningSubagent[] = [];
-    const sample: RunningSubagent[] = [];
-    for (const [id, r] of this.#running) {
-      if (r.parentId === sessionId) parentRunning.push({ sessionId: id, agent: r.agent });
-      if (sample.length < 10) sample.push({ sessionId: id, agent: r.agent });
-    }
-    for (const s of this.#spawning.values()) {
-      if (s.parentId === sessionId) parentRunning.push({ sessionId: "(starting)", agent: s.agent });
-      if (sample.length < 10) sample.push({ sessionId: "(starting)", agent: s.agent });
-    }
-    const decision = decideConcurrency({
-      parentRunning,
-      projectRunning: this.#running.size + this.#spawning.size,
-      projectSample: sample,
-      config: this.runner.ctx.config.concurrency,
-      targetAgent,
-    });
+    const config = this.runner.ctx.config.concurrency;
+    const decision = decideConcurrentSpawn({ parentId: sessionId, running: this.#running, spawning: this.#spawning.values(), config, targetAgent });
     if (decision.ok) {
       this.#spawning.set(callId, { parentId: sessionId, agent: targetAgent });
       return undefined;

@@ -5,6 +5,7 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";
 import { redactKey } from "../../governance/texts/key-redaction.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
+import { toolBody } from "../../governance/stop/delivery-plan.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -59,10 +60,10 @@ export async function toolAfter(
       await ctx.record("key_redacted", { sessionId, tool: input.tool, count: red.redacted });
     }
   }
-  const note = rt.calls.take(input.callID);
-  if (note !== undefined) output.output = `${note}\n\n${String(output.output ?? "")}`;
-  const notices = await rt.budget.onToolResult(sessionId, input.tool, input.callID, String(output.output ?? ""));
-  const rewritten = await deliverOnToolResult(runner, rt.stops, sessionId, String(output.output ?? ""));
+  // What the result carries on top of the output, and in which order, is one plan (governance/stop/delivery-plan.ts).
+  const own = String(output.output ?? "");
+  const spawnNote = rt.calls.take(input.callID);
+  const notices = await rt.budget.onToolResult(sessionId, input.tool, input.callID, toolBody(own, spawnNote));
+  const rewritten = await deliverOnToolResult(runner, rt.stops, sessionId, own, { spawnNote, notices });
   if (rewritten !== undefined) output.output = rewritten;
-  if (notices.length > 0) output.output = `${notices.join("\n\n")}\n\n${String(output.output ?? "")}`;
 }

@@ -1,21 +1,32 @@
 import { claimAll, type Directive, peekAll } from "../../governance/stop/directive-queue.ts";
-import { planDelivery, type RenderedNote } from "../../governance/stop/delivery-plan.ts";
+import { type DeliveryInput, planDelivery, type RenderedNote } from "../../governance/stop/delivery-plan.ts";
 import { notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { StopController } from "./stop-controller.ts";
 
+/** What `tool.execute.after` already has for this result: the spawn gate's note and the budget guards' notices. */
+export type Carried = Pick<DeliveryInput, "spawnNote" | "notices">;
+
 /**
  * Directives reach a session with its tool results (`tool.execute.after`): returns the rewritten output, or undefined
- * to leave it. This file only claims and renders; what is delivered, dropped and audited is `planDelivery`
- * (governance/stop/delivery-plan.ts).
+ * to leave it. This file only claims and renders; what the result carries, in which order, and what is dropped and
+ * audited is `planDelivery` (governance/stop/delivery-plan.ts), also when no directive is queued.
  */
-export async function deliverOnToolResult(runner: EffectRunner, stops: StopController, sessionId: string, output: string): Promise<string | undefined> {
+export async function deliverOnToolResult(
+  runner: EffectRunner,
+  stops: StopController,
+  sessionId: string,
+  output: string,
+  carried: Carried = {},
+): Promise<string | undefined> {
   const { ctx, sessions, inbox } = runner;
+  // Nothing queued: only what the result already carries (no directive, so no time, seal or length is read).
+  const only = () => planDelivery(sessions.peek(sessionId), { injects: [], notes: [], output, ...carried, at: 0, maxLength: 0, seal: "" }).output;
   // take() answers "anything queued?" and clears it in one look: one lstat per tool result on the hot path.
   const owed = stops.notes.has(sessionId);
-  if (!inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return undefined;
+  if (!inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return only();
   const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
   await stops.begin(
     sessionId,
@@ -26,8 +37,8 @@ export async function deliverOnToolResult(runner: EffectRunner, stops: StopContr
   const { carry: notes, pending } = notesOnToolResult(stops.notes.get(sessionId), await renderNotes(runner, sessionId, directives));
   stops.notes.set(sessionId, pending);
   const injects = directives.flatMap((d) => (d.kind === "inject" ? [d] : []));
-  if (notes.length === 0 && injects.length === 0 && sessions.peek(sessionId)?.control !== "stopping") return undefined;
-  const input = { injects, notes, output, at: ctx.clock.now(), maxLength: ctx.config.inject.maxLength, seal: ctx.sealOf(sessionId) };
+  if (notes.length === 0 && injects.length === 0 && sessions.peek(sessionId)?.control !== "stopping") return only();
+  const input = { injects, notes, output, ...carried, at: ctx.clock.now(), maxLength: ctx.config.inject.maxLength, seal: ctx.sealOf(sessionId) };
   if (sessions.peek(sessionId)?.control === "stopping") {
     // The ladder moves the record: planned inside the locked update.
     const { output: rewritten } = await runner.step(sessionId, (record) => planDelivery(record, input));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConcurrencyConfig } from "../../../governance/config/budget-config.ts";
-import { decideConcurrency } from "../../../governance/budget/concurrency.ts";
+import { decideConcurrency, decideConcurrentSpawn, PROJECT_SAMPLE } from "../../../governance/budget/concurrency.ts";
 
 describe("concurrency refusal: the audit says what the text says (issue 28 §2)", () => {
   it("perProject: 2 running and 1 starting are 3 in the text, the audit and the toast", () => {
@@ -31,5 +31,65 @@ describe("concurrency refusal: the audit says what the text says (issue 28 §2)"
     });
     if (d.ok) throw new Error("expected a refusal");
     expect(d.message).toContain("You already have 5 running subagents, and at most 2 are allowed at once");
+  });
+});
+
+const sub = (i: number, agent = "general") => ({ sessionId: `ses_d${String(i).padStart(25, "0")}`, agent });
+
+describe("decideConcurrency: the limits, at their boundary (issue 29)", () => {
+  const config = ConcurrencyConfig.parse({ perParent: 2, perProject: 3 });
+  const decide = (parent: number, project: number) =>
+    decideConcurrency({
+      parentRunning: Array.from({ length: parent }, (_, i) => sub(i)),
+      projectRunning: project,
+      projectSample: [],
+      config,
+      targetAgent: "t",
+    });
+
+  it.each([
+    [0, 0, true],
+    [1, 2, true],
+    [2, 2, false],
+    [1, 3, false],
+    [5, 9, false],
+  ])("%i running for the parent, %i in the project → allowed: %s", (parent, project, ok) => {
+    expect(decide(parent, project).ok).toBe(ok);
+  });
+
+  it("when both are full the parent's limit is the one said (it is the one the model can act on)", () => {
+    const d = decide(2, 3);
+    if (d.ok) throw new Error("expected a refusal");
+    expect(d.scope).toBe("parent");
+    expect(d.effects[0]).toEqual({ type: "audit", event: "spawn_refused_concurrency", data: { scope: "parent", limit: 2, running: 2, targetAgent: "t" } });
+    expect(d.effects[1]).toMatchObject({ type: "toast", variant: "warning", message: expect.stringContaining("this session; limit 2") });
+  });
+});
+
+describe("decideConcurrentSpawn: what counts as running", () => {
+  const config = ConcurrencyConfig.parse({ perParent: 2, perProject: 50 });
+  const PARENT = "ses_parent00000000000000000001";
+  const OTHER = "ses_other000000000000000000001";
+
+  it("a reservation (a spawn allowed, its child not created yet) counts for its parent as `(starting)`", () => {
+    const running = new Map([[sub(1).sessionId, { parentId: PARENT, agent: "explore" }]]);
+    expect(decideConcurrentSpawn({ parentId: PARENT, running, spawning: [], config, targetAgent: "t" }).ok).toBe(true);
+    const d = decideConcurrentSpawn({ parentId: PARENT, running, spawning: [{ parentId: PARENT, agent: "general" }], config, targetAgent: "t" });
+    if (d.ok) throw new Error("expected a refusal");
+    expect(d.message).toContain("You already have 2 running subagents");
+    expect(d.message).toContain(sub(1).sessionId);
+    expect(d.message).toMatch(/general \(/);
+  });
+
+  it("another parent's children count for the project only; the project's text shows a sample, the count is all", () => {
+    const running = new Map(Array.from({ length: 30 }, (_, i) => [sub(i).sessionId, { parentId: OTHER, agent: "general" }] as const));
+    const spawning = Array.from({ length: 5 }, () => ({ parentId: OTHER, agent: "explore" }));
+    expect(decideConcurrentSpawn({ parentId: PARENT, running, spawning, config, targetAgent: "t" }).ok).toBe(true);
+    const d = decideConcurrentSpawn({ parentId: PARENT, running, spawning, config: { ...config, perProject: 35 }, targetAgent: "t" });
+    if (d.ok) throw new Error("expected a refusal");
+    expect(d.effects[0]).toMatchObject({ data: { scope: "project", limit: 35, running: 35 } });
+    const shown = d.message.match(/ses_d\d+/g) ?? [];
+    expect(shown.length).toBeLessThanOrEqual(PROJECT_SAMPLE);
+    expect(shown.length).toBeGreaterThan(0);
   });
 });
