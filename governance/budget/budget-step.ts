@@ -5,7 +5,7 @@ import type { Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { type BudgetLine, budgetStopReason, buildBudgetWarning, buildStandDownNotice } from "../texts/budget-notices.ts";
-import { applyRaise, checkBudget, type RaiseResult } from "./budget-check.ts";
+import { applyRaise, checkBudget, type RaiseResult, takeStandDownNotice } from "./budget-check.ts";
 import { verifiedRaises } from "./budget-raise.ts";
 import { BUDGET_KEYS, type BudgetScope, configuredLimits, raisedLimits, sessionUsage, treeUsage } from "./budget-usage.ts";
 
@@ -98,6 +98,27 @@ export function treeStandDowns(root: SessionRecord | undefined, hosted: readonly
   return hosted
     .filter((r) => r.sessionId !== root.sessionId && r.rootId === root.sessionId && (r.stop?.requestId.startsWith(`${BUDGET_STOP_PREFIX}tree`) ?? false))
     .map((r) => r.sessionId);
+}
+
+/** A raise is used once (its id is its nonce): one already kept on the record, verified, is a replay (issue 27). */
+export function raiseKept(record: SessionRecord | undefined, raiseId: string): boolean {
+  return record !== undefined && verifiedRaises(record.sessionId, record.budget.raises).some((r) => r.id === raiseId);
+}
+
+/**
+ * A raise stood this session's budget stop down: while it is at work it is told once, on its next tool result, that it
+ * may go on, with what is left ({@link standDownText}); the mark is taken (audited `budget_resumed`). `root` is the
+ * tree's root as the caller last saw it (the record itself when it is the root).
+ */
+export function takeStandDown(
+  r: SessionRecord,
+  config: Pick<GovernanceConfig, "budgets">,
+  root: SessionRecord | undefined,
+  at: number,
+): { next: SessionRecord; effects: Effect[]; text: string | null } {
+  if (!r.budget.stoodDown || r.control !== "active") return { next: r, effects: [], text: null };
+  const taken = takeStandDownNotice(r);
+  return { next: taken.next, effects: taken.effects, text: standDownText(config, r, root?.sessionId === r.sessionId ? taken.next : root, at) };
 }
 
 /** What a stood-down session is told it has left: each limit of its own and of its tree, with what is used. */

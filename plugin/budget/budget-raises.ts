@@ -1,6 +1,6 @@
 import { standDownStep } from "../../governance/budget/budget-check.ts";
-import { grantRaise, verifiedRaises } from "../../governance/budget/budget-raise.ts";
-import { budgetStep, treeStandDowns } from "../../governance/budget/budget-step.ts";
+import { grantRaise } from "../../governance/budget/budget-raise.ts";
+import { budgetStep, raiseKept, treeStandDowns } from "../../governance/budget/budget-step.ts";
 import type { BudgetDirective } from "../../governance/stop/directive-queue.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
@@ -15,7 +15,7 @@ export async function applyBudgetRaise(runner: EffectRunner, tracker: SessionTra
   const { ctx } = runner;
   // A raise is used once (its id is its nonce): a copy of a genuine signed file, queued again, adds nothing (issue 27).
   const current = runner.sessions.peek(sessionId) ?? (await ctx.store.read(sessionId));
-  if (current && verifiedRaises(sessionId, current.budget.raises).some((r) => r.id === d.id)) {
+  if (raiseKept(current ?? undefined, d.id)) {
     await ctx.record("directive_replayed", { sessionId, directiveId: d.id, kind: "budget", by: d.by });
     return;
   }

@@ -4,7 +4,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { grantRaise } from "../../../governance/budget/budget-raise.ts";
 import { addTreeUse } from "../../../governance/budget/budget-usage.ts";
-import { budgetStep, limitsOf, standDownText, treeStandDowns, treeStopOrder } from "../../../governance/budget/budget-step.ts";
+import { budgetStep, limitsOf, raiseKept, standDownText, takeStandDown, treeStandDowns, treeStopOrder } from "../../../governance/budget/budget-step.ts";
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config.ts";
 import type { SessionRecord } from "../../../governance/session/session-record.ts";
 import { startStop } from "../../../governance/stop/stop-ladder.ts";
@@ -23,7 +23,8 @@ const child = (id: string, over: Record<string, unknown> = {}) =>
   makeRecord({ sessionId: id, parentId: ROOT_ID, rootId: ROOT_ID, depth: 1, level: 2, agent: "explore", ...over } as never);
 const withCalls = (r: SessionRecord, toolCalls: number): SessionRecord => ({ ...r, counters: { ...r.counters, toolCalls } });
 const withTreeCalls = (r: SessionRecord, toolCalls: number): SessionRecord => addTreeUse(r, { toolCalls });
-const stopping = (r: SessionRecord, requestId: string): SessionRecord => startStop(r, { requestId, at: T0, level: 1, reason: "over", by: "governance", deadlineMs: 5_000 }).next;
+const stopping = (r: SessionRecord, requestId: string): SessionRecord =>
+  startStop(r, { requestId, at: T0, level: 1, reason: "over", by: "governance", deadlineMs: 5_000 }).next;
 
 beforeAll(() => {
   const home = mkdtempSync(join(tmpdir(), "budget-step-"));
@@ -134,5 +135,26 @@ describe("budgetStep raise and treeStandDowns", () => {
         { key: "toolCalls", used: 7, limit: 20, scope: "tree" },
       ]),
     );
+  });
+
+  it("the stand-down notice is taken once, and only by a session at work", () => {
+    const marked = child(CHILD_ID, { budget: { ...child(CHILD_ID).budget, stoodDown: "session" } });
+    const taken = takeStandDown(marked, c, root(), T0);
+    expect(taken.text).toBe(standDownText(c, marked, root(), T0));
+    expect(taken.effects).toEqual([{ type: "audit", event: "budget_resumed", data: { scope: "session" } }]);
+    expect(taken.next.budget.stoodDown).toBeNull();
+    expect(takeStandDown(taken.next, c, root(), T0)).toEqual({ next: taken.next, effects: [], text: null });
+    const stillStopping = stopping(marked, "stop-user-1");
+    expect(takeStandDown(stillStopping, c, root(), T0).next).toBe(stillStopping);
+  });
+
+  it("a raise already kept (verified) is a replay; a forged copy on the record is not", () => {
+    const grant = grantRaise(CHILD_ID, { id: "raise-c", at: T0, scope: "session", add: { toolCalls: 1 }, by: "user" })!;
+    const kept = child(CHILD_ID, { budget: { ...child(CHILD_ID).budget, raises: [grant] } });
+    expect(raiseKept(kept, "raise-c")).toBe(true);
+    expect(raiseKept(kept, "raise-d")).toBe(false);
+    expect(raiseKept(undefined, "raise-c")).toBe(false);
+    const forged = child(CHILD_ID, { budget: { ...child(CHILD_ID).budget, raises: [{ ...grant, sig: "0".repeat(64) }] } });
+    expect(raiseKept(forged, "raise-c")).toBe(false);
   });
 });
