@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { readdir, rename } from "node:fs/promises";
+import { lstat, readdir, rename } from "node:fs/promises";
 import { join } from "node:path";
 import { sweepTempFiles, writeFileAtomic } from "../storage/atomic-write.ts";
 import type { Clock } from "../time/clock.ts";
@@ -46,6 +46,14 @@ export class SessionStore {
   readonly #onProblem: (problem: StoreProblem) => void;
   readonly #lock: FileLockOptions;
   readonly #cache = new Map<string, SessionRecord>();
+  /**
+   * The record file this instance last wrote, per session: the file's identity right after the write (under the
+   * lock) and the record it holds. A read that finds the file still that file (same device, inode, links, size, mtime
+   * and ctime — a rename, rewrite, link or chmod by anyone changes the ctime, which no user can set back) reuses the
+   * record instead of reading, parsing and migrating it again: the write-behind of a busy session re-reads its own
+   * last write every second (issue 31).
+   */
+  readonly #written = new Map<string, { stamp: string; record: SessionRecord }>();
   /** Record files of a newer build seen by this instance: reported once, never quarantined or overwritten. */
   readonly #newer = new Set<string>();
   #swept: Promise<unknown> | undefined;
@@ -78,6 +86,7 @@ export class SessionStore {
   /** Drops the cached record (the process no longer needs it without I/O); the file is untouched. */
   forget(id: string): void {
     this.#cache.delete(id);
+    this.#written.delete(id);
   }
 
   cacheSize(): number {
@@ -110,8 +119,11 @@ export class SessionStore {
         if (next === undefined || next === current) return current;
         const record = deepFreeze(SessionRecord.parse(next));
         if (record.sessionId !== id) throw new Error(`updater for ${id} returned a record of ${record.sessionId}`);
+        this.#written.delete(id);
         await writeFileAtomic(file.path, `${JSON.stringify(record, null, 2)}\n`);
         this.#cache.set(id, record);
+        const stamp = await fileStamp(file.path);
+        if (stamp) this.#written.set(id, { stamp, record });
         return record;
       },
       this.#lock,
@@ -216,6 +228,11 @@ export class SessionStore {
   }
 
   async #load(id: string, file: string): Promise<Loaded> {
+    const written = this.#written.get(id);
+    if (written) {
+      if ((await fileStamp(file)) === written.stamp) return { kind: "ok", record: written.record };
+      this.#written.delete(id);
+    }
     let text: string;
     try {
       text = await readRegularFile(file);
@@ -249,6 +266,7 @@ export class SessionStore {
       return loaded.record;
     }
     this.#cache.delete(id);
+    this.#written.delete(id);
     return undefined;
   }
 
@@ -263,6 +281,13 @@ export class SessionStore {
     if (result.ok) this.#onProblem(result.problem);
     else if (!result.gone) this.#onProblem({ kind: "io_error", file, reason: result.reason, at: this.#clock.now() });
   }
+}
+
+/** A record file's identity: `undefined` when it is missing, or is not a regular file (never followed: lstat). */
+async function fileStamp(file: string): Promise<string | undefined> {
+  const st = await lstat(file, { bigint: true }).catch(() => undefined);
+  if (!st?.isFile()) return undefined;
+  return `${st.dev}:${st.ino}:${st.nlink}:${st.size}:${st.mtimeNs}:${st.ctimeNs}`;
 }
 
 function deepFreeze<T>(value: T): T {

@@ -51,6 +51,34 @@ describe("SessionStore", () => {
       expect(await readFile(join(governancePaths(dir).root, ".gitignore"), "utf8")).toContain("*");
     });
 
+    it("reuses its own last write while the file is unchanged, and reads any other writer's file (issue 31)", async () => {
+      const clock = createFakeClock(1_000);
+      const store = new SessionStore({ projectDir: dir, clock });
+      const id = sid("reuse001");
+      const written = await store.update(id, () => makeRecord(id, clock.now()));
+      // Unchanged since this store wrote it: the updater gets the very record written (no read, no parse, no migration).
+      let seen: SessionRecord | undefined;
+      const spy = (then: (r: SessionRecord | undefined) => SessionRecord | undefined) => (current: SessionRecord | undefined) => {
+        seen = current;
+        return then(current);
+      };
+      const bumped = await store.update(id, spy(bump));
+      expect(seen).toBe(written);
+      expect(await store.read(id)).toBe(bumped);
+      // Another writer's file — even the same bytes, written again — is read: it is not the file this store wrote.
+      await writeFile(filePath(dir, id), await readFile(filePath(dir, id), "utf8"));
+      await store.update(
+        id,
+        spy((current) => current),
+      );
+      expect(seen).not.toBe(bumped);
+      expect(seen).toEqual(bumped);
+      // Rewritten in place to the same size right after this store's write: the change is what the updater sees.
+      expect((await store.update(id, bump))?.counters.toolCalls).toBe(2);
+      await writeFile(filePath(dir, id), (await readFile(filePath(dir, id), "utf8")).replace('"toolCalls": 2', '"toolCalls": 8'));
+      expect((await store.update(id, bump))?.counters.toolCalls).toBe(9);
+    });
+
     it("skips the write when the updater returns undefined or the same object", async () => {
       const store = new SessionStore({ projectDir: dir, clock: systemClock });
       const id = sid("skip0001");
