@@ -24,7 +24,21 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
   if (!record) return;
   await rt.budget.onModelStep(sessionId, record);
   const config = ctx.config;
-  output.system.push(
-    buildGovernancePrefix({ who: ctx.viewOf(record.agent, record.depth), language: config.language, phase: config.phase, seal: ctx.sealOf(sessionId) }),
-  );
+  const who = ctx.viewOf(record.agent, record.depth);
+  const seal = ctx.sealOf(sessionId);
+  // Built once per session and view, not per step: its inputs are stable for the session or change with the config.
+  const key = `${who.agent}\0${who.role}\0${who.level}\0${who.depth}\0${who.maxDepth}\0${who.mayDelegateTo.join("\0")}\0${seal}`;
+  const built = prefixes.get(config) ?? new Map<string, string>();
+  prefixes.set(config, built);
+  let prefix = built.get(key);
+  if (prefix === undefined) {
+    if (built.size >= PREFIXES_KEPT) built.clear();
+    prefix = buildGovernancePrefix({ who, language: config.language, phase: config.phase, seal });
+    built.set(key, prefix);
+  }
+  output.system.push(prefix);
 }
+
+/** Prefixes built, per config (an edited config is a new object: its prefixes are built anew), keyed by their inputs. */
+const prefixes = new WeakMap<object, Map<string, string>>();
+const PREFIXES_KEPT = 512;

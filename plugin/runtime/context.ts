@@ -18,6 +18,9 @@ import type { ConfigWatcher } from "./config-watcher.ts";
 import type { OpencodeApi } from "../host/opencode-api.ts";
 import type { Timers } from "./timers.ts";
 
+/** How many sessions' seals {@link PluginContext.sealOf} keeps computed. */
+const SEALS_KEPT = 512;
+
 /**
  * What every part of the plugin reads: the project, the clock and timers, the files, the SDK, the live config and
  * the audit log. Read-only: records change only through the session runtime's steps (plugin/sessions/session-runtime.ts).
@@ -67,12 +70,21 @@ export class PluginContext {
    * random key for this process, so directives are still sealed, only not the same after a restart.
    */
   sealOf(sessionId: string): string {
+    const known = this.#seals.get(sessionId);
+    if (known !== undefined) return known;
     if (!this.#sealKey) {
       const key = loadKey();
       this.#sealKey = key.ok ? key.key : randomBytes(32);
     }
-    return directiveSeal(this.#sealKey, sessionId);
+    // An HMAC per session, not per call: the prefix, every tool result and every directive ask for it (issue 31).
+    // Bounded: a long-lived process computes a forgotten session's seal again if it ever needs it.
+    if (this.#seals.size >= SEALS_KEPT) this.#seals.clear();
+    const seal = directiveSeal(this.#sealKey, sessionId);
+    this.#seals.set(sessionId, seal);
+    return seal;
   }
+
+  readonly #seals = new Map<string, string>();
 
   #surfaces: ControlSurfaces | undefined;
   #keyForms: KeyForms | null | undefined;
