@@ -32,26 +32,39 @@ export type MessageUsageEvent = {
   cost: number;
 };
 
+/** Token counts as OpenCode reports them, checked as `Count` checks them (finite, 0 … 1e15, absent = 0). */
+export type Tokens = { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** `Count.default(0)` without zod: `undefined` is 0, anything but a finite number in 0 … 1e15 is refused (NaN). */
+const count = (v: unknown): number => (v === undefined ? 0 : typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1e15 ? v : Number.NaN);
+
+/**
+ * The `tokens` and `cost` of a message's or session's info, validated exactly as the zod schemas above validate them
+ * (test/plugin/host/usage-reader.test.ts compares both on generated inputs) but without a schema parse: OpenCode
+ * sends `message.updated` and `session.updated` several times per model step (issue 31). `undefined`: invalid, which
+ * fails the whole event as the schema did; `null`: valid, without tokens.
+ */
+export function readUsage(info: Record<string, unknown>): { tokens: Tokens | null; cost: number } | undefined {
+  const cost = count(info.cost);
+  if (Number.isNaN(cost)) return undefined;
+  const t = info.tokens;
+  if (t === undefined) return { tokens: null, cost };
+  if (!isObject(t)) return undefined;
+  const c = t.cache;
+  if (c !== undefined && !isObject(c)) return undefined;
+  const n = [count(t.input), count(t.output), count(t.reasoning), count(c?.read), count(c?.write)];
+  if (n.some(Number.isNaN)) return undefined;
+  const int = (x: number) => Math.round(x);
+  return { tokens: { input: int(n[0]!), output: int(n[1]!), reasoning: int(n[2]!), cacheRead: int(n[3]!), cacheWrite: int(n[4]!) }, cost };
+}
+
 export function parseMessageUsage(raw: unknown): MessageUsageEvent | undefined {
   // Cheap test first: most message updates are user messages or carry no usage yet.
-  const info = (raw as { properties?: { info?: { role?: unknown; tokens?: unknown } } }).properties?.info;
-  if (info?.role !== "assistant" || !info.tokens) return undefined;
-  const e = MessageUsage.safeParse(raw);
-  if (!e.success || !e.data.properties.info.tokens) return undefined;
-  const m = e.data.properties.info;
-  const t = m.tokens as NonNullable<typeof m.tokens>;
-  const int = (n: number) => Math.round(n);
-  return {
-    type: "message_usage",
-    sessionId: m.sessionID,
-    messageId: m.id,
-    tokens: {
-      input: int(t.input),
-      output: int(t.output),
-      reasoning: int(t.reasoning),
-      cacheRead: int(t.cache?.read ?? 0),
-      cacheWrite: int(t.cache?.write ?? 0),
-    },
-    cost: m.cost ?? 0,
-  };
+  const info = (raw as { properties?: { info?: unknown } } | null)?.properties?.info;
+  if (!isObject(info) || info.role !== "assistant" || !info.tokens) return undefined;
+  if (typeof info.id !== "string" || info.id.length > 100 || typeof info.sessionID !== "string") return undefined;
+  const use = readUsage(info);
+  if (!use?.tokens) return undefined;
+  return { type: "message_usage", sessionId: info.sessionID, messageId: info.id, tokens: use.tokens, cost: use.cost };
 }

@@ -1,5 +1,5 @@
 import * as z from "../../governance/zod.ts";
-import { parseMessageUsage } from "./message-usage.ts";
+import { parseMessageUsage, readUsage } from "./message-usage.ts";
 
 /**
  * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the
@@ -111,24 +111,20 @@ export function parseEvents(raw: unknown): GovernanceEvent[] {
 
 /** `session.updated` (every change of the session's info): its usage when it carries tokens, its title when it has one. */
 function sessionUpdated(raw: unknown): GovernanceEvent[] {
-  const e = SessionUsage.safeParse(raw);
-  if (!e.success) return [];
-  const info = e.data.properties.info;
+  // What SessionUsage checks, read directly (test/plugin/host/usage-reader.test.ts): this event comes several times a step.
+  const p = (raw as { properties?: unknown }).properties;
+  if (typeof p !== "object" || p === null || Array.isArray(p)) return [];
+  const { sessionID, info } = p as { sessionID?: unknown; info?: unknown };
+  if (sessionID !== undefined && typeof sessionID !== "string") return [];
+  if (typeof info !== "object" || info === null || Array.isArray(info)) return [];
+  const i = info as Record<string, unknown>;
+  if (typeof i.id !== "string") return [];
+  const use = readUsage(i);
+  if (!use) return [];
   const out: GovernanceEvent[] = [];
-  const t = info.tokens;
-  if (t) {
-    const int = (n: number) => Math.round(n);
-    const tokens = {
-      input: int(t.input),
-      output: int(t.output),
-      reasoning: int(t.reasoning),
-      cacheRead: int(t.cache?.read ?? 0),
-      cacheWrite: int(t.cache?.write ?? 0),
-    };
-    out.push({ type: "usage", sessionId: info.id, tokens, cost: info.cost ?? 0 });
-  }
-  const title = text(info.title);
-  if (title) out.push({ type: "titled", sessionId: info.id, title });
+  if (use.tokens) out.push({ type: "usage", sessionId: i.id, tokens: use.tokens, cost: use.cost });
+  const title = text(i.title);
+  if (title) out.push({ type: "titled", sessionId: i.id, title });
   return out;
 }
 
