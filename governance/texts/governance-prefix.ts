@@ -30,7 +30,10 @@ function extraRule(role: AgentRole, depth: number): string | undefined {
   return depth > 0 ? "Stay in your parent's scope; return a concise result." : undefined;
 }
 
-/** Rule 3: the directive headings themselves say what to do; the prefix only says they come from the user. */
+/**
+ * The stop protocol when no seal is stated (a caller without a key); with a seal, {@link sealRule} says it all — obey
+ * a sealed stop at once, nothing unsealed — and a primary keeps its own rule about the interrupted-subagent note.
+ */
 const PROTOCOL_RULE: Record<AgentRole, string> = {
   primary: "A sealed ⚠️ SUBAGENT INTERRUPTED note means the user stopped a subagent: check its work before re-delegating.",
   delegating: "A tool result starting with a sealed ⚠️, 🛑 or ❌ directive is the user's stop directive: obey at once.",
@@ -43,38 +46,40 @@ export function defaultFirstActions(role: AgentRole): string[] {
     case "primary":
       return ["Read the todo list (`todoread`), then delegate the next step with `task`."];
     case "delegating":
-      return ["State your scope in one line; plan or delegate within it."];
+      return ["State your scope in one line."];
     case "leaf":
       return ["Read the files you will change before editing them."];
   }
 }
 
 /**
- * S1 governance prefix (seed 003), sent on every model step of a governed session: kept near 450 bytes in the
- * typical case (docs/performance.md) — language first (ABSOLUTE PRIORITY), who the agent is and the phase on one
- * line, the three role rules on one line, the first action. Byte-stable for the session (it is part of the cached
- * system prompt); the todo count and orphan warnings it once carried are in the status note (status-note.ts).
- * Every value is one clipped line, so data cannot start a rule of its own.
+ * S1 governance prefix (seed 003), sent on every model step of a governed session. With the governance tool's schema
+ * it must stay within 1 024 bytes per request for OpenCode's `build` agent (issue 31; test/governance/texts/
+ * request-budget.test.ts and the end-to-end measurement in test/e2e/governance-prefix.test.ts): language first
+ * (ABSOLUTE PRIORITY, kept after compaction), who the agent is — role, level, depth and its limit — and the phase on
+ * one line, the role's rules on one line (the hierarchy rule, a parent's scope for a child, the sealed-directive rule),
+ * the first action. Byte-stable for the session (it is part of the cached system prompt); the todo count and orphan
+ * warnings it once carried are in the status note (status-note.ts). Every value is one clipped line, so data cannot
+ * start a rule of its own.
  */
 export function buildGovernancePrefix(input: GovernancePrefixInput): string {
   const who = input.who;
-  const rule1 = hierarchyRule(who);
-  const lines = [
+  // The You line states the depth limit: the rule does not repeat it.
+  const rule1 = hierarchyRule(who, { depthStated: true });
+  const rules = [rule1, extraRule(who.role, who.depth), input.seal ? sealRule(input.seal) : undefined];
+  if (!input.seal || who.role === "primary") rules.push(PROTOCOL_RULE[who.role]);
+  const firstActions = defaultFirstActions(who.role);
+  return [
     GOVERNANCE_PREFIX_HEADING,
-    `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}. Keep it even after compaction.`,
+    `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}, even after compaction.`,
     `**You:** ${agentToken(who.agent)}, ${ROLE_LABEL[who.role]} (level ${who.level}, depth ${who.depth} of max ${who.maxDepth}). **Phase:** ${plainLine(input.phase, 60)}`,
-    `**Rules:** ${[rule1, extraRule(who.role, who.depth), PROTOCOL_RULE[who.role]]
+    `**Rules:** ${rules
       .filter((r) => r !== undefined)
       .map((r, i) => `${i + 1}. ${r}`)
       .join(" ")}`,
-  ];
-  if (input.seal) lines.push(sealRule(input.seal));
-  const firstActions = defaultFirstActions(who.role);
-  lines.push(
     `**First action required:** ${firstActions
       .slice(0, 3)
       .map((a) => plainLine(a, 160))
       .join(" Then: ")}`,
-  );
-  return lines.join("\n");
+  ].join("\n");
 }

@@ -16,8 +16,16 @@ const z = { boolean: zod.boolean, enum: zod.enum, number: zod.number, string: zo
   "boolean" | "enum" | "number" | "string"
 >;
 
+/**
+ * What the model reads of the tool, with its arguments' schema, on every request of a primary agent: with the prefix it
+ * must stay within 1 024 bytes (issue 31), so the arguments carry no descriptions of their own — this one line names
+ * them all — and one free `text` serves as the guidance of `inject` and the reason of `stop`.
+ */
 export const GOVERNANCE_TOOL_DESCRIPTION =
-  "Governed sessions. action=sessions: list them as a tree (all: include finished). action=stop: stop a running subagent (level 1 graceful, 2 immediate, 3 terminated). action=inject: send it guidance (text).";
+  "List (sessions; all: +ended), stop (level 1 graceful, 2 now, 3 terminate; text: reason) or guide (inject: text) a subagent; target: id or agent.";
+
+/** The longest reason a stop may carry (the record keeps it; the CLI clips its own the same way). */
+export const STOP_REASON_MAX = 500;
 
 /**
  * The tool's input as JSON Schema, for OpenCode 2 (`tool.transform` refuses a zod built by another zod instance, and
@@ -28,10 +36,9 @@ export const GOVERNANCE_TOOL_INPUT = {
   type: "object",
   properties: {
     action: { type: "string", enum: ["sessions", "stop", "inject"] },
-    target: { type: "string", description: "session id or agent name" },
+    target: { type: "string" },
     level: { type: "integer", minimum: 1, maximum: 3 },
-    reason: { type: "string", maxLength: 500 },
-    text: { type: "string", description: "max 500 chars" },
+    text: { type: "string" },
     all: { type: "boolean" },
   },
   required: ["action"],
@@ -70,10 +77,9 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
       description: GOVERNANCE_TOOL_DESCRIPTION,
       args: {
         action: z.enum(["sessions", "stop", "inject"]),
-        target: z.string().optional().describe("session id or agent name"),
+        target: z.string().optional(),
         level: z.number().int().min(1).max(3).optional(),
-        reason: z.string().max(500).optional(),
-        text: z.string().optional().describe("max 500 chars"),
+        text: z.string().optional(),
         all: z.boolean().optional(),
       },
       async execute(args, context) {
@@ -86,7 +92,9 @@ export function governanceTools(gov: PluginContext, afterRequest: (sessionId: st
         if (refused) return refused;
         const by = ctx(`agent:${context.agent}`);
         if (args.action === "stop") {
-          const res = await requestStop(by, args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason: args.reason ?? "" });
+          const reason = args.text ?? "";
+          if (reason.length > STOP_REASON_MAX) return `Not stopped: the reason (text) is longer than ${STOP_REASON_MAX} characters.`;
+          const res = await requestStop(by, args.target, { level: (args.level ?? 1) as 1 | 2 | 3, reason });
           if (!res.ok) return `Not stopped: ${res.reason}`;
           for (const id of res.sessionIds) await afterRequest(id);
           return `Stop requested for ${res.sessionIds.join(", ")}.`;

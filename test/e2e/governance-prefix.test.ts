@@ -4,6 +4,8 @@ import {
   auditEvents,
   REPO_ROOT,
   createTestProject,
+  governanceBytes,
+  governanceToolEntries,
   runOpencode,
   startScriptedModel,
   type ModelRequest,
@@ -53,6 +55,18 @@ describe("governance prefix reaches every model request (real opencode run)", ()
     expect(requests.filter((r) => r.messages.some((m) => m.role === "tool")).length).toBe(2);
     for (const r of requests) expect(r.system).toContain(PREFIX_HEADING);
     expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+  });
+
+  test("the build agent's governance text per request — prefix + governance tool schema — is at most 1 024 bytes (issue 31)", async () => {
+    const { requests } = await runOnce("local");
+    expect(requests.length).toBe(3);
+    for (const r of requests) {
+      const b = governanceBytes(r);
+      // Both parts are there (a measurement of nothing would pass), and together within the budget.
+      expect(b.prefix).toBeGreaterThan(200);
+      expect(governanceToolEntries(r).map((t) => t.function.name)).toEqual(["governance"]);
+      expect(b.prefix + b.tools, `prefix ${b.prefix} B + tool ${b.tools} B: ${JSON.stringify(governanceToolEntries(r))}`).toBeLessThanOrEqual(1024);
+    }
   });
 
   test("as a package in opencode.json's plugin list, resolved through package.json like an npm install", async () => {

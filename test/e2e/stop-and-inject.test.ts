@@ -69,7 +69,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     if (toolTarget) {
       if (tools === 0) return { toolCalls: [{ name: "governance", args: { action: "sessions" } }] };
       if (tools === 1)
-        return { toolCalls: [{ name: "governance", args: { action: "stop", target: toolTarget, level: 2, reason: "from the coordinator's tool" } }] };
+        return { toolCalls: [{ name: "governance", args: { action: "stop", target: toolTarget, level: 2, text: "from the coordinator's tool" } }] };
       return { text: "asked it to stop" };
     }
     if (first.includes("DEEP")) {

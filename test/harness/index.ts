@@ -8,3 +8,4 @@ export * from "./tui.ts";
 export * from "./project-cli.ts";
 export * from "./gate.ts";
 export * from "./event-stream.ts";
+export * from "./governance-text.ts";

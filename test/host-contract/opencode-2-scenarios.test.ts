@@ -107,13 +107,15 @@ const RUN: Record<string, () => Promise<void>> = {
   async "stop-ladder"() {
     const r = await f.root();
     const { id: child, call } = await f.spawn(r, "governance-executor");
-    const asked = await f.host.callTool(r, "governance", { action: "stop", target: child, level: 1, reason: "wrong approach" });
+    const asked = await f.host.callTool(r, "governance", { action: "stop", target: child, level: 1, text: "wrong approach" });
     expect(asked.text).toContain("Stop requested");
     await f.flush();
     const run = () => ({ content: "loop-output" });
     const l1 = await f.host.callTool(child, "shell", { command: "x" }, run);
     expect(l1.text).toContain("⚠️ SESSION STOP REQUESTED");
     expect(l1.text).toContain("loop-output");
+    // The tool's `text` is the stop's reason (issue 31: one free-text argument for inject and stop).
+    expect(l1.text).toContain("wrong approach");
     const l2 = await f.host.callTool(child, "shell", { command: "x" }, run);
     expect(l2.text).toContain("🛑 SESSION STOP — IMMEDIATE");
     expect(l2.text).not.toContain("loop-output");
@@ -209,7 +211,7 @@ const RUN: Record<string, () => Promise<void>> = {
   async "parent-notified"() {
     const r = await f.root();
     const { id: child, call } = await f.spawn(r, "governance-executor");
-    await f.host.callTool(r, "governance", { action: "stop", target: child, level: 3, reason: "enough" });
+    await f.host.callTool(r, "governance", { action: "stop", target: child, level: 3, text: "enough" });
     await f.flush();
     await f.host.callTool(child, "shell", { command: "x" });
     await f.timers.advance(10_000);

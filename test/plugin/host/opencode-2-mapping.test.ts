@@ -92,13 +92,14 @@ describe("the governance tool's JSON Schema (OpenCode 2) agrees with its zod arg
   const cases: unknown[] = [
     { action: "sessions" },
     { action: "sessions", all: true },
-    { action: "stop", target: "ses_x", level: 2, reason: "r" },
+    { action: "stop", target: "ses_x", level: 2, text: "r" },
+    { action: "stop", target: "ses_x", reason: "r" },
     { action: "inject", target: "x", text: "t" },
     { action: "stop", level: 4 },
     { action: "stop", level: 1.5 },
     { action: "nope" },
     {},
-    { action: "stop", reason: "x".repeat(501) },
+    { action: "stop", text: "x".repeat(501) },
     { action: "sessions", extra: 1 },
   ];
   test.each(cases.map((c) => [JSON.stringify(c).slice(0, 60), c] as const))("%s", (_name, input) => {
