@@ -216,39 +216,65 @@ async function takeOverIfStale(dir: string, staleMs: number, overdue = false): P
   return true;
 }
 
+/** A lock this process holds: refreshed by the one shared ticker below while it is held. */
+type Holding = { dir: string; staleMs: number; refreshedAt: number; mtimeMs: number; refreshing: Promise<void> | undefined };
+
+/**
+ * Every lock this process holds, refreshed by ONE unref'd interval (every quarter of the shortest `staleMs` held),
+ * not a timer per hold: a busy session takes a record lock every second (its write-behind), and creating and
+ * clearing a timer per hold showed in the host's profile (issue 31). A lock is refreshed once it is half its
+ * `staleMs` old, so its mtime is never older than three quarters of it. The interval stops on a tick that finds
+ * nothing held.
+ */
+const holdings = new Set<Holding>();
+let ticker: { timer: ReturnType<typeof setInterval>; everyMs: number } | undefined;
+
+function watchHeld(staleMs: number): void {
+  const everyMs = staleMs / 4;
+  if (ticker && ticker.everyMs <= everyMs) return;
+  if (ticker) clearInterval(ticker.timer);
+  const timer = setInterval(refreshHeld, everyMs);
+  timer.unref?.();
+  ticker = { timer, everyMs };
+}
+
+function refreshHeld(): void {
+  if (holdings.size === 0) {
+    if (ticker) clearInterval(ticker.timer);
+    ticker = undefined;
+    return;
+  }
+  for (const h of holdings) {
+    if (h.refreshing || Date.now() - h.refreshedAt < h.staleMs / 2) continue;
+    const now = new Date();
+    h.refreshing = lutimes(h.dir, now, now).then(
+      () => {
+        h.mtimeMs = now.getTime();
+        h.refreshedAt = now.getTime();
+      },
+      () => undefined,
+    );
+    void h.refreshing.then(() => {
+      h.refreshing = undefined;
+    });
+  }
+}
+
 /**
  * The held lock is recognised by its inode and the mtime this holder gave it (creation, then each refresh): a lock
  * taken over has a later mtime even where the file system reuses the inode number at once.
  */
 function hold(dir: string, made: { ino: number; mtimeMs: number }, staleMs: number): Held {
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  let refreshing: Promise<void> | undefined;
-  let released = false;
-  let mtimeMs = made.mtimeMs;
-  const schedule = () => {
-    timer = setTimeout(() => {
-      const now = new Date();
-      refreshing = lutimes(dir, now, now).then(
-        () => {
-          mtimeMs = now.getTime();
-        },
-        () => undefined,
-      );
-      void refreshing.then(() => {
-        refreshing = undefined;
-        if (!released) schedule();
-      });
-    }, staleMs / 2);
-    timer.unref?.();
-  };
-  schedule();
+  const holding: Holding = { dir, staleMs, refreshedAt: Date.now(), mtimeMs: made.mtimeMs, refreshing: undefined };
+  holdings.add(holding);
+  watchHeld(staleMs);
   return {
     async release() {
-      released = true;
+      holdings.delete(holding);
       heldHere.delete(resolve(dir));
-      clearTimeout(timer);
       // A refresh under way when `fn` ended is waited for: its new mtime is this holder's, not a takeover.
-      await refreshing;
+      await holding.refreshing;
+      const mtimeMs = holding.mtimeMs;
       const now = await lstat(dir).catch(() => undefined);
       // Taken over while `fn` ran (this holder looked dead): the lock is someone else's now, leave it.
       if (!now || now.ino !== made.ino || Math.abs(now.mtimeMs - mtimeMs) >= 1)

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
 import { sweepDeadLocks, withFileLock } from "../../../governance/storage/file-lock.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
@@ -183,6 +183,21 @@ describe("withFileLock", () => {
       mkdirSync(`${target}.lock`);
       if (text) writeFileSync(join(`${target}.lock`, "owner"), text);
       await expect(withFileLock(target, async () => 1, { staleMs: 2_000, maxWaitMs: 300 })).rejects.toMatchObject({ code: "ELOCKED" });
+    }
+  });
+
+  it("holds one after another without a timer per hold: one shared refresher (issue 31)", async () => {
+    const target = join(dir, "often.json");
+    await withFileLock(target, async () => 0);
+    const timeouts = vi.spyOn(globalThis, "setTimeout");
+    const intervals = vi.spyOn(globalThis, "setInterval");
+    try {
+      for (let i = 0; i < 20; i++) await withFileLock(target, async () => i);
+      // The refresher started by the first hold is still running: twenty more holds create no timer.
+      expect(timeouts.mock.calls.length + intervals.mock.calls.length).toBe(0);
+    } finally {
+      timeouts.mockRestore();
+      intervals.mockRestore();
     }
   });
 
