@@ -4,11 +4,14 @@
  * records a full run and what each figure means.
  *
  * (1) Real host, interleaved: `opencode serve` (the version in package.json) with no plugin, with an empty-hooks
- *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: 100 sequential tool calls (`read`,
- *     a `todowrite` every 10th);
- *     scenario B: a `task` subagent (`general`) making 20 reads. Every round runs the six combinations in a rotated
+ *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: one session reading 100 DIFFERENT
+ *     files (101 model requests; distinct calls, as real work makes — the loop guard rightly stops a session that reads
+ *     one file a hundred times); scenario B: a `task` subagent (`general`) reading 20 different files (`--scenarios A`
+ *     runs A alone). 7 counted rounds by default after a warm-up; every round runs the combinations in a rotated
  *     order, each in a fresh project and a fresh process; ratios are per round against the no-plugin run of the same
- *     round (median and range). Per run: wall of the prompt, CPU of the opencode process tree (/proc utime + stime,
+ *     round (median and range), and for governance also against the empty-hooks plugin of the same round. The
+ *     comparison table gives per variant: wall, CPU and peak RSS ratios, the median gap between model requests (one
+ *     step of the host: response end → next request), and the governance text per request (system prompt + tools). Per run: wall of the prompt, CPU of the opencode process tree (/proc utime + stime,
  *     children included), peak RSS (VmHWM) and steady RSS (VmRSS 0.5 s after the turn), start-up (spawn → first
  *     session created: the plugin loads on the project's first request), and the governance bytes in each model
  *     request (prefix + governance tool schemas + task context blocks, from the scripted model's recorded requests),
@@ -41,10 +44,12 @@ const QUICK = args.includes("--quick");
 const LOCK = args.includes("--lock") ? args[args.indexOf("--lock") + 1] : undefined;
 const only = args.includes("--only") ? args[args.indexOf("--only") + 1]!.split(",") : ["host", "inprocess", "stop", "load"];
 const opt = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
-const ROUNDS = opt("--rounds", QUICK ? 2 : 8);
+const ROUNDS = opt("--rounds", QUICK ? 2 : 7);
 /** `--calls-a`/`--calls-b` shrink the scenarios when the machine is too loaded for 100 reads per run (see the doc). */
 const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100), B: opt("--calls-b", QUICK ? 10 : 20) };
 const WARMUP = args.includes("--no-warmup") ? 0 : 1;
+/** `--scenarios A`: only the 100-distinct-reads scenario (the issue-31 comparison), about half the time. */
+const SCENARIOS = (args.includes("--scenarios") ? args[args.indexOf("--scenarios") + 1]!.split(",") : ["A", "B"]) as Scenario[];
 /** With --lock, take the lock once per this many rounds (each acquisition may wait for others' runs). */
 const LOCK_EVERY = opt("--lock-every", 1);
 /** `--variants none,loaded,governance`: which plugins to compare (default: none, empty, governance). */
@@ -61,10 +66,10 @@ async function realHost(): Promise<void> {
   primeTranspilerCache();
   const model = await startScriptedModel(benchRespond);
   const runs: (HostRun & { round: number })[] = [];
-  const combos = (["A", "B"] as Scenario[]).flatMap((s) => VARIANTS.map((v) => [v, s] as const));
+  const combos = SCENARIOS.flatMap((s) => VARIANTS.map((v) => [v, s] as const));
   let release: () => void = () => undefined;
   log(
-    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: ${CALLS.A} sequential tool calls (reads, a todowrite every 10th); B: a general subagent making ${CALLS.B} reads; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
+    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: one session reading ${CALLS.A} different files; B: a general subagent reading ${CALLS.B} different files; scenarios ${SCENARIOS.join(", ")}; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
   );
   try {
     for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
@@ -87,7 +92,8 @@ async function realHost(): Promise<void> {
     await model.close();
   }
 
-  for (const scenario of ["A", "B"] as Scenario[]) {
+  for (const scenario of SCENARIOS) {
+    comparison(runs, scenario);
     log(`\n  scenario ${scenario} — medians (absolute) and per-round ratios vs no plugin: median (min–max)`);
     log(
       `  ${"variant".padEnd(11)} ${"wall".padEnd(22)} ${"CPU".padEnd(22)} ${"peak RSS".padEnd(22)} ${"steady RSS".padEnd(22)} ${"start-up".padEnd(22)} governance bytes/request (max)`,
@@ -135,6 +141,50 @@ async function realHost(): Promise<void> {
         `  subagent requests: max ${worst.total} B of governance text (prefix ${worst.prefix} + note ${worst.note} + tools ${worst.tools} + block ${worst.block})`,
       );
     }
+  }
+}
+
+/**
+ * The comparison of issue 31, one line per variant: wall, CPU and peak RSS as the median of per-round ratios against
+ * no plugin (and, for every plugin but the empty one, against the empty-hooks plugin of the same round), the median
+ * per-step gap between model requests, and the governance text in one request: system prompt (prefix) + tools (the
+ * governance tool's schema), the largest over the run's requests.
+ */
+function comparison(runs: (HostRun & { round: number })[], scenario: Scenario): void {
+  const mine = (v: Variant) => runs.filter((r) => r.variant === v && r.scenario === scenario && r.clean);
+  const pick = (v: Variant, round: number) => runs.find((r) => r.variant === v && r.scenario === scenario && r.round === round && r.clean);
+  const ratios = (v: Variant, base: Variant, f: (r: HostRun) => number) =>
+    mine(v).flatMap((r) => {
+      const b = pick(base, r.round);
+      return b ? [f(r) / f(b)] : [];
+    });
+  const requests = stats(mine(VARIANTS[0]!).map((r) => r.requests.length)).median;
+  log(`\n  scenario ${scenario} — comparison (${fmt(requests)} model requests per run; ratios: median of per-round ratios (min–max))`);
+  log(
+    `  ${"variant".padEnd(11)} ${"wall".padEnd(18)} ${"CPU".padEnd(18)} ${"peak RSS".padEnd(18)} ${"vs empty: wall / CPU / RSS".padEnd(27)} ${"step gap".padEnd(10)} governance text / request (system + tools)`,
+  );
+  const fields: [string, (r: HostRun) => number][] = [
+    ["wall", (r) => r.runMs],
+    ["CPU", (r) => r.cpuMs],
+    ["RSS", (r) => r.peakRssMiB],
+  ];
+  for (const v of VARIANTS) {
+    const runsOf = mine(v);
+    const cells =
+      v === "none"
+        ? [
+            `${fmt(stats(runsOf.map((r) => r.runMs)).median)} ms`,
+            `${fmt(stats(runsOf.map((r) => r.cpuMs)).median)} ms`,
+            `${fmt(stats(runsOf.map((r) => r.peakRssMiB)).median)} MiB`,
+          ]
+        : fields.map(([, f]) => ratioText(ratios(v, "none", f)));
+    const vsEmpty =
+      v === "none" || v === "empty" || !VARIANTS.includes("empty") ? "–" : fields.map(([, f]) => fmt(stats(ratios(v, "empty", f)).median, 3)).join(" / ");
+    const gap = `${fmt(stats(runsOf.map((r) => r.gaps.stepMedianMs)).median, 1)} ms`;
+    const text = runsOf.flatMap((r) => r.requests.map(governanceBytes));
+    const worst = text.reduce((m, x) => (x.prefix + x.tools > m.prefix + m.tools ? x : m), { prefix: 0, note: 0, tools: 0, block: 0, total: 0 });
+    const bytes = worst.prefix + worst.tools === 0 ? "0" : `${worst.prefix} + ${worst.tools} = ${worst.prefix + worst.tools} B`;
+    log(`  ${v.padEnd(11)} ${cells.map((c) => c.padEnd(18)).join(" ")} ${vsEmpty.padEnd(27)} ${gap.padEnd(10)} ${bytes}  [${runsOf.length} clean runs]`);
   }
 }
 

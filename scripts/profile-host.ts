@@ -1,5 +1,5 @@
 /**
- * `npm run profile -- [--scenario A|B] [--calls N] [--runs N] [--variants none,governance] [--top N]`: where the
+ * `npm run profile -- [--scenario A|B] [--calls N] [--runs N] [--variants none,governance] [--top N] [--dump file]`: where the
  * opencode process's JavaScript time goes, sampled inside the real host (docs/performance.md, "Profile").
  *
  * The opencode binary is Bun-compiled; it ignores `--cpu-prof`, but it honours `BUN_INSPECT=ws://host:port/path`: the
@@ -12,6 +12,7 @@
  * plugin's own code, with whatever it called); and the host's functions whose self samples changed most between the
  * variants — the JavaScript the host runs because the plugin is there. Nothing is asserted.
  */
+import { writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import { serveOpencode, startScriptedModel } from "../test/harness/index.ts";
@@ -38,8 +39,10 @@ const VARIANTS = opt("--variants", "none,governance").split(",") as Variant[];
 /** `--eval <expression>`: evaluated in the host after each run (e.g. figures an instrumented build keeps in a global). */
 const EVAL = args.includes("--eval") ? opt("--eval", "") : undefined;
 if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
-/** A frame of the plugin: its bundle (dist/plugin/index.js, or a baseline copy) by file name. */
-const PLUGIN_URL = /dist\/plugin\/index\.js|bundle[^/]*\.js$/;
+/** `--dump <file>`: every run's samples as JSON (variant, stack frames), for an analysis this script does not print. */
+const DUMP = args.includes("--dump") ? opt("--dump", "") : undefined;
+/** A frame of the plugin: its bundle (dist/plugin/index.js and the chunks beside it, or a baseline copy) by file name. */
+const PLUGIN_URL = /dist\/plugin\/[^/]*\.js$|bundle[^/]*\.js$/;
 
 type Frame = { name: string; url: string; line: number; column: number };
 type Sample = { timestamp: number; frames: Frame[] };
@@ -175,6 +178,7 @@ async function main(): Promise<void> {
   } finally {
     await model.close();
   }
+  if (DUMP) writeFileSync(DUMP, JSON.stringify(Object.fromEntries(runs)));
   const sums = new Map([...runs].map(([v, r]) => [v, summarize(r)]));
   console.log(`\nscenario ${SCENARIO} (${CALLS} reads), ${RUNS} runs per variant; samples ≈ ms of JS on the host's main thread, per run`);
   for (const [v, s] of sums)

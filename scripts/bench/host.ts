@@ -3,12 +3,11 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
-import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import {
   auditEvents,
   createTestProject,
+  governanceBytes,
   serveOpencode,
-  statusNote,
   textOf,
   type ModelRequest,
   type Reply,
@@ -17,6 +16,7 @@ import {
 } from "../../test/harness/index.ts";
 import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.ts";
 import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
+import { stats } from "./stats.ts";
 
 export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold";
 export type Scenario = "A" | "B";
@@ -102,29 +102,22 @@ ${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", `server: async () => ({ t
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 
-/** A todo list of 10 items with one more completed every 10 calls. */
-const benchTodos = (done: number) =>
-  Array.from({ length: 10 }, (_, i) => ({
-    id: String(i + 1),
-    content: `part ${i + 1}`,
-    status: i < Math.floor(done / 10) ? "completed" : "pending",
-    priority: "medium",
-  }));
-
 /**
- * Ten small files the scenarios read in turn. Reading one file with an unchanged result again and again is what the
- * loop guard (on by default, docs/budgets.md) stops after a few calls — no working agent does it, so neither does the bench.
+ * A hundred small files, each read once: every tool call of a scenario is a DISTINCT call, as a working agent's are.
+ * Reading one file with an unchanged result again and again is what the loop guard (on by default, docs/budgets.md)
+ * stops after a few calls — no working agent does it, so neither does the bench (issue 31).
  */
+export const BENCH_FILE_COUNT = 100;
 export const BENCH_FILES: Record<string, string> = Object.fromEntries(
-  Array.from({ length: 10 }, (_, i) => [`notes/${i}.md`, `# note ${i}\n\nA small file.\n`]),
+  Array.from({ length: BENCH_FILE_COUNT }, (_, i) => [`notes/${i}.md`, `# note ${i}\n\nA small file.\n`]),
 );
 
-/** The `n`th read of a scenario: the ten files in turn. */
-export const benchRead = (n: number) => ({ name: "read", args: { filePath: `notes/${n % 10}.md` } });
+/** The `n`th read of a scenario: a different file each time (the hundred files in turn beyond that). */
+export const benchRead = (n: number) => ({ name: "read", args: { filePath: `notes/${n % BENCH_FILE_COUNT}.md` } });
 
 /**
- * The scripted model for both scenarios, driven only by the request (stateless): scenario A makes `n` tool calls,
- * reads of the bench files with a `todowrite` every 10th; scenario B's root hands one task to `general`, whose session reads `n` times.
+ * The scripted model for both scenarios, driven only by the request (stateless): scenario A reads `n` different
+ * files (n + 1 model requests); scenario B's root hands one task to `general`, whose session reads `n` different files.
  */
 export function benchRespond(req: ModelRequest): Reply {
   const first = firstUser(req);
@@ -132,8 +125,7 @@ export function benchRespond(req: ModelRequest): Reply {
   if (a) {
     const done = toolResults(req);
     if (done >= Number(a[1])) return { text: "done" };
-    // Every 10th call updates the todo list, as a working agent does (what moves a todo count: issue 16).
-    return { toolCalls: [done % 10 === 9 ? { name: "todowrite", args: { todos: benchTodos(done) } } : benchRead(done)] };
+    return { toolCalls: [benchRead(done)] };
   }
   const child = /BENCH-B-CHILD (\d+)/.exec(first);
   if (child) return toolResults(req) < Number(child[1]) ? { toolCalls: [benchRead(toolResults(req))] } : { text: "child done" };
@@ -144,19 +136,8 @@ export function benchRespond(req: ModelRequest): Reply {
   return { text: "ok" };
 }
 
-/** Bytes of governance text in one request: the prefix, the status note, the governance tool schemas, task context blocks. */
-export function governanceBytes(req: ModelRequest): { prefix: number; note: number; tools: number; block: number; total: number } {
-  const at = req.system.indexOf(GOVERNANCE_PREFIX_HEADING);
-  const prefix = at < 0 ? 0 : Buffer.byteLength(req.system.slice(at).split("\n\n")[0]!);
-  const tools = ((req.body.tools as { function: { name: string } }[] | undefined) ?? [])
-    .filter((t) => t.function.name === "governance" || t.function.name.startsWith("governance_"))
-    .reduce((n, t) => n + Buffer.byteLength(JSON.stringify(t)), 0);
-  let block = 0;
-  for (const m of req.messages)
-    for (const b of textOf(m.content).match(/<governance-context>[\s\S]*?<\/governance-context>/g) ?? []) block += Buffer.byteLength(b);
-  const note = Buffer.byteLength(statusNote(req) ?? "");
-  return { prefix, note, tools, block, total: prefix + note + tools + block };
-}
+/** Bytes of governance text in one request (test/harness/governance-text.ts: prefix, note, tool schema, task blocks). */
+export { governanceBytes };
 
 export type HostRun = {
   variant: Variant;
@@ -174,7 +155,7 @@ export type HostRun = {
    * one model response's end and the next request (tool calls, hooks, the child's start); last response → prompt
    * answered. The scripted model answers at once, so everything else is host and plugin.
    */
-  gaps: { firstMs: number; betweenMs: number; lastMs: number };
+  gaps: { firstMs: number; betweenMs: number; lastMs: number; stepMedianMs: number };
   clean: boolean;
   problem: string;
 };
@@ -222,10 +203,13 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
       const steady = pid === undefined ? Number.NaN : memoryMiB(pid).rss;
       const requests = model.requests.slice(from).filter((r) => r.kind === "agent");
       const ended = started + runMs;
+      // One gap per step: a model response's end → the next request (the tool call, every hook, the host's own work).
+      const steps = requests.slice(1).map((r, i) => Math.max(0, r.receivedAt - (requests[i]!.closedAt ?? r.receivedAt)));
       const gaps = {
         firstMs: (requests[0]?.receivedAt ?? ended) - started,
-        betweenMs: requests.slice(1).reduce((n, r, i) => n + Math.max(0, r.receivedAt - (requests[i]!.closedAt ?? r.receivedAt)), 0),
+        betweenMs: steps.reduce((n, g) => n + g, 0),
         lastMs: ended - (requests.at(-1)?.closedAt ?? ended),
+        stepMedianMs: stats(steps).median,
       };
       const reads = requests.reduce((n, r) => Math.max(n, r.messages.filter((m) => m.role === "tool").length), 0);
       const loaded = auditEvents(project.governanceDir).some((e) => e.type === "plugin_started");
