@@ -91,11 +91,11 @@ export async function toolHooks(sessions: number, calls: number): Promise<{ befo
         for (let i = 0; i < calls; i++) {
           const input = { tool: "read", sessionID, callID: `call_${s}_${i}` };
           const t0 = performance.now();
-          await toolBefore(rt, input, { args: { filePath: "README.md" } });
+          // A different file each call, as a real session's reads mostly are: the loop guard (issue 17) runs, but a
+          // session reading the same file over and over with the same result (numbers aside) is what it stops.
+          await toolBefore(rt, input, { args: { filePath: `notes/${i}.md` } });
           const t1 = performance.now();
-          // A different output each call, as a real session's reads mostly are: the loop guard (issue 17) runs, but
-          // a session reading the same unchanged file over and over is exactly what it stops.
-          await toolAfter(rt, input, { title: "README.md", output: `# bench ${i}\n`, metadata: {} });
+          await toolAfter(rt, input, { title: `notes/${i}.md`, output: `# note ${i}\n`, metadata: {} });
           const t2 = performance.now();
           before.push(t1 - t0);
           after.push(t2 - t1);
