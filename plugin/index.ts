@@ -1,100 +1,13 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
-import { contain as containHook } from "./runtime/contain.ts";
-import { compacting, markAutoCompaction } from "./hooks/compacting.ts";
-import { chatMessage } from "./hooks/chat-message.ts";
-import { configHook } from "./hooks/config.ts";
-import { onEvent } from "./hooks/event.ts";
-import { messagesTransform } from "./hooks/messages-transform.ts";
-import { systemTransform } from "./hooks/system-transform.ts";
-import { toolAfter } from "./hooks/tool-after.ts";
-import { toolBefore } from "./hooks/tool-before.ts";
-import { shellEnv } from "./hooks/shell-env.ts";
-import { Runtime } from "./runtime/runtime.ts";
-import { GOVERNANCE_PREFIX_HEADING } from "../governance/texts/governance-prefix.ts";
-import { HOST_LINES } from "../governance/host/host-lines.ts";
-import { governanceTools } from "./host/tools.ts";
-import { detectV1Host } from "./host/opencode-1/host-version.ts";
-import { setupV2 } from "./host/opencode-2/setup.ts";
-import { ExecutionStates } from "./host/opencode-2/v2-api.ts";
-import type { Cleanup, V2Context } from "./host/opencode-2/v2-types.ts";
+import { setupV1 } from "./opencode-1/setup.ts";
+import { setupV2 } from "./opencode-2/setup.ts";
+import { ExecutionStates } from "./opencode-2/api.ts";
+import type { Cleanup, V2Context } from "./opencode-2/types.ts";
 
-/**
- * The OpenCode 1 entry. Every hook is contained (an unexpected error is written to the audit log and the user's
- * session goes on); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
- */
+/** The OpenCode 1 entry: plugin/opencode-1/setup.ts, once this process is known to be an OpenCode 1 host. */
 async function server(input: PluginInput): Promise<Hooks> {
   await enteredAsV1();
-  const rt = new Runtime(input);
-  try {
-    await rt.start();
-  } catch (error) {
-    rt.ctx.reportHookError("start", error);
-  }
-  const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
-  detectV1Host(rt);
-  const skipped = testSkippedHooks(process.env);
-  // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
-  const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
-  // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
-  const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => rt.telemetry.timed(hook, contain(hook, fn, sink));
-  return {
-    config: contain("config", (c) => configHook(rt.ctx, c), sink),
-    event: timed("event", async ({ event }) => {
-      rt.telemetry.event(event, "start");
-      try {
-        await onEvent(rt, event);
-      } finally {
-        rt.telemetry.event(event, "done");
-      }
-    }),
-    "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
-    // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
-    // the messages transform saw could carry the status note. The test-only switch below leaves the prefix hook out.
-    ...(skipped.has("prefix")
-      ? {}
-      : {
-          "experimental.chat.system.transform": timed("system.transform", async (i, o) => {
-            await systemTransform(rt, i, o);
-            if (i.sessionID && o.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING)) rt.coverage.prefixed(i.sessionID);
-          }),
-        }),
-    "experimental.chat.messages.transform": timed("messages.transform", async (_i, o) => {
-      await messagesTransform(rt, o);
-      const id = o.messages[0]?.info.sessionID;
-      if (id) rt.coverage.noted(id);
-    }),
-    "experimental.session.compacting": contain(
-      "session.compacting",
-      (i, o) => {
-        // OpenCode 1 runs the messages transform on the history it is about to summarize right after this hook.
-        rt.summarizing.add(i.sessionID);
-        return compacting(rt, i, o);
-      },
-      sink,
-    ),
-    "tool.execute.before": timed("tool.execute.before", (i, o) => {
-      rt.coverage.gated(i.sessionID, i.callID);
-      return toolBefore(rt, i, o);
-    }),
-    "tool.execute.after": timed("tool.execute.after", async (i, o) => {
-      await toolAfter(rt, i, o);
-      if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
-    }),
-    "shell.env": contain("shell.env", (i, o) => shellEnv(rt, i, o), sink),
-    tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
-    "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i), sink),
-    dispose: () => rt.dispose(),
-  };
-}
-
-/**
- * TEST-ONLY switch, read once when an instance starts: `OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS=prefix` leaves the prefix
- * hook (`experimental.chat.system.transform`) unregistered, which is what a host update that stops calling it looks
- * like. It exists so the end-to-end test can prove governance notices (test/e2e/governance-gap.test.ts); a user has no
- * reason to set it, and doing so turns governance's first promise off.
- */
-function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
-  return new Set((env.OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS ?? "").split(",").filter((s) => s !== ""));
+  return setupV1(input);
 }
 
 /**
@@ -114,7 +27,7 @@ async function enteredAsV1(): Promise<void> {
 }
 
 /**
- * The OpenCode 2 entry: plugin/host/opencode-2/setup.ts. Since 2.0.7 `opencode reload` (and `location.shutdown`)
+ * The OpenCode 2 entry: plugin/opencode-2/setup.ts. Since 2.0.7 `opencode reload` (and `location.shutdown`)
  * destroys and re-creates plugin instances inside one process, and the order of the two is the host's: one runtime per
  * location, so a new instance for a location first ends the one still running there (its cleanup is idempotent: the
  * host calls it again later), and takes over what only memory held (which sessions are running a turn: Escape's

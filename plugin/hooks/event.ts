@@ -2,7 +2,7 @@ import { linkChild } from "../../governance/session/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { retitle } from "../../governance/session/session-title.ts";
-import { type GovernanceEvent, parseEvents } from "../host/opencode-events.ts";
+import { type GovernanceEvent, parseEvents } from "../opencode-1/events.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**

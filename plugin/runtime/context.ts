@@ -15,7 +15,7 @@ import { directiveSeal } from "../../governance/texts/directive-seal.ts";
 import { type RecordTrust, recordTrust } from "../../governance/storage/record-attestation.ts";
 import type { AuditSink } from "./audit-sink.ts";
 import type { ConfigWatcher } from "./config-watcher.ts";
-import type { OpencodeApi } from "../host/opencode-api.ts";
+import type { HostApi } from "./host-api.ts";
 import type { Timers } from "./timers.ts";
 
 /** How many sessions' seals {@link PluginContext.sealOf} keeps computed. */
@@ -34,7 +34,7 @@ export class PluginContext {
     readonly clock: Clock,
     readonly timers: Timers,
     readonly store: SessionStore,
-    readonly api: OpencodeApi,
+    readonly api: HostApi,
     readonly sink: AuditSink,
     readonly configWatcher: ConfigWatcher,
   ) {}

@@ -1,4 +1,3 @@
-import type { PluginInput } from "@opencode-ai/plugin";
 import { DEFAULT_CONFIG } from "../../governance/config/config.ts";
 import { ensureGovernanceDir } from "../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
@@ -11,7 +10,7 @@ import { PluginContext } from "./context.ts";
 import { DirectiveInbox } from "../stop/directive-inbox.ts";
 import { EffectRunner } from "./effect-runner.ts";
 import { IdleWatch } from "../sessions/idle-watch.ts";
-import { createOpencodeApi, type OpencodeApi } from "../host/opencode-api.ts";
+import type { HostApi } from "./host-api.ts";
 import { ResumeNotes } from "../sessions/resume-notes.ts";
 import { SessionRuntime } from "../sessions/session-runtime.ts";
 import { SessionTracker } from "../sessions/session-tracker.ts";
@@ -34,7 +33,8 @@ export type HostInfo = { line: 1 | 2; version: string | null };
 export type RuntimeOptions = {
   clock?: Clock;
   timers?: Timers;
-  api?: OpencodeApi;
+  /** The port to the host (plugin/runtime/host-api.ts), built by the adapter: plugin/opencode-1/ or plugin/opencode-2/. */
+  api: HostApi;
   host?: HostInfo;
   env?: TelemetryDeps["env"];
   loadTelemetry?: TelemetryDeps["load"];
@@ -71,15 +71,14 @@ export class Runtime {
   readonly host: HostInfo;
   readonly coverage: CoverageWatch;
 
-  /** `client` is OpenCode 1's SDK client; an OpenCode 2 instance passes its own `api` instead. */
-  constructor(input: { directory: string; client?: PluginInput["client"] }, options: RuntimeOptions = {}) {
+  /** Host-neutral: each adapter hands in its own `api` (the host's SDK behind the port). */
+  constructor(input: { directory: string }, options: RuntimeOptions) {
     this.host = options.host ?? { line: 1, version: null };
     const clock = options.clock ?? systemClock;
     const timers = options.timers ?? systemTimers;
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
-    if (!options.api && !input.client) throw new Error("Runtime needs OpenCode 1's client or an OpencodeApi");
-    const api = options.api ?? createOpencodeApi(input.client as PluginInput["client"], input.directory);
+    const api = options.api;
     const toast = (p: StoreProblem) => {
       if (p.kind === "io_error") void api.toast(`Governance cannot use ${p.file}: ${p.reason}`.slice(0, 300), "warning").catch(() => undefined);
     };

@@ -8,13 +8,13 @@ import { messagesTransform } from "../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../plugin/hooks/system-transform.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";
-import type { OpencodeApi } from "../../plugin/host/opencode-api.ts";
+import type { HostApi } from "../../plugin/runtime/host-api.ts";
 import { Runtime } from "../../plugin/runtime/runtime.ts";
 import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { stats, type Stats } from "./stats.ts";
 
 /** The SDK layer with no server behind it: every call succeeds at once, so only governance's own work is timed. */
-const fakeApi: OpencodeApi = {
+const fakeApi: HostApi = {
   abort: async () => true,
   status: async () => ({}),
   parentOf: async () => ({ parentId: null, agent: null }),
@@ -22,7 +22,7 @@ const fakeApi: OpencodeApi = {
 };
 
 async function governed(dir: string): Promise<Runtime> {
-  const rt = new Runtime({ directory: dir, client: {} as never }, { api: fakeApi });
+  const rt = new Runtime({ directory: dir }, { api: fakeApi });
   await rt.start();
   return rt;
 }

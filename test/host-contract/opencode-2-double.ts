@@ -40,7 +40,7 @@ import type {
   ToolResult,
   V2Context,
   V2Event,
-} from "../../plugin/host/opencode-2/v2-types.ts";
+} from "../../plugin/opencode-2/types.ts";
 
 /** OpenCode 2's `LLM.Message` (a Schema.Class there): what a context hook receives and must add in kind. */
 class LlmMessage {

@@ -8,8 +8,8 @@ import os from "node:os";
 import path from "node:path";
 import { createFakeClock } from "../../governance/time/clock.ts";
 import plugin from "../../plugin/index.ts";
-import { type SetupOptions, setupV2 } from "../../plugin/host/opencode-2/setup.ts";
-import type { V2Context } from "../../plugin/host/opencode-2/v2-types.ts";
+import { type SetupOptions, setupV2 } from "../../plugin/opencode-2/setup.ts";
+import type { V2Context } from "../../plugin/opencode-2/types.ts";
 import { createFakeTimers, T0 } from "../plugin/fixture.ts";
 import { type DoubleOptions, OpenCode2Double } from "./opencode-2-double.ts";
 

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
-import type { OpencodeApi } from "../../plugin/host/opencode-api.ts";
+import type { HostApi } from "../../plugin/runtime/host-api.ts";
 import { Runtime } from "../../plugin/runtime/runtime.ts";
 import type { TimerHandle, Timers, TimerTask } from "../../plugin/runtime/timers.ts";
 
@@ -89,7 +89,7 @@ export function fakeApi() {
   /** Sessions an SDK abort does not stop (a stuck stream). */
   const stubborn = new Set<string>();
   const parents = new Map<string, { parentId: string | null; agent: string | null }>();
-  const api: OpencodeApi = {
+  const api: HostApi = {
     abort: async (id) => {
       calls.aborts.push(id);
       if (!stubborn.has(id)) busy.delete(id);
@@ -123,7 +123,7 @@ export async function pluginFixture(options: { config?: string; userConfig?: str
   const clock = createFakeClock(T0);
   const timers = createFakeTimers(clock);
   const sdk = fakeApi();
-  const rt = new Runtime({ directory: dir, client: {} as never }, { clock, timers, api: sdk.api });
+  const rt = new Runtime({ directory: dir }, { clock, timers, api: sdk.api });
   await rt.start();
   return {
     dir,

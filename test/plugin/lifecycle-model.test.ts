@@ -73,10 +73,7 @@ class World {
     this.timers = createFakeTimers(this.clock, 20);
     const self = { host: os.hostname(), pid: process.pid, start };
     const isGone = async (h: { start: string | null }) => h.start !== start;
-    this.rt = new Runtime(
-      { directory: this.dir, client: {} as never },
-      { clock: this.clock, timers: this.timers, api: this.sdk.api, processes: { self, isGone, signals: false } },
-    );
+    this.rt = new Runtime({ directory: this.dir }, { clock: this.clock, timers: this.timers, api: this.sdk.api, processes: { self, isGone, signals: false } });
     await this.rt.start();
     await this.rt.maintenance.settled();
     this.seenAborts = this.sdk.calls.aborts.length;

@@ -1,6 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { parseEvents } from "../../plugin/host/opencode-events.ts";
+import { parseEvents } from "../../plugin/opencode-1/events.ts";
 import { detectDirective } from "../../governance/text-safety/directive-detector.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { redactSecrets } from "../../governance/text-safety/text-hygiene.ts";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import type { PluginContext } from "../../../plugin/runtime/context.ts";
-import { configHook, GOVERNANCE_TOOL_NAMES } from "../../../plugin/hooks/config.ts";
+import { configHook, GOVERNANCE_TOOL_NAMES } from "../../../plugin/opencode-1/host-facts.ts";
 import { type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const denyAll = Object.fromEntries(GOVERNANCE_TOOL_NAMES.map((t) => [t, "deny"]));

@@ -3,7 +3,7 @@ import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-
 import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
 import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
-import { configHook } from "../../../plugin/hooks/config.ts";
+import { configHook } from "../../../plugin/opencode-1/host-facts.ts";
 import { onEvent } from "../../../plugin/hooks/event.ts";
 import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../../plugin/hooks/system-transform.ts";

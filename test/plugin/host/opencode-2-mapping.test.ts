@@ -3,8 +3,8 @@ import { describe, expect, test } from "vitest";
 import * as z from "../../../governance/zod.ts";
 import { compareVersions, coreToolName, hostLineOf } from "../../../governance/host/host-lines.ts";
 import { taskOutcome } from "../../../plugin/hooks/tool-after.ts";
-import { parseV2Event } from "../../../plugin/host/opencode-2/v2-events.ts";
-import { GOVERNANCE_TOOL_INPUT, governanceTools } from "../../../plugin/host/tools.ts";
+import { parseV2Event } from "../../../plugin/opencode-2/events.ts";
+import { GOVERNANCE_TOOL_INPUT, governanceTools } from "../../../plugin/opencode-1/governance-tool.ts";
 
 const S = "ses_aaaaaaaaaaaaaaaaaaaaaaaaaa";
 const ev = (type: string, data: Record<string, unknown> = {}) => ({ id: "evt_1", type, data: { sessionID: S, ...data }, durable: { aggregateID: S } });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { type GovernanceEvent, parseEvents } from "../../../plugin/host/opencode-events.ts";
+import { type GovernanceEvent, parseEvents } from "../../../plugin/opencode-1/events.ts";
 
 const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";
 const PARENT = "ses_3f1c2a000ffeq7Yd1kB2mN4pQr";

@@ -63,7 +63,7 @@ describe("across process boundaries, in one process (issue 26)", () => {
     expect(await step(f.rt)).toContain("SUBAGENT");
     expect((await peekAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
     f.rt.halt(); // killed: nothing more is written
-    const next = new Runtime({ directory: f.dir, client: {} as never }, { clock: f.clock, timers: f.timers, api: f.api });
+    const next = new Runtime({ directory: f.dir }, { clock: f.clock, timers: f.timers, api: f.api });
     await next.start();
     try {
       expect(await step(next)).toContain("SUBAGENT");

@@ -1,5 +1,5 @@
 import path from "node:path";
-import type { V2Context } from "./v2-types.ts";
+import type { V2Context } from "./types.ts";
 
 /**
  * OpenCode 2 loads one plugin instance per location, but `ctx.event.subscribe()` is one global stream across all

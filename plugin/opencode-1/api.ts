@@ -1,21 +1,11 @@
 import type { PluginInput } from "@opencode-ai/plugin";
-import { settle } from "./settle.ts";
-
-/**
- * The one layer that talks to OpenCode's SDK client. Every call is bounded and returns a value instead of throwing:
- * governance must keep working (and the user's session must go on) when the server is busy or a call fails.
- */
-export type OpencodeApi = {
-  abort(sessionId: string): Promise<boolean>;
-  /** Busy/retry sessions by id; idle sessions are absent (1.18 omits them). `undefined` when the call failed. */
-  status(): Promise<Record<string, string> | undefined>;
-  parentOf(sessionId: string): Promise<{ parentId: string | null; agent: string | null } | undefined>;
-  toast(message: string, variant: "info" | "warning" | "error"): Promise<void>;
-};
+import type { HostApi } from "../runtime/host-api.ts";
+import { settle } from "../runtime/settle.ts";
 
 type Client = PluginInput["client"];
 
-export function createOpencodeApi(client: Client, directory: string): OpencodeApi {
+/** OpenCode 1's SDK client (`input.client`) as the port every effect runs through (plugin/runtime/host-api.ts). */
+export function createOpencodeApi(client: Client, directory: string): HostApi {
   const query = { directory };
   return {
     async abort(sessionId) {

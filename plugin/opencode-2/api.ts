@@ -1,6 +1,6 @@
-import type { OpencodeApi } from "../opencode-api.ts";
-import type { V2Context } from "./v2-types.ts";
-import { settle } from "../settle.ts";
+import type { HostApi } from "../runtime/host-api.ts";
+import type { V2Context } from "./types.ts";
+import { settle } from "../runtime/settle.ts";
 
 /**
  * Which sessions are running a turn, as OpenCode 2 tells it on the event stream (`session.execution.started` until
@@ -24,13 +24,13 @@ export class ExecutionStates {
 }
 
 /**
- * The OpencodeApi on OpenCode 2's plugin context: abort = `session.interrupt`, status = the execution states seen on
+ * The HostApi on OpenCode 2's plugin context: abort = `session.interrupt`, status = the execution states seen on
  * the event stream, parent = `session.get` (cached by the location filter), toast = none. OpenCode 2 gives a server
  * plugin no toast; `session.synthetic` would put the text into the session's conversation (the model reads it, the
  * prompt cache breaks) and a toast has no session, so a V2 "toast" is an audit line (`host_notice`) that `doctor`
  * and the dashboard show. Every call bounded, none throws.
  */
-export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string) => void): OpencodeApi {
+export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string) => void): HostApi {
   /** Which `interrupt` input this host takes: unknown until a call succeeds (true: `{ sessionID }` only). */
   let plain: boolean | undefined;
   return {

@@ -1,10 +1,10 @@
-import { handleEvent } from "../../hooks/event.ts";
-import { contain } from "../../runtime/contain.ts";
-import type { Runtime } from "../../runtime/runtime.ts";
+import { handleEvent } from "../hooks/event.ts";
+import { contain } from "../runtime/contain.ts";
+import type { Runtime } from "../runtime/runtime.ts";
 import type { LocationFilter } from "./location-filter.ts";
-import type { ExecutionStates } from "./v2-api.ts";
-import { locationOf, parseV2Event, sessionOf } from "./v2-events.ts";
-import type { V2Context, V2Event } from "./v2-types.ts";
+import type { ExecutionStates } from "./api.ts";
+import { locationOf, parseV2Event, sessionOf } from "./events.ts";
+import type { V2Context, V2Event } from "./types.ts";
 
 /** Events only the telemetry export reads (plugin/telemetry/host-signals.ts). */
 const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.ended"]);

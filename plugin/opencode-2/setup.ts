@@ -1,19 +1,19 @@
-import * as z from "../../../governance/zod.ts";
-import { chatMessage } from "../../hooks/chat-message.ts";
-import { compacting } from "../../hooks/compacting.ts";
-import { messagesTransform } from "../../hooks/messages-transform.ts";
-import { systemTransform } from "../../hooks/system-transform.ts";
-import { toolAfter } from "../../hooks/tool-after.ts";
-import { toolBefore } from "../../hooks/tool-before.ts";
-import { contain } from "../../runtime/contain.ts";
-import { Runtime, type RuntimeOptions } from "../../runtime/runtime.ts";
-import { coreToolName, HOST_LINES } from "../../../governance/host/host-lines.ts";
-import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-prefix.ts";
-import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../tools.ts";
-import { pumpEvents } from "./event-pump.ts";
+import * as z from "../../governance/zod.ts";
+import { chatMessage } from "../hooks/chat-message.ts";
+import { compacting } from "../hooks/compacting.ts";
+import { messagesTransform } from "../hooks/messages-transform.ts";
+import { systemTransform } from "../hooks/system-transform.ts";
+import { toolAfter } from "../hooks/tool-after.ts";
+import { toolBefore } from "../hooks/tool-before.ts";
+import { contain } from "../runtime/contain.ts";
+import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { coreToolName, HOST_LINES } from "../../governance/host/host-lines.ts";
+import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
+import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../opencode-1/governance-tool.ts";
+import { pumpEvents } from "./event-source.ts";
 import { LocationFilter } from "./location-filter.ts";
-import { createV2Api, ExecutionStates } from "./v2-api.ts";
-import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./v2-types.ts";
+import { createV2Api, ExecutionStates } from "./api.ts";
+import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./types.ts";
 
 const V2 = HOST_LINES[2];
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -40,7 +40,7 @@ export type SetupOptions = Pick<RuntimeOptions, "clock" | "timers"> & {
 /**
  * The OpenCode 2 entry (`setup(ctx)` of the default export; OpenCode 1 calls `server`). It only translates: OpenCode 2's
  * hooks and events become the SAME handlers (plugin/hooks/) and core events the OpenCode 1 adapter uses, and their
- * effects run through an OpencodeApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
+ * effects run through an HostApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
  * Every callback is contained and tracked (an exit waits for the calls under way, plugin/runtime/in-flight.ts); only a
  * deliberate block (a refused spawn, a terminated session) rejects `execute.before`, which OpenCode 2 turns into the
  * tool's error for the model.

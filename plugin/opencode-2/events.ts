@@ -1,5 +1,5 @@
-import type { GovernanceEvent } from "../opencode-events.ts";
-import type { V2Event } from "./v2-types.ts";
+import type { GovernanceEvent } from "../opencode-1/events.ts";
+import type { V2Event } from "./types.ts";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
