@@ -2,20 +2,16 @@ import { linkChild } from "../../governance/session/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { retitle } from "../../governance/session/session-title.ts";
-import { type GovernanceEvent, parseEvents } from "../opencode-1/events.ts";
+import { type HostEvent, TELEMETRY_ONLY } from "./host-event.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
- * The `event` hook: session lifecycle from OpenCode's bus. `session.idle` only ends a turn (it fires after every
- * turn); an abort arrives as `session.error` MessageAbortedError; compaction as `session.compacted`.
+ * One host event, whichever host reported it (each adapter's one parser: plugin/opencode-1/events.ts,
+ * plugin/opencode-2/events.ts): session lifecycle. An idle only ends a turn (it comes after every turn); an abort is
+ * the user's Escape (or the host's, `cause: "host"`); a compaction ends with `compacted`.
  */
-export async function onEvent(rt: Runtime, raw: unknown): Promise<void> {
-  for (const event of parseEvents(raw)) await handleEvent(rt, event);
-}
-
-/** One governance event, whichever host line it came from (plugin/host/opencode-2/ maps OpenCode 2's onto these). */
-export async function handleEvent(rt: Runtime, event: GovernanceEvent): Promise<void> {
-  if (!isSessionId(event.sessionId)) return;
+export async function handleEvent(rt: Runtime, event: HostEvent): Promise<void> {
+  if (TELEMETRY_ONLY.has(event.type) || !isSessionId(event.sessionId)) return;
   const id = event.sessionId;
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();

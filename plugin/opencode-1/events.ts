@@ -1,116 +1,26 @@
-import * as z from "../../governance/zod.ts";
-import { parseMessageUsage, readUsage } from "./message-usage.ts";
-
-/**
- * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the
- * 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`); both shapes are accepted and
- * anything unexpected is ignored rather than trusted.
- */
-const Info = z
-  .object({ id: z.string(), parentID: z.string().optional().nullable(), agent: z.string().optional().nullable(), title: z.unknown().optional() })
-  .passthrough();
+import type { HostEvent } from "../hooks/host-event.ts";
+import { parseMessageUsage, readUsage, SessionCreated, SessionError, SessionOnlyEvent, SessionStatus, TodoUpdated } from "./types.ts";
 
 const sessionIdOf = (p: { sessionID?: string | undefined; info?: { id: string } | undefined }) => p.sessionID ?? p.info?.id;
-
-export const SessionCreated = z.object({
-  type: z.literal("session.created"),
-  properties: z.object({ sessionID: z.string().optional(), info: Info }),
-});
-export const SessionError = z.object({
-  type: z.literal("session.error"),
-  properties: z.object({
-    sessionID: z.string().optional(),
-    error: z.object({ name: z.string(), data: z.unknown().optional() }).passthrough().optional().nullable(),
-  }),
-});
-const SessionOnly = z.object({ sessionID: z.string().optional(), info: Info.optional() });
-/** `session.idle`, `session.compacted` and `session.deleted` carry only the session (deleted: its `info`). */
-export const SessionOnlyEvent = z.object({ type: z.enum(["session.idle", "session.compacted", "session.deleted"]), properties: SessionOnly });
-export const SessionStatus = z.object({
-  type: z.literal("session.status"),
-  properties: z.object({ sessionID: z.string(), status: z.object({ type: z.string() }).passthrough() }),
-});
-export const TodoUpdated = z.object({
-  type: z.literal("todo.updated"),
-  properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
-});
-
-/**
- * `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's
- * usage and the model's prices), and its title (generated after the first prompt, or renamed by the user).
- */
-const Count = z.number().finite().min(0).max(1e15);
-export const SessionUsage = z.object({
-  type: z.literal("session.updated"),
-  properties: z.object({
-    sessionID: z.string().optional(),
-    info: z.looseObject({
-      id: z.string(),
-      title: z.unknown().optional(),
-      cost: Count.optional(),
-      tokens: z
-        .looseObject({
-          input: Count.default(0),
-          output: Count.default(0),
-          reasoning: Count.default(0),
-          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
-        })
-        .optional(),
-    }),
-  }),
-});
-
-export type GovernanceEvent =
-  /** `title`: OpenCode's, as sent (cleaned by the core, governance/session/session-title.ts). */
-  | { type: "created"; sessionId: string; parentId: string | null; agent: string | null; title: string | null }
-  /** OpenCode named or renamed the session: `session.updated` (OpenCode 1), `session.renamed` (OpenCode 2). */
-  | { type: "titled"; sessionId: string; title: string }
-  /** `cause: "host"`: the host stopped a stalled turn itself (OpenCode 2 `inactivity`), not the user's Escape. */
-  | { type: "aborted"; sessionId: string; cause?: "host" }
-  | { type: "errored"; sessionId: string; name: string }
-  | { type: "idle"; sessionId: string }
-  | { type: "compacted"; sessionId: string; trigger?: "auto" | "summarize" }
-  | { type: "deleted"; sessionId: string }
-  | { type: "status"; sessionId: string; status: string }
-  | { type: "todos"; sessionId: string; total: number; open: number }
-  | {
-      type: "usage";
-      sessionId: string;
-      tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
-      cost: number;
-    }
-  /** One assistant message's own use (`message.updated`). */
-  | {
-      type: "message_usage";
-      sessionId: string;
-      messageId: string;
-      tokens: { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
-      cost: number;
-    }
-  /**
-   * Streamed output or a part changing (`message.part.updated`, `message.part.delta`): a sign of life. `step`: the
-   * host reports a model step began (OpenCode 1 `step-start` part, OpenCode 2 `session.step.started`). `toolEnded` is
-   * the call id when the part is a tool call that reached its end (`completed` or `error`): OpenCode 1.18 reports every
-   * end of a tool call this way, including those that run no `tool.execute.after` (a refused call, an unknown agent,
-   * a permission denial, a thrown tool error, an abort). It releases a `task` call's spawn reservation and feeds the
-   * coverage check (plugin/sessions/coverage-watch.ts).
-   */
-  | { type: "output"; sessionId: string; step?: true; toolEnded?: string };
 
 const text = (v: unknown): string | null => (typeof v === "string" && v.length > 0 ? v : null);
 
 /**
- * Maps a raw OpenCode 1 event to the governance events it means (most mean one, `session.updated` its usage and its
- * title), or an empty list for everything else. The OpenCode 2 adapter's parseV2Event has the same shape.
+ * OpenCode 1's ONE event parser: a raw bus event to the host events it means (most mean one, `session.updated` its
+ * usage and its title), or an empty list for everything else. Governance (plugin/hooks/event.ts) and telemetry
+ * (plugin/telemetry/host-signals.ts) both read its answer (plugin/opencode-1/event-source.ts); the OpenCode 2 adapter's
+ * parser (plugin/opencode-2/events.ts) has the same shape. The plugin package types events as v1, but the 1.18
+ * runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`); both are accepted and anything
+ * unexpected is ignored rather than trusted.
  */
-export function parseEvents(raw: unknown): GovernanceEvent[] {
+export function parseEvents(raw: unknown): HostEvent[] {
   if ((raw as { type?: unknown } | null)?.type === "session.updated") return sessionUpdated(raw);
   const event = parseEvent(raw);
   return event ? [event] : [];
 }
 
 /** `session.updated` (every change of the session's info): its usage when it carries tokens, its title when it has one. */
-function sessionUpdated(raw: unknown): GovernanceEvent[] {
+function sessionUpdated(raw: unknown): HostEvent[] {
   // What SessionUsage checks, read directly (test/plugin/host/usage-reader.test.ts): this event comes several times a step.
   const p = (raw as { properties?: unknown }).properties;
   if (typeof p !== "object" || p === null || Array.isArray(p)) return [];
@@ -121,14 +31,14 @@ function sessionUpdated(raw: unknown): GovernanceEvent[] {
   if (typeof i.id !== "string") return [];
   const use = readUsage(i);
   if (!use) return [];
-  const out: GovernanceEvent[] = [];
+  const out: HostEvent[] = [];
   if (use.tokens) out.push({ type: "usage", sessionId: i.id, tokens: use.tokens, cost: use.cost });
   const title = text(i.title);
   if (title) out.push({ type: "titled", sessionId: i.id, title });
   return out;
 }
 
-function parseEvent(raw: unknown): GovernanceEvent | undefined {
+function parseEvent(raw: unknown): HostEvent | undefined {
   const type = (raw as { type?: unknown } | null)?.type;
   switch (type) {
     case "session.created": {
@@ -163,15 +73,14 @@ function parseEvent(raw: unknown): GovernanceEvent | undefined {
     }
     case "message.part.updated": {
       // A few property reads, no schema parse: a step starting or a tool call finishing is what the host reports.
-      const p = (
-        raw as { properties?: { sessionID?: unknown; part?: { type?: unknown; sessionID?: unknown; callID?: unknown; state?: { status?: unknown } } } }
-      ).properties;
+      const p = (raw as { properties?: { sessionID?: unknown; part?: Part } }).properties;
       const part = p?.part;
       const id = typeof p?.sessionID === "string" ? p.sessionID : part?.sessionID;
       if (typeof id !== "string") return undefined;
       if (part?.type === "step-start") return { type: "output", sessionId: id, step: true };
       const status = part?.type === "tool" ? part.state?.status : undefined;
-      if ((status === "completed" || status === "error") && typeof part?.callID === "string") return { type: "output", sessionId: id, toolEnded: part.callID };
+      if ((status === "completed" || status === "error") && typeof part?.callID === "string")
+        return { type: "output", sessionId: id, toolEnded: part.callID, ...toolEnd(part, status) };
       return { type: "output", sessionId: id };
     }
     case "todo.updated": {
@@ -186,8 +95,42 @@ function parseEvent(raw: unknown): GovernanceEvent | undefined {
       };
     }
     case "message.updated":
-      return parseMessageUsage(raw);
+      return messageUpdated(raw);
     default:
       return undefined;
   }
+}
+
+type Part = { type?: unknown; sessionID?: unknown; callID?: unknown; tool?: unknown; state?: { status?: unknown; time?: { start?: unknown; end?: unknown } } };
+const time = (v: unknown): number => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? v : 0);
+
+/** A finished tool part's name and times, for telemetry's span (absent when the part names no tool). */
+function toolEnd(part: Part, status: "completed" | "error"): { tool?: { tool: string; status: "completed" | "error"; start: number; end: number } } {
+  if (typeof part.tool !== "string" || part.tool === "") return {};
+  const start = time(part.state?.time?.start);
+  return { tool: { tool: part.tool, status, start, end: time(part.state?.time?.end) || start } };
+}
+
+/**
+ * `message.updated` of an assistant message: its own tokens and cost when it has them (`message_usage`, docs/budgets.md;
+ * read without a schema parse: types.ts `parseMessageUsage`), else its model and agent alone (`step_model`, for
+ * telemetry). User messages and anything malformed give nothing.
+ */
+function messageUpdated(raw: unknown): HostEvent | undefined {
+  // Cheap test first: most message updates are user messages.
+  const info = (raw as { properties?: { info?: Record<string, unknown> } } | null)?.properties?.info;
+  if (info?.role !== "assistant") return undefined;
+  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
+  const model = defined({ provider: str(info.providerID), model: str(info.modelID), agent: str(info.agent) ?? str(info.mode) });
+  if (info.tokens) {
+    const use = parseMessageUsage(raw);
+    return use ? { ...use, ...model } : undefined;
+  }
+  const sessionId = str(info.sessionID);
+  const messageId = str(info.id);
+  return sessionId && messageId ? { type: "step_model", sessionId, messageId, ...model } : undefined;
+}
+
+function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -3,7 +3,7 @@ import { contain as containHook } from "../runtime/contain.ts";
 import { compacting, markAutoCompaction } from "../hooks/compacting.ts";
 import { chatMessage } from "../hooks/chat-message.ts";
 import { configHook } from "./host-facts.ts";
-import { onEvent } from "../hooks/event.ts";
+import { onEvent } from "./event-source.ts";
 import { messagesTransform } from "../hooks/messages-transform.ts";
 import { systemTransform } from "../hooks/system-transform.ts";
 import { toolAfter } from "../hooks/tool-after.ts";
@@ -36,14 +36,7 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
   const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => rt.telemetry.timed(hook, contain(hook, fn, sink));
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
-    event: timed("event", async ({ event }) => {
-      rt.telemetry.event(event, "start");
-      try {
-        await onEvent(rt, event);
-      } finally {
-        rt.telemetry.event(event, "done");
-      }
-    }),
+    event: timed("event", ({ event }) => onEvent(rt, event)),
     "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
     // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
     // the messages transform saw could carry the status note. The test-only switch below leaves the prefix hook out.

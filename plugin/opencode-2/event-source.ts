@@ -3,14 +3,13 @@ import { contain } from "../runtime/contain.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { LocationFilter } from "./location-filter.ts";
 import type { ExecutionStates } from "./api.ts";
+import { TELEMETRY_ONLY } from "../hooks/host-event.ts";
 import { locationOf, parseV2Event, sessionOf } from "./events.ts";
 import type { V2Context, V2Event } from "./types.ts";
 
-/** Events only the telemetry export reads (plugin/telemetry/host-signals.ts). */
-const TELEMETRY_ONLY: ReadonlySet<string> = new Set(["session.step.ended"]);
-
 /**
- * The global event stream, read for this location only: `session.created` says its location; other events
+ * OpenCode 2's event source: the global event stream, each event parsed ONCE (events.ts) and handed to telemetry and
+ * governance (plugin/hooks/event.ts `handleEvent`), read for this location only: `session.created` says its location; other events
  * (`session.execution.*` carry none) are resolved with `session.get` once per session and cached.
  */
 export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, sink: (hook: string, error: unknown) => void) {
@@ -21,13 +20,14 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
     contain(
       "event",
       async (raw: V2Event) => {
+        // Parsed once (events.ts): governance and telemetry read the same answer.
         const events = parseV2Event(raw);
-        // Telemetry (only while export is on) also reads the steps' model and usage, which governance does not act on.
-        if (events.length === 0 && !(rt.telemetry.active && TELEMETRY_ONLY.has(String(raw.type)))) return;
+        // What only telemetry reads (a step's model and usage) is not worth a location lookup while export is off.
+        if (events.length === 0 || (!rt.telemetry.active && events.every((e) => TELEMETRY_ONLY.has(e.type)))) return;
         const sessionId = sessionOf(raw);
         if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
         if (!sessionId || !(await filter.mine(sessionId, false))) return;
-        rt.telemetry.event(raw, "start");
+        rt.telemetry.events(events, "start");
         try {
           for (const event of events) {
             // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
@@ -41,7 +41,7 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
             await handleEvent(rt, event);
           }
         } finally {
-          rt.telemetry.event(raw, "done");
+          rt.telemetry.events(events, "done");
         }
       },
       sink,

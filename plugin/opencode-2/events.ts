@@ -1,4 +1,4 @@
-import type { GovernanceEvent } from "../opencode-1/events.ts";
+import type { HostEvent, Tokens } from "../hooks/host-event.ts";
 import type { V2Event } from "./types.ts";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);
@@ -15,14 +15,15 @@ export function locationOf(event: V2Event): string | undefined {
 }
 
 /**
- * What an OpenCode 2 event means for governance, as the SAME events the OpenCode 1 adapter produces, or an empty list.
+ * OpenCode 2's ONE event parser: what an event means, as the SAME host events the OpenCode 1 adapter produces, or an
+ * empty list; governance and telemetry both read its answer (event-source.ts).
  * packages/schema/src/session-event.ts @ 03130971: the turn boundary is `session.execution.*` (`session.idle` and
  * `session.status` are never emitted), Escape is `session.execution.interrupted` with reason `user`, compaction ends
  * with `session.compaction.ended` (reason auto | manual), the session's usage (cost, tokens) is `session.usage.updated`,
  * a title given or changed is `session.renamed`, and the streamed fragments (`session.text.delta`, `session.reasoning.delta`, `session.tool.input.delta`, ephemeral)
  * are the signs of life OpenCode 1 gives as `message.part.delta`.
  */
-export function parseV2Event(raw: unknown): GovernanceEvent[] {
+export function parseV2Event(raw: unknown): HostEvent[] {
   const event = obj(raw) as V2Event;
   const type = str(event.type);
   const sessionId = type ? sessionOf(event) : undefined;
@@ -60,15 +61,33 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
           { type: "status", sessionId, status: "idle" },
           { type: "aborted", sessionId, cause: "host" },
         ];
-      if (data.reason !== "user") return [{ type: "status", sessionId, status: "idle" }];
+      if (data.reason !== "user")
+        return [
+          { type: "status", sessionId, status: "idle" },
+          { type: "turn_cut", sessionId, reason: str(data.reason) ?? "unknown" },
+        ];
       return [
         { type: "status", sessionId, status: "idle" },
         { type: "aborted", sessionId },
       ];
     }
-    case "session.step.started":
-      // The host reports a model step: the coverage check sets it against the steps that carried the prefix.
-      return [{ type: "output", sessionId, step: true }];
+    case "session.step.started": {
+      // The host reports a model step: the coverage check sets it against the steps that carried the prefix; its
+      // model and agent are telemetry's.
+      const model = obj(data.model);
+      const messageId = str(data.assistantMessageID);
+      const step: HostEvent = { type: "output", sessionId, step: true };
+      if (!messageId) return [step];
+      return [
+        step,
+        { type: "step_model", sessionId, messageId, ...defined({ provider: str(model.providerID), model: str(model.id), agent: str(data.agent) }) },
+      ];
+    }
+    case "session.step.ended": {
+      // The step's usage, for telemetry (budgets count `session.usage.updated`).
+      const messageId = str(data.assistantMessageID);
+      return messageId ? [{ type: "step_model", sessionId, messageId, tokens: tokensOf(data.tokens) }] : [];
+    }
     case "session.tool.success":
     case "session.tool.failed": {
       // The host reports a tool call finished: set against the calls the gate saw.
@@ -84,20 +103,22 @@ export function parseV2Event(raw: unknown): GovernanceEvent[] {
       return [{ type: "compacted", sessionId, trigger: data.reason === "auto" ? "auto" : "summarize" }];
     case "session.usage.updated": {
       // The session's usage so far (cost in USD, TokenUsage.Info): what OpenCode 1 reports in `session.updated`.
-      const t = obj(data.tokens);
-      const cache = obj(t.cache);
-      const n = (v: unknown) => (typeof v === "number" && Number.isFinite(v) && v >= 0 ? Math.round(v) : 0);
       const cost = typeof data.cost === "number" && Number.isFinite(data.cost) && data.cost >= 0 ? data.cost : 0;
-      return [
-        {
-          type: "usage",
-          sessionId,
-          tokens: { input: n(t.input), output: n(t.output), reasoning: n(t.reasoning), cacheRead: n(cache.read), cacheWrite: n(cache.write) },
-          cost,
-        },
-      ];
+      return [{ type: "usage", sessionId, tokens: tokensOf(data.tokens), cost }];
     }
     default:
       return [];
   }
+}
+
+/** `TokenUsage.Info` (input, output, reasoning, cache read/write), each a count or 0. */
+function tokensOf(v: unknown): Tokens {
+  const t = obj(v);
+  const cache = obj(t.cache);
+  const n = (x: unknown) => (typeof x === "number" && Number.isFinite(x) && x >= 0 ? Math.round(x) : 0);
+  return { input: n(t.input), output: n(t.output), reasoning: n(t.reasoning), cacheRead: n(cache.read), cacheWrite: n(cache.write) };
+}
+
+function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

@@ -10,7 +10,6 @@ import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trac
 import { auditAttributes, TELEMETRY_MAP } from "../../governance/telemetry/telemetry-map.ts";
 import type { TelemetryTargets } from "../../governance/telemetry/telemetry-switch.ts";
 import { CompleteTraces } from "./complete-traces.ts";
-import { parseHostSignals } from "./host-signals.ts";
 import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 import { TurnSpans } from "./turn-spans.ts";
 
@@ -180,8 +179,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
         context: turns.contextOf(typeof data.sessionId === "string" ? data.sessionId : undefined) ?? ROOT_CONTEXT,
       });
     },
-    event(raw, phase) {
-      const sigs = parseHostSignals(raw);
+    event(sigs, phase) {
       const sessionId = sigs[0]?.sessionId;
       if (!sessionId) return;
       if (phase === "done") return turns.handling(sessionId, -1);

@@ -1,10 +1,11 @@
 /** The contract between the telemetry switch (telemetry.ts) and the on-demand SDK chunk (otel-backend.ts). */
+import type { HostSignal } from "./host-signals.ts";
 
 /** What the on-demand OpenTelemetry chunk (otel-backend.ts) offers once loaded. */
 export interface TelemetryBackend {
   audit(type: string, data: Record<string, unknown>): void;
   /** `start`: before governance handles the event; `done`: after (turns close once their events are handled). */
-  event(raw: unknown, phase: "start" | "done"): void;
+  event(signals: readonly HostSignal[], phase: "start" | "done"): void;
   hook(name: string, ms: number): void;
   flush(): Promise<void>;
   /** Ends open turns and exports what is queued, within the export timeout. */

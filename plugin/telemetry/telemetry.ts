@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import type { HostEvent } from "../hooks/host-event.ts";
+import { signalsOf } from "./host-signals.ts";
 import { readFileSync } from "node:fs";
 import type { GovernanceConfig } from "../../governance/config/config.ts";
 import { type TelemetryTargets, telemetrySwitch } from "../../governance/telemetry/telemetry-switch.ts";
@@ -106,9 +108,11 @@ export class Telemetry {
     if (this.active) this.#send((b) => b.audit(type, data));
   }
 
-  /** A raw OpenCode bus event (from the `event` hook), before (`start`) and after (`done`) governance handled it. */
-  event(raw: unknown, phase: "start" | "done"): void {
-    if (this.active) this.#send((b) => b.event(raw, phase));
+  /** One host event's meaning (its adapter's one parse), before (`start`) and after (`done`) governance handled it. */
+  events(events: readonly HostEvent[], phase: "start" | "done"): void {
+    if (!this.active) return;
+    const signals = signalsOf(events);
+    if (signals.length > 0) this.#send((b) => b.event(signals, phase));
   }
 
   /** Wraps a hook so its duration lands in `governance.hook.duration` while export is on. */

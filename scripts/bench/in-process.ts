@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { pathToFileURL } from "node:url";
-import { onEvent } from "../../plugin/hooks/event.ts";
+import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../plugin/hooks/system-transform.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";

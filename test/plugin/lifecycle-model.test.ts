@@ -11,7 +11,7 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
 import { chatMessage } from "../../plugin/hooks/chat-message.ts";
-import { onEvent } from "../../plugin/hooks/event.ts";
+import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../plugin/hooks/system-transform.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";

@@ -11,7 +11,7 @@ import { isRunningSession } from "../../governance/session/running.ts";
 import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
-import { onEvent } from "../../plugin/hooks/event.ts";
+import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../plugin/hooks/tool-before.ts";
 import type { Runtime } from "../../plugin/runtime/runtime.ts";

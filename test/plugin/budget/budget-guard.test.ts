@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";

@@ -4,7 +4,7 @@ import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-rem
 import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
 import { configHook } from "../../../plugin/opencode-1/host-facts.ts";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
 import { systemTransform } from "../../../plugin/hooks/system-transform.ts";
 import { toolBefore } from "../../../plugin/hooks/tool-before.ts";

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, test } from "vitest";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
 import { TASK_RESULTS } from "../fixtures/task-results.ts";

@@ -22,7 +22,8 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
       name: "ProviderError",
     });
     expect(parseV2Event(ev("session.execution.interrupted", { reason: "user" })).map((e) => e.type)).toEqual(["status", "aborted"]);
-    expect(parseV2Event(ev("session.execution.interrupted", { reason: "superseded" })).map((e) => e.type)).toEqual(["status"]);
+    // Governance sees only the idle; the reason is telemetry's (`turn_cut`, read by signalsOf, never by handleEvent).
+    expect(parseV2Event(ev("session.execution.interrupted", { reason: "superseded" })).map((e) => e.type)).toEqual(["status", "turn_cut"]);
     expect(parseV2Event(ev("session.compaction.ended", { reason: "auto" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "auto" }]);
     expect(parseV2Event(ev("session.compaction.ended", { reason: "manual" }))).toEqual([{ type: "compacted", sessionId: S, trigger: "summarize" }]);
   });

@@ -1,11 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { type GovernanceEvent, parseEvents } from "../../../plugin/opencode-1/events.ts";
+import type { HostEvent } from "../../../plugin/hooks/host-event.ts";
+import { parseEvents } from "../../../plugin/opencode-1/events.ts";
 
 const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";
 const PARENT = "ses_3f1c2a000ffeq7Yd1kB2mN4pQr";
 
 /** The one event a raw OpenCode event means (all but `session.updated` mean at most one). */
-function parseEvent(raw: unknown): GovernanceEvent | undefined {
+function parseEvent(raw: unknown): HostEvent | undefined {
   const events = parseEvents(raw);
   expect(events.length).toBeLessThanOrEqual(1);
   return events[0];
@@ -162,8 +163,10 @@ describe("parseEvent: the end of a tool call (issue 26 item 2)", () => {
     properties: { sessionID: ID, part: { type: "tool", sessionID: ID, callID: "call_1", tool: "task", state: { status } } },
   });
   it("a tool part that completed or failed ends its call (the only signal when no tool.execute.after runs)", () => {
-    expect(parseEvent(part("error"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1" });
-    expect(parseEvent(part("completed"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1" });
+    // The tool's name and times ride along for telemetry's span: the same one parse feeds both (issue 25 item 4).
+    const tool = (status: string) => ({ tool: "task", status, start: 0, end: 0 });
+    expect(parseEvent(part("error"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1", tool: tool("error") });
+    expect(parseEvent(part("completed"))).toEqual({ type: "output", sessionId: ID, toolEnded: "call_1", tool: tool("completed") });
   });
   it("a running or pending tool part, or a text part, is only a sign of life", () => {
     expect(parseEvent(part("running"))).toEqual({ type: "output", sessionId: ID });

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MessageUsage, parseMessageUsage } from "../../../plugin/host/message-usage.ts";
-import { parseEvents, SessionUsage } from "../../../plugin/host/opencode-events.ts";
+import { parseEvents } from "../../../plugin/opencode-1/events.ts";
+import { MessageUsage, parseMessageUsage, SessionUsage } from "../../../plugin/opencode-1/types.ts";
 
 /**
  * `message.updated` and `session.updated` come several times per model step, so their usage is read without a zod

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { WRITE_BEHIND_MS } from "../../../plugin/sessions/session-runtime.ts";
 import { CONFIG_POLL_MS } from "../../../plugin/runtime/config-watcher.ts";
 import { events, pluginFixture, type PluginFixture } from "../fixture.ts";

@@ -6,7 +6,7 @@ import { SessionStore } from "../../../governance/session/session-store.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { enqueue, pendingCount } from "../../../governance/stop/directive-queue.ts";
 import { requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { MAINTENANCE_MS } from "../../../plugin/sessions/maintenance.ts";
 import { events, type PluginFixture, pluginFixture, T0 } from "../fixture.ts";
 

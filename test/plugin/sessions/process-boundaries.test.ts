@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { enqueue, peekAll } from "../../../governance/stop/directive-queue.ts";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
 import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../../plugin/hooks/tool-before.ts";

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { claimAll, enqueue } from "../../../governance/stop/directive-queue.ts";
-import { onEvent } from "../../../plugin/hooks/event.ts";
+import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
 import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";

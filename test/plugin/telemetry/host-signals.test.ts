@@ -1,5 +1,13 @@
 import { describe, expect, test } from "vitest";
-import { parseHostSignals } from "../../../plugin/telemetry/host-signals.ts";
+import { parseEvents } from "../../../plugin/opencode-1/events.ts";
+import { parseV2Event } from "../../../plugin/opencode-2/events.ts";
+import { signalsOf } from "../../../plugin/telemetry/host-signals.ts";
+
+/** Telemetry reads the adapter's one parse (issue 25 item 4): the host's parser, then `signalsOf`. */
+const parseHostSignals = (raw: unknown) => {
+  const o = raw as { data?: unknown; properties?: unknown } | null;
+  return signalsOf(o && typeof o === "object" && o.data && !o.properties ? parseV2Event(raw) : parseEvents(raw));
+};
 
 const S = "ses_aaaaaaaaaaaaaaaaaaaaaaaaaa";
 /** An OpenCode 2 event as `ctx.event.subscribe()` yields it (packages/schema/src/session-event.ts @ 03130971). */

@@ -2,6 +2,62 @@ import * as z from "../../governance/zod.ts";
 
 const Count = z.number().finite().min(0).max(1e15);
 
+/**
+ * The OpenCode events the plugin acts on, parsed by type string. The plugin package types events as v1, but the
+ * 1.18 runtime sends v2-shaped payloads (`properties.sessionID`, `properties.info`); both shapes are accepted and
+ * anything unexpected is ignored rather than trusted.
+ */
+const Info = z
+  .object({ id: z.string(), parentID: z.string().optional().nullable(), agent: z.string().optional().nullable(), title: z.unknown().optional() })
+  .passthrough();
+
+export const SessionCreated = z.object({
+  type: z.literal("session.created"),
+  properties: z.object({ sessionID: z.string().optional(), info: Info }),
+});
+export const SessionError = z.object({
+  type: z.literal("session.error"),
+  properties: z.object({
+    sessionID: z.string().optional(),
+    error: z.object({ name: z.string(), data: z.unknown().optional() }).passthrough().optional().nullable(),
+  }),
+});
+const SessionOnly = z.object({ sessionID: z.string().optional(), info: Info.optional() });
+/** `session.idle`, `session.compacted` and `session.deleted` carry only the session (deleted: its `info`). */
+export const SessionOnlyEvent = z.object({ type: z.enum(["session.idle", "session.compacted", "session.deleted"]), properties: SessionOnly });
+export const SessionStatus = z.object({
+  type: z.literal("session.status"),
+  properties: z.object({ sessionID: z.string(), status: z.object({ type: z.string() }).passthrough() }),
+});
+export const TodoUpdated = z.object({
+  type: z.literal("todo.updated"),
+  properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
+});
+
+/**
+ * `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's
+ * usage and the model's prices), and its title (generated after the first prompt, or renamed by the user).
+ */
+export const SessionUsage = z.object({
+  type: z.literal("session.updated"),
+  properties: z.object({
+    sessionID: z.string().optional(),
+    info: z.looseObject({
+      id: z.string(),
+      title: z.unknown().optional(),
+      cost: Count.optional(),
+      tokens: z
+        .looseObject({
+          input: Count.default(0),
+          output: Count.default(0),
+          reasoning: Count.default(0),
+          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
+        })
+        .optional(),
+    }),
+  }),
+});
+
 /** `message.updated` of an assistant message: that message's own tokens and cost (one model step in OpenCode 1.18). */
 export const MessageUsage = z.object({
   type: z.literal("message.updated"),
