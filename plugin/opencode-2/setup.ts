@@ -1,30 +1,16 @@
 import * as z from "../../governance/zod.ts";
 import { chatMessage } from "../hooks/chat-message.ts";
-import { compacting } from "../hooks/compacting.ts";
-import { messagesTransform } from "../hooks/messages-transform.ts";
-import { systemTransform } from "../hooks/system-transform.ts";
-import { toolAfter } from "../hooks/tool-after.ts";
-import { toolBefore } from "../hooks/tool-before.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
-import { coreToolName, HOST_LINES } from "../../governance/host/host-lines.ts";
-import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../opencode-1/governance-tool.ts";
 import { pumpEvents } from "./event-source.ts";
 import { LocationFilter } from "./location-filter.ts";
 import { createV2Api, ExecutionStates } from "./api.ts";
-import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult, V2Context } from "./types.ts";
+import { prepareCompaction, prepareStep } from "./model-step.ts";
+import { toolAfter, toolBefore } from "./tool-calls.ts";
+import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, V2Context } from "./types.ts";
 
-const V2 = HOST_LINES[2];
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
-
-/** What the model reads of a tool result: `content` as a string, or the text of its content parts. */
-function resultText(result: ToolResult): string {
-  const c = result.content;
-  if (typeof c === "string") return c;
-  if (Array.isArray(c)) return c.map((p) => (typeof obj(p).text === "string" ? (obj(p).text as string) : "")).join("");
-  return typeof result.output === "string" ? result.output : "";
-}
 
 /**
  * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
@@ -39,8 +25,9 @@ export type SetupOptions = Pick<RuntimeOptions, "clock" | "timers"> & {
 
 /**
  * The OpenCode 2 entry (`setup(ctx)` of the default export; OpenCode 1 calls `server`). It only translates: OpenCode 2's
- * hooks and events become the SAME handlers (plugin/hooks/) and core events the OpenCode 1 adapter uses, and their
- * effects run through an HostApi over `ctx.session` (v2-api.ts). Names and limits come from host-lines.ts.
+ * hooks and events become the plugin's own shapes (a model step, a tool call, a tool result, a host event) for the
+ * SAME host-neutral handlers (plugin/hooks/) the OpenCode 1 adapter uses, and their effects run through the host port
+ * over `ctx.session` (api.ts). Names and limits come from host-lines.ts.
  * Every callback is contained and tracked (an exit waits for the calls under way, plugin/runtime/in-flight.ts); only a
  * deliberate block (a refused spawn, a terminated session) rejects `execute.before`, which OpenCode 2 turns into the
  * tool's error for the model.
@@ -77,35 +64,13 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     ctx.session.hook(
       "context",
       tracked("session.context", async (e: SessionContextEvent) => {
-        // The release line calls `context` for the agent loop only (compaction, generate and title have hooks of their
-        // own) and its payload has no `kind` (packages/core/src/session/model-request.ts @ 0330149c, 2.0.16 fork @
-        // 605708ad). Pre-release builds carried `kind` on it: a request that says it is not the agent loop gets no prefix.
-        const kind = options.legacyKindFilter ? (e.kind ?? "absent") : e.kind;
-        if ((kind !== undefined && kind !== "primary") || !(await mine(e.sessionID))) return;
-        // The OpenCode 1 messages handler on a one-message view: it learns the agent, and the texts it would add to
-        // the request (post-compaction reminder, notifications) are read back from the view.
-        const view = [{ info: { sessionID: e.sessionID, role: "user", agent: e.agent, id: "msg_governance_view" }, parts: [] as object[] }];
-        await messagesTransform(runtime, { messages: view });
-        // The status note comes back as a message of its own after the view (messages-transform.ts).
-        const added = view.flatMap((m) => m.parts.map((p) => obj(p).text)).filter((t): t is string => typeof t === "string");
-        const out = { system: [] as string[] };
-        await systemTransform(runtime, { sessionID: e.sessionID }, out);
-        // The stable prefix goes in `system`; the status note (what moves: resume context, reminder, todos, notices)
-        // is one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
-        for (const text of out.system) e.system.push({ type: "text", text });
-        if (added.length > 0) e.messages.push(v2Message(e.messages, added.join("\n\n")));
-        // Coverage: this step carried the prefix, and the status note's hook ran (the same hook on OpenCode 2).
-        if (out.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING)) runtime.coverage.prefixed(e.sessionID);
-        runtime.coverage.noted(e.sessionID);
+        if (await mine(e.sessionID)) await prepareStep(runtime, e, options.legacyKindFilter);
       }),
     ),
     ctx.session.hook(
       "compaction",
       tracked("session.compaction", async (e: SessionContextEvent) => {
-        if (!(await mine(e.sessionID))) return;
-        const out = { context: [] as string[] };
-        await compacting(runtime, { sessionID: e.sessionID }, out);
-        for (const text of out.context) e.system.push({ type: "text", text });
+        if (await mine(e.sessionID)) await prepareCompaction(runtime, e);
       }),
     ),
     ctx.tool.hook(
@@ -113,38 +78,15 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
       tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
         if (!(await mine(e.sessionID))) return;
         runtime.coverage.gated(e.sessionID, e.id);
-        const input = obj(e.input);
-        let tool = coreToolName(2, e.tool);
-        let args: Record<string, unknown> = input;
-        if (e.tool === V2.delegateTool) {
-          // Continuing an existing child (`sessionID`) creates no session: not a spawn, only the stop check applies.
-          if (typeof input.sessionID === "string") tool = e.tool;
-          else args = { ...input, [HOST_LINES[1].delegateAgentArg]: input[V2.delegateAgentArg] };
-        }
-        await toolBefore(runtime, { tool, sessionID: e.sessionID, callID: e.id }, { args });
-        if (args !== input && typeof args.prompt === "string") input.prompt = args.prompt;
+        await toolBefore(runtime, e);
       }),
     ),
     ctx.tool.hook(
       "execute.after",
       tracked("tool.execute.after", async (e: ToolAfterEvent) => {
         if (!(await mine(e.sessionID))) return;
-        const text = e.status === "completed" ? resultText(e.result) : String(e.error?.message ?? "");
-        const childId = e.status === "completed" ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
-        // A background child (`status: "running"`) has not ended: its link stays open (no `task` bookkeeping).
-        const background = e.status === "completed" && obj(e.result.metadata).status === "running";
-        const tool = background ? e.tool : coreToolName(2, e.tool);
-        const out = { title: "", output: text, metadata: { sessionId: childId } as unknown };
-        await toolAfter(runtime, { tool, sessionID: e.sessionID, callID: e.id }, out);
-        if (tool === HOST_LINES[1].delegateTool) await runtime.coverage.reported(e.sessionID, childId);
-        if (out.output === text) return;
-        if (e.status === "completed") {
-          e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out.output }] : out.output;
-        } else {
-          e.error.message = out.output;
-          if (e.error.message !== out.output)
-            await runtime.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
-        }
+        const done = await toolAfter(runtime, e);
+        if (done.delegated) await runtime.coverage.reported(e.sessionID, done.childId);
       }),
     ),
     ctx.tool.transform((editor) => {
@@ -177,15 +119,4 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     for (const r of registrations) await r.dispose().catch(() => undefined);
     await runtime.dispose(end);
   };
-}
-
-/**
- * A user message in OpenCode 2's request shape (`LLM.Message` of packages/ai/src/schema/messages.ts @ 2b33fbee:
- * `{ role, content: ContentPart[] }`), made with the class of the request's own messages when they are instances of
- * one, so the host sees the type it built.
- */
-function v2Message(messages: readonly unknown[], text: string): unknown {
-  const input = { role: "user", content: [{ type: "text", text }] };
-  const Ctor = (messages[0] as { constructor?: unknown } | undefined)?.constructor;
-  return typeof Ctor === "function" && Ctor !== Object ? new (Ctor as new (i: typeof input) => unknown)(input) : input;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { taskOutcome } from "../../plugin/hooks/tool-after.ts";
+import { taskOutcome } from "../../plugin/opencode-1/tool-calls.ts";
 import { TASK_RESULTS, normalizeTaskResult } from "../plugin/fixtures/task-results.ts";
 import {
   createTestProject,

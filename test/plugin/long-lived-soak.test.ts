@@ -1,8 +1,8 @@
 import { expect, test } from "vitest";
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
-import { systemTransform } from "../../plugin/hooks/system-transform.ts";
-import { toolAfter } from "../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../plugin/hooks/tool-before.ts";
+import { systemTransform } from "../../plugin/opencode-1/model-step.ts";
+import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
+import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
 import { MAINTENANCE_MS } from "../../plugin/sessions/maintenance.ts";
 import { TASK_RESULTS } from "./fixtures/task-results.ts";
 import { events, pluginFixture } from "./fixture.ts";

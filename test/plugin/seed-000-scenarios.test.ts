@@ -12,8 +12,8 @@ import { claimAll, enqueue } from "../../governance/stop/directive-queue.ts";
 import { validateInjectText } from "../../governance/texts/inject-sanitizer.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
-import { toolAfter } from "../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../plugin/hooks/tool-before.ts";
+import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
+import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
 import type { Runtime } from "../../plugin/runtime/runtime.ts";
 import { events, pluginFixture, type PluginFixture } from "./fixture.ts";
 

@@ -82,8 +82,8 @@ describe("one budget notice per budget and scope (issue 28 §1)", () => {
       config: "budgets:\n  warnAt: 0.5\n  agents:\n    toolcap: { toolCalls: 6 }\n    other: { toolCalls: 100 }\n",
     });
     try {
-      const { toolBefore } = await import("../../../plugin/hooks/tool-before.ts");
-      const { toolAfter } = await import("../../../plugin/hooks/tool-after.ts");
+      const { toolBefore } = await import("../../../plugin/opencode-1/tool-calls.ts");
+      const { toolAfter } = await import("../../../plugin/opencode-1/tool-calls.ts");
       await onEvent(g.rt, events.created(ROOT));
       await onEvent(g.rt, events.created(CHILD, { parentID: ROOT, agent: "toolcap" }));
       let n = 0;

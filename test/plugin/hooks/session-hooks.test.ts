@@ -5,9 +5,9 @@ import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
 import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
 import { configHook } from "../../../plugin/opencode-1/host-facts.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
-import { systemTransform } from "../../../plugin/hooks/system-transform.ts";
-import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
+import { systemTransform } from "../../../plugin/opencode-1/model-step.ts";
+import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";

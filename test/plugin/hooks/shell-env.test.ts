@@ -2,7 +2,7 @@ import { afterEach, describe, expect, test } from "vitest";
 import { AGENT_PROJECT_ENV, AGENT_SESSION_ENV } from "../../../governance/stop/agent-shell.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { shellEnv } from "../../../plugin/hooks/shell-env.ts";
-import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";

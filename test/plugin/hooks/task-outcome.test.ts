@@ -1,5 +1,5 @@
 import { expect, test } from "vitest";
-import { taskOutcome } from "../../../plugin/hooks/tool-after.ts";
+import { taskOutcome } from "../../../plugin/opencode-1/tool-calls.ts";
 import { TASK_RESULTS } from "../fixtures/task-results.ts";
 
 // The formats come from the real binary (test/e2e/task-result-format.test.ts keeps them current).

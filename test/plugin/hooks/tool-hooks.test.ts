@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
+import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { TASK_RESULTS } from "../fixtures/task-results.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 

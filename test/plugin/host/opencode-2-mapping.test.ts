@@ -2,7 +2,7 @@ import { Ajv } from "ajv";
 import { describe, expect, test } from "vitest";
 import * as z from "../../../governance/zod.ts";
 import { compareVersions, coreToolName, hostLineOf } from "../../../governance/host/host-lines.ts";
-import { taskOutcome } from "../../../plugin/hooks/tool-after.ts";
+import { taskOutcome } from "../../../plugin/opencode-2/tool-calls.ts";
 import { parseV2Event } from "../../../plugin/opencode-2/events.ts";
 import { GOVERNANCE_TOOL_INPUT, governanceTools } from "../../../plugin/opencode-1/governance-tool.ts";
 

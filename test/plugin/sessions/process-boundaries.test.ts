@@ -1,9 +1,9 @@
 import { afterEach, describe, expect, test } from "vitest";
 import { enqueue, peekAll } from "../../../governance/stop/directive-queue.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { messagesTransform } from "../../../plugin/hooks/messages-transform.ts";
-import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
+import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
+import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { Runtime } from "../../../plugin/runtime/runtime.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 

@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { claimAll, enqueue } from "../../../governance/stop/directive-queue.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { toolAfter } from "../../../plugin/hooks/tool-after.ts";
-import { toolBefore } from "../../../plugin/hooks/tool-before.ts";
+import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
+import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";

@@ -1,27 +1,20 @@
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
-/** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
-function isHousekeeping(system: string[]): boolean {
-  const first = system[0] ?? "";
-  return first.includes("You are a title generator") || first.includes("You are a context summarization agent");
-}
-
 /**
- * `experimental.chat.system.transform`: the governance prefix on EVERY model step of a governed session (the output
- * is rebuilt by OpenCode each step, so nothing is injected "once"). The prefix is built only from what is stable for
+ * A model step to prepare, its stable part: the governance prefix on EVERY model step of a governed session (the host
+ * rebuilds its request each step, so nothing is injected "once"). The prefix is built only from what is stable for
  * the session (who the agent is, config), so the system prompt is byte-identical from step to step and a provider's
- * prompt cache survives; what changes (resume context, reminder, todos, orphans) is in the status note at the end of
- * the request (messages-transform.ts, docs/decisions/0011-stable-system-prompt.md).
+ * prompt cache survives; what changes is the status note (step-notes.ts, docs/decisions/0011-stable-system-prompt.md).
+ * Answers the text the adapter appends to its host's system prompt, or undefined. The adapter decides which requests
+ * are model steps (OpenCode 1: not its title generator or summarizer; OpenCode 2: the `context` hook's).
  */
-export async function systemTransform(rt: Runtime, input: { sessionID?: string }, output: { system: string[] }): Promise<void> {
-  const sessionId = input.sessionID;
-  if (!sessionId || isHousekeeping(output.system)) return;
+export async function prefixStep(rt: Runtime, sessionId: string): Promise<string | undefined> {
   const { ctx, tracker, runner } = rt;
   await tracker.ensureSeen(sessionId);
   const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now(), phase: ctx.config.phase }, { soft: true });
   rt.stops.onLife(sessionId);
-  if (!record) return;
+  if (!record) return undefined;
   await rt.budget.onModelStep(sessionId, record);
   const config = ctx.config;
   const who = ctx.viewOf(record.agent, record.depth);
@@ -36,7 +29,7 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
     prefix = buildGovernancePrefix({ who, language: config.language, phase: config.phase, seal });
     built.set(key, prefix);
   }
-  output.system.push(prefix);
+  return prefix;
 }
 
 /** Prefixes built, per config (an edited config is a new object: its prefixes are built anew), keyed by their inputs. */

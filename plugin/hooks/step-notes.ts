@@ -1,0 +1,91 @@
+import { firstActionDue } from "../../governance/session/first-action.ts";
+import { resumeContextDue } from "../../governance/session/session-machine.ts";
+import { modelStaleWarnings } from "../../governance/session/stale-state.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import type { HostLine } from "../../governance/host/host-lines.ts";
+import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
+import { buildResumeContext } from "../../governance/texts/resume-context.ts";
+import { buildStatusNote } from "../../governance/texts/status-note.ts";
+import { takeNotifications } from "../stop/directive-delivery.ts";
+import { interruptedWork } from "../sessions/descendants.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+
+/**
+ * Where a parent's note (a child stopped, finished, cut off) goes on a model step, decided HERE for both hosts:
+ * - OpenCode 1: on the last tool result of the step's copy (the parent's `task` that came back "Task cancelled" is
+ *   what the note is about, and the model reads results there), else on the last user message; never as assistant
+ *   text, which the model would take for its own words.
+ * - OpenCode 2: at the head of the status note. The `context` event's messages are the host's own `LLM.Message`
+ *   objects, whose tool-result parts the release-line files read do not pin (docs/opencode-2.md); the status note is
+ *   a message the adapter builds itself, after the last one, where the model reads it before it acts.
+ * Either way the note stays queued until a tool result carries it (directive-delivery.ts `takeNotifications`).
+ */
+export const NOTE_PLACEMENT: Readonly<Record<HostLine, "last_tool_result" | "status_note">> = { 1: "last_tool_result", 2: "status_note" };
+
+/** A model step to prepare, in the plugin's own words: the session, its agent when the host says, and whether this
+ * request is the summarizer's copy of the history (OpenCode 1 runs its messages transform for it: no status note). */
+export type ModelStep = { sessionId: string; agent: string | null; summarizing?: boolean };
+
+/** What the adapter adds to the step's request: a note for the last tool result, and the status note at the end. */
+export type StepNotes = { onToolResult?: string; statusNote?: string };
+
+/**
+ * A model step to prepare, its moving part. Learns the session's agent, takes the notifications queued for this
+ * session (e.g. "your subagent was stopped") that no tool result has carried yet, and builds the status note: the
+ * governance text that can change between steps (resume context, post-compaction reminder until a turn completes
+ * after the compaction (S2-R01), a missed first action, todos, stale-state warnings, orphans), which the adapter puts
+ * after the last message. Nothing is added to a message a later step sends again without it, so each request repeats
+ * the previous one up to this note and a provider's prompt cache holds (docs/decisions/0011-stable-system-prompt.md).
+ */
+export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes> {
+  const { ctx, tracker, runner, sessions } = rt;
+  const { sessionId, agent } = step;
+  await tracker.ensureSeen(sessionId, agent);
+  const seen = sessions.peek(sessionId);
+  // Soft (in memory, written behind): this runs before the session's first model request, which must not wait for a
+  // durable write; the agent is written with the next durable change or within a second.
+  if (agent && seen && seen.agent !== agent) await runner.dispatch(sessionId, { type: "agent_learned", at: ctx.clock.now(), agent }, { soft: true });
+
+  const taken = await takeNotifications(runner, rt.stops, sessionId);
+  const notice = taken.length > 0 ? taken.join("\n\n") : undefined;
+  const current = step.summarizing ? undefined : sessions.peek(sessionId);
+  const note = current
+    ? buildStatusNote({
+        resume: resumeContextDue(current) ? await rt.resumeNotes.textFor(current, () => resumeText(rt, current)) : undefined,
+        reminder: current.compactedPending ? reminderText(rt, current, agent) : undefined,
+        todo: current.todo,
+        orphans: tracker.orphanNotes(sessionId),
+        stale: modelStaleWarnings(current, ctx.clock.now()),
+        firstAction: firstActionDue(current),
+      })
+    : undefined;
+  if (current && !current.resume) rt.resumeNotes.forget(sessionId);
+  if (NOTE_PLACEMENT[rt.host.line] === "last_tool_result") return { ...(notice ? { onToolResult: notice } : {}), ...(note ? { statusNote: note } : {}) };
+  const joined = [notice, note || undefined].filter((t): t is string => t !== undefined).join("\n\n");
+  return joined ? { statusNote: joined } : {};
+}
+
+/** S5 resume context of a resumed primary, built once per resume (it reads the descendants' records). */
+async function resumeText(rt: Runtime, record: SessionRecord): Promise<string> {
+  const resume = record.resume!;
+  return buildResumeContext({
+    idleMs: resume.idleMs,
+    previousActivityAt: resume.previousActivityAt,
+    previousState: resume.previousState,
+    interrupted: resume.interrupted,
+    interruptedWork: await interruptedWork(rt.ctx, record),
+    anchors: rt.ctx.config.anchors,
+    todo: record.todo,
+  });
+}
+
+function reminderText(rt: Runtime, record: SessionRecord, agent: string | null): string {
+  const config = rt.ctx.config;
+  return buildPostCompactReminder({
+    language: config.language,
+    phase: config.phase,
+    recentActions: record.recentActions,
+    anchors: config.anchors,
+    who: rt.ctx.viewOf(record.agent ?? agent, record.depth),
+  });
+}

@@ -1,0 +1,60 @@
+import { HOST_LINES } from "../../governance/host/host-lines.ts";
+import { isSessionId } from "../../governance/session/session-record.ts";
+import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
+import { gateToolCall } from "../hooks/tool-before.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+
+const V1 = HOST_LINES[1];
+
+/**
+ * How OpenCode 1's `task` result says a child ended. The formats are pinned by test/plugin/hooks/task-outcome.test.ts
+ * against strings captured from the real binary (test/e2e/task-result-format.test.ts).
+ */
+export function taskOutcome(output: string): ChildOutcome {
+  const head = output.slice(0, 200);
+  // 1.18 writes `<task … state="…">` results, and "Subagent failed (task_id: …)" for a child whose model failed.
+  if (/^<task [^>]*state="(cancelled|aborted)"/.test(head) || /^(Task|Subagent) cancelled/.test(head)) return "aborted";
+  if (/^<task [^>]*state="(error|failed)"/.test(head) || head.startsWith("Subagent failed")) return "failed";
+  return "completed";
+}
+
+/** A tool's arguments: an object (OpenCode validates the fields after this hook). A type check: this runs on every call. */
+function toolArgs(args: unknown): Record<string, unknown> | undefined {
+  return typeof args === "object" && args !== null && !Array.isArray(args) ? (args as Record<string, unknown>) : undefined;
+}
+
+/**
+ * `tool.execute.before` → the tool call to gate (plugin/hooks/tool-before.ts). A `task` call is a spawn: its target is
+ * `subagent_type` (OpenCode's `general` when left out); the prompt governance answers is written into OpenCode's own
+ * argument object, so the task runs with it. A refusal throws, and OpenCode returns it as the tool result.
+ */
+export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> {
+  const args = toolArgs(output.args);
+  const spawn =
+    input.tool === V1.delegateTool && args
+      ? {
+          agent: String(args[V1.delegateAgentArg] ?? "general"),
+          ...(typeof args.prompt === "string" ? { prompt: args.prompt } : {}),
+          ...(typeof args.description === "string" ? { description: args.description } : {}),
+        }
+      : undefined;
+  const gated = await gateToolCall(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, args, ...(spawn ? { spawn } : {}) });
+  if (args && gated.prompt !== undefined) args.prompt = gated.prompt;
+}
+
+/**
+ * `tool.execute.after` → the tool result to carry directives (plugin/hooks/tool-after.ts). A `task` result names its
+ * child in `metadata.sessionId` (structured) and how it ended in its text (`taskOutcome`); the output governance
+ * answers replaces OpenCode's.
+ */
+export async function toolAfter(
+  rt: Runtime,
+  input: { tool: string; sessionID: string; callID: string },
+  output: { title: string; output: string; metadata: unknown },
+): Promise<void> {
+  const text = String(output.output ?? "");
+  const childId = input.tool === V1.delegateTool ? (output.metadata as { sessionId?: unknown } | null | undefined)?.sessionId : undefined;
+  const child = isSessionId(childId) ? { sessionId: childId, outcome: taskOutcome(text) } : undefined;
+  const out = await carryDirectives(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, output: text, ...(child ? { child } : {}) });
+  if (out !== text) output.output = out;
+}

@@ -1,0 +1,78 @@
+import { coreToolName, HOST_LINES } from "../../governance/host/host-lines.ts";
+import { isSessionId } from "../../governance/session/session-record.ts";
+import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
+import { gateToolCall } from "../hooks/tool-before.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { ToolAfterEvent, ToolBeforeEvent, ToolResult } from "./types.ts";
+
+const V2 = HOST_LINES[2];
+const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
+
+/**
+ * How OpenCode 2's `subagent` result says a child ended (packages/core/src/tool/plugin/subagent.ts @ 526fbfb7, upstream
+ * @ 03cce408): a completed result is `<subagent sessionID=… state="completed">`; the errors are "Subagent cancelled
+ * (sessionID: …)" and "Subagent failed (sessionID: …): …".
+ */
+export function taskOutcome(output: string): ChildOutcome {
+  const head = output.slice(0, 200);
+  if (/^<subagent [^>]*state="(cancelled|aborted)"/.test(head) || head.startsWith("Subagent cancelled")) return "aborted";
+  if (/^<subagent [^>]*state="(error|failed)"/.test(head) || head.startsWith("Subagent failed")) return "failed";
+  return "completed";
+}
+
+/** What the model reads of a tool result: `content` as a string, or the text of its content parts. */
+function resultText(result: ToolResult): string {
+  const c = result.content;
+  if (typeof c === "string") return c;
+  if (Array.isArray(c)) return c.map((p) => (typeof obj(p).text === "string" ? (obj(p).text as string) : "")).join("");
+  return typeof result.output === "string" ? result.output : "";
+}
+
+/**
+ * `tool.hook("execute.before")` → the tool call to gate (plugin/hooks/tool-before.ts). A `subagent` call without a
+ * `sessionID` is a spawn (its target is `agent`); continuing an existing child creates no session: only the stop
+ * check applies. The prompt governance answers is written into the host's input; a refusal rejects, which OpenCode 2
+ * turns into the tool's error for the model.
+ */
+export async function toolBefore(rt: Runtime, e: ToolBeforeEvent): Promise<void> {
+  const input = obj(e.input);
+  const spawning = e.tool === V2.delegateTool && typeof input.sessionID !== "string";
+  const spawn = spawning
+    ? {
+        agent: String(input[V2.delegateAgentArg] ?? "general"),
+        ...(typeof input.prompt === "string" ? { prompt: input.prompt } : {}),
+        ...(typeof input.description === "string" ? { description: input.description } : {}),
+      }
+    : undefined;
+  // A continued child keeps the host's own tool name: it is not the core's spawning `task`.
+  const tool = e.tool === V2.delegateTool && !spawning ? e.tool : coreToolName(2, e.tool);
+  const gated = await gateToolCall(rt, { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}) });
+  if (gated.prompt !== undefined) input.prompt = gated.prompt;
+}
+
+/**
+ * `tool.hook("execute.after")` → the tool result to carry directives (plugin/hooks/tool-after.ts). A completed
+ * `subagent` names its child in `metadata.sessionID` (structured). Its errors carry no structured id on the release
+ * line (a `ToolFailure` with a message only, subagent.ts @ 526fbfb7), so there the child is read from the text the
+ * host writes for the model ("… (sessionID: ses_…)"). A background child (`status: "running"`) has not ended: no child
+ * is named and its link stays open. Answers whether the call was a delegation that named its child (coverage).
+ */
+export async function toolAfter(rt: Runtime, e: ToolAfterEvent): Promise<{ delegated: boolean; childId: unknown }> {
+  const completed = e.status === "completed";
+  const text = completed ? resultText(e.result) : String(e.error?.message ?? "");
+  const delegation = e.tool === V2.delegateTool;
+  const background = completed && obj(e.result.metadata).status === "running";
+  const childId = !delegation ? undefined : completed ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
+  const child = delegation && !background && isSessionId(childId) ? { sessionId: childId, outcome: taskOutcome(text) } : undefined;
+  const tool = background ? e.tool : coreToolName(2, e.tool);
+  const out = await carryDirectives(rt, { sessionId: e.sessionID, callId: e.id, tool, output: text, ...(child ? { child } : {}) });
+  if (out !== text) {
+    if (e.status === "completed") {
+      e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out }] : out;
+    } else {
+      e.error.message = out;
+      if (e.error.message !== out) await rt.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
+    }
+  }
+  return { delegated: delegation && !background, childId };
+}
