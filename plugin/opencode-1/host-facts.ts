@@ -1,9 +1,10 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { HOST_LINES, hostDepthNeeded } from "../../governance/host/host-lines.ts";
 import type { PluginContext } from "../runtime/context.ts";
+import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
 
-/** The tool plugin/host/tools.ts registers; its schema rides on every model request of every agent offered it. */
-export const GOVERNANCE_TOOL_NAMES = ["governance"] as const;
+/** The tool governance-tool.ts registers; its schema rides on every model request of every agent offered it. */
+export const GOVERNANCE_TOOL_NAMES = [GOVERNANCE_TOOL_NAME] as const;
 
 /**
  * OpenCode 1.18's built-in subagents. Neither is offered the `task` tool unless the project's own config sets a
@@ -31,7 +32,8 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
 }
 
 /**
- * The `config` hook. Two things:
+ * OpenCode 1's host facts, from its `config` hook (plugin/opencode-2/host-facts.ts is OpenCode 2's). The depth limit, the governance tool hidden from subagents, and the agents
+ * offered no delegation tool:
  *
  * 1. OpenCode 1.18 refuses a subagent's own `task` call unless `subagent_depth` allows it (default 1), which would make
  *    the configured hierarchy impossible and the refusal opaque. Raise it to the governed max depth so governance
@@ -39,8 +41,9 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  * 2. The governance tool (list, stop, steer sessions) is for the agents a user talks to. Subagents (mode
  *    `subagent`, and the built-in general/explore) and governance leaves get an OpenCode `deny` permission for it,
  *    so the host does not offer it and its schema is not sent on every one of their requests. A permission the
- *    project set for it is kept. Agents the host offers no `task` tool are noted, so
- *    the texts do not call them DELEGATING (`PluginContext.viewOf`, over the core's `agentView`).
+ *    project set for it is kept.
+ * 3. Agents the host offers no `task` tool are noted, so the texts do not call them DELEGATING (`PluginContext.viewOf`,
+ *    over the core's `agentView`).
  */
 export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
   const { depthKey, depthDefault } = HOST_LINES[1];

@@ -3,6 +3,7 @@ import { compacting } from "../hooks/compacting.ts";
 import { stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import { applyHostFacts } from "./host-facts.ts";
 import type { SessionContextEvent } from "./types.ts";
 
 /**
@@ -17,6 +18,8 @@ export async function prepareStep(rt: Runtime, e: SessionContextEvent, legacyKin
   const kind = legacyKindFilter ? (e.kind ?? "absent") : e.kind;
   if (kind !== undefined && kind !== "primary") return;
   const notes = await stepNotes(rt, { sessionId: e.sessionID, agent: e.agent });
+  // What the host offers this agent (the delegation tool, the governance tool) before the prefix says who it is.
+  applyHostFacts(rt, e);
   const prefix = await prefixStep(rt, e.sessionID);
   if (prefix !== undefined) e.system.push({ type: "text", text: prefix });
   if (notes.statusNote) e.messages.push(v2Message(e.messages, notes.statusNote));

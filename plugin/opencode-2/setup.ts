@@ -1,16 +1,13 @@
-import * as z from "../../governance/zod.ts";
 import { chatMessage } from "../hooks/chat-message.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
-import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, governanceTools } from "../opencode-1/governance-tool.ts";
-import { pumpEvents } from "./event-source.ts";
-import { LocationFilter } from "./location-filter.ts";
+import { addGovernanceTool } from "./governance-tool.ts";
+import { detectV2Host, hostVersion } from "./host-version.ts";
+import { LocationFilter, pumpEvents } from "./event-source.ts";
 import { createV2Api, ExecutionStates } from "./api.ts";
 import { prepareCompaction, prepareStep } from "./model-step.ts";
 import { toolAfter, toolBefore } from "./tool-calls.ts";
 import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, V2Context } from "./types.ts";
-
-const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
 
 /**
  * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
@@ -38,13 +35,12 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   let rt: Runtime | undefined;
   const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
   const { legacyKindFilter: _k, states: _s, ...runtimeOptions } = options;
-  rt = new Runtime({ directory: directory ?? process.cwd() }, { ...runtimeOptions, api, host: { line: 2, version: ctx.app?.version ?? null } });
+  rt = new Runtime({ directory: directory ?? process.cwd() }, { ...runtimeOptions, api, host: { line: 2, version: hostVersion(ctx) } });
   const runtime = rt;
   const sink = (hook: string, error: unknown) => runtime.ctx.reportHookError(hook, error);
   try {
     await runtime.start();
-    await runtime.ctx.record("host_detected", { line: 2, version: ctx.app?.version ?? null, location: directory ?? null });
-    if (directory === undefined) await runtime.ctx.record("host_notice", { message: "OpenCode 2 gave no ctx.location: events are not filtered by location" });
+    await detectV2Host(runtime, ctx);
   } catch (error) {
     sink("start", error);
   }
@@ -89,28 +85,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
         if (done.delegated) await runtime.coverage.reported(e.sessionID, done.childId);
       }),
     ),
-    ctx.tool.transform((editor) => {
-      const def = governanceTools(runtime.ctx, (id) => runtime.stops.poke(id)).governance;
-      if (!def) return;
-      const Args = z.object(def.args as unknown as Record<string, z.ZodType>);
-      editor.add({
-        name: "governance",
-        description: GOVERNANCE_TOOL_DESCRIPTION,
-        input: GOVERNANCE_TOOL_INPUT as unknown as Record<string, unknown>,
-        options: { codemode: false },
-        async execute(input, context) {
-          const parsed = Args.safeParse(input);
-          const text = parsed.success
-            ? await def.execute(parsed.data as never, { sessionID: context.sessionID, agent: context.agent } as never).catch((error: unknown) => {
-                sink("governance-tool", error);
-                return "Governance could not do that (see the audit log).";
-              })
-            : `Not done: ${z.prettifyError(parsed.error)}`;
-          const content = typeof text === "string" ? text : String(obj(text).output ?? "");
-          return { output: content, content };
-        },
-      });
-    }),
+    ctx.tool.transform((editor) => addGovernanceTool(editor, runtime, sink)),
   ]);
 
   const pump = pumpEvents(ctx, runtime, filter, states, sink);

@@ -153,4 +153,9 @@ export class AgentNames {
   has(name: string): boolean {
     return this.#names.has(name);
   }
+
+  /** The host offers it the delegation tool after all (OpenCode 2 says so per request: plugin/opencode-2/host-facts.ts). */
+  delete(name: string): void {
+    this.#names.delete(name);
+  }
 }

@@ -105,6 +105,11 @@ export class OpenCode2Double {
   readonly emitted: V2Event[] = [];
   readonly synthetic: { sessionID: string; text: string }[] = [];
   readonly config = { experimental: { subagent_depth: 1 } };
+  /**
+   * Agents whose permissions deny `subagent`: the host leaves the tool out of their requests' `tools` (subagent.ts's own
+   * `context` hook returns early when `event.tools.subagent` is absent; the agent's permission decides).
+   */
+  readonly noSubagentFor = new Set<string>();
   #subscribers = new Set<(e: V2Event) => void>();
   /** Per subscriber: true while it waits in `next()` with nothing queued (it handled everything it got). */
   #idle = new Map<(e: V2Event) => void, () => boolean>();
@@ -314,14 +319,19 @@ export class OpenCode2Double {
   async request(
     sessionID: string,
     kind: "primary" | "compaction" | "title" | "generate" = "primary",
-  ): Promise<{ system: string[]; messages: { role: string; text: string }[] }> {
+  ): Promise<{ system: string[]; messages: { role: string; text: string }[]; tools: string[] }> {
     const inst = this.#instanceOf(sessionID);
     const s = this.sessions.get(sessionID) as Session;
     const system: SystemPart[] = [{ type: "text", text: "You are OpenCode." }];
     // The history as OpenCode 2 hands it over: `LLM.Message` instances ({ role, content: ContentPart[] }).
     const messages: unknown[] = [new LlmMessage({ role: "user", content: [{ type: "text", text: "the user's prompt" }] })];
     const withKind = this.options.contextKind === "present" ? { kind } : {};
-    const event: SessionContextEvent = { sessionID, agent: s.agent, ...withKind, system, messages, tools: {} };
+    // The tools this request offers the agent (model-request.ts @ 605708ad: the request's tools are the entries of the
+    // hook's `tools` afterwards; an entry a hook removed is not offered): the host's own and the plugins' (`tool.transform`).
+    const offered: SessionContextEvent["tools"] = { shell: { description: "Run a command", input: {} } };
+    if (!this.noSubagentFor.has(s.agent)) offered.subagent = { description: "Spawns an agent in a child session", input: {} };
+    for (const [name, t] of inst.tools) offered[name] = { description: t.description, input: t.input };
+    const event: SessionContextEvent = { sessionID, agent: s.agent, ...withKind, system, messages, tools: offered };
     if (kind === "primary")
       this.#emit("session.step.started", sessionID, { assistantMessageID: nextId("msg"), agent: s.agent, model: { id: "m", providerID: "p" } });
     const hooks = kind === "compaction" ? inst.compaction : kind === "primary" ? inst.context : [];
@@ -330,7 +340,7 @@ export class OpenCode2Double {
       if (!(m instanceof LlmMessage)) throw new Error("a context hook added a message that is not an LLM.Message");
       return { role: m.role, text: m.content.map((p) => p.text).join("") };
     };
-    return { system: event.system.map((p) => p.text), messages: event.messages.map(texts) };
+    return { system: event.system.map((p) => p.text), messages: event.messages.map(texts), tools: Object.keys(event.tools) };
   }
 
   /**

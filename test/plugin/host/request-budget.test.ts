@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG } from "../../../governance/config/config.ts";
 import { agentView } from "../../../governance/delegation/agent-view.ts";
 import { buildGovernancePrefix } from "../../../governance/texts/governance-prefix.ts";
-import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT } from "../../../plugin/host/tools.ts";
+import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT } from "../../../plugin/hooks/governance-tool.ts";
 
 /**
  * Issue 31: the governance text of one request of OpenCode's `build` agent — the prefix in the system prompt and the

@@ -1,0 +1,31 @@
+import { HOST_LINES } from "../../governance/host/host-lines.ts";
+import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { SessionContextEvent } from "./types.ts";
+
+/**
+ * OpenCode 2's host facts, from what its released plugin API offers (plugin/opencode-1/host-facts.ts is OpenCode 1's,
+ * from the `config` hook, which OpenCode 2 does not have). Read on every agent-loop request (`context` hook), before
+ * the prefix is built:
+ *
+ * - Agents offered no delegation tool: the request's `tools` are what the host offers this agent on this step (in
+ *   packages/core/src/session/model-request.ts @ 605708ad the request's tools are the hook's `tools` entries
+ *   afterwards; subagent.ts's own hook skips an agent its permissions deny `subagent`). No `subagent` there → the
+ *   agent is noted as one the texts do not call DELEGATING; offered again → no longer noted.
+ * - The governance tool hidden from subagents: removed from the request's `tools` of a subagent and of a governance
+ *   leaf (the host drops an entry a hook removed: same file), so its schema is not sent on their requests.
+ * - The depth limit: nothing. The release line has no `config` hook and no plugin API to raise
+ *   `experimental.subagent_depth`; `init` writes it (max depth + 1) and `doctor` warns when it is missing
+ *   (docs/opencode-2.md).
+ */
+export function applyHostFacts(rt: Runtime, e: SessionContextEvent): void {
+  const agents = rt.ctx.agentsWithoutTask;
+  if (Object.hasOwn(e.tools, HOST_LINES[2].delegateTool)) agents.delete(e.agent);
+  else agents.add(e.agent);
+  if (!Object.hasOwn(e.tools, GOVERNANCE_TOOL_NAME)) return;
+  const record = rt.sessions.peek(e.sessionID);
+  const config = rt.ctx.config;
+  const leaf = Object.hasOwn(config.agents, e.agent) && roleOf(e.agent, config).role === "leaf";
+  if ((record?.parentId ?? null) !== null || leaf) delete e.tools[GOVERNANCE_TOOL_NAME];
+}
