@@ -2,26 +2,26 @@ import { buildCompactionContext } from "../../governance/texts/compaction-contex
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
- * `experimental.session.compacting`: asks the summarizer to carry over anchors, the last three governance-relevant
+ * A compaction about to run (OpenCode 1 `experimental.session.compacting`, OpenCode 2 `session.hook("compaction")`):
+ * answers what the summarizer is asked to carry over anchors, the last three governance-relevant
  * actions, the language and the hierarchy (S2-R02..R06). The state change itself waits for the compaction to finish.
  */
-export async function compacting(rt: Runtime, input: { sessionID: string }, output: { context: string[] }): Promise<void> {
+export async function compactionContext(rt: Runtime, sessionId: string): Promise<string[]> {
   const { ctx, tracker, sessions } = rt;
   // The live record, not the one first seen: actions remembered and the agent learned since then must be carried over.
-  const seen = await tracker.ensureSeen(input.sessionID);
-  const record = sessions.peek(input.sessionID) ?? seen;
+  const seen = await tracker.ensureSeen(sessionId);
+  const record = sessions.peek(sessionId) ?? seen;
   const agent = record?.agent ?? null;
   const config = ctx.config;
-  output.context.push(
-    ...buildCompactionContext({
-      language: config.language,
-      phase: config.phase,
-      anchors: config.anchors,
-      recentActions: record?.recentActions ?? [],
-      who: ctx.viewOf(agent, record?.depth ?? 0),
-    }),
-  );
-  await ctx.record("compaction_context_added", { sessionId: input.sessionID, lines: output.context.length });
+  const context = buildCompactionContext({
+    language: config.language,
+    phase: config.phase,
+    anchors: config.anchors,
+    recentActions: record?.recentActions ?? [],
+    who: ctx.viewOf(agent, record?.depth ?? 0),
+  });
+  await ctx.record("compaction_context_added", { sessionId, lines: context.length });
+  return context;
 }
 
 /**
@@ -30,8 +30,8 @@ export async function compacting(rt: Runtime, input: { sessionID: string }, outp
  * user's summarize never reaches it). The compaction is recorded here (`auto`), so that "continue" step already
  * carries the post-compaction reminder; the machine counts it once whichever of the two signals comes first.
  */
-export async function markAutoCompaction(rt: Runtime, input: { sessionID: string }): Promise<void> {
-  const id = input.sessionID;
+export async function markAutoCompaction(rt: Runtime, sessionId: string): Promise<void> {
+  const id = sessionId;
   await rt.tracker.ensureSeen(id);
   await rt.runner.dispatch(id, { type: "compacted", at: rt.ctx.clock.now(), trigger: "auto" });
 }

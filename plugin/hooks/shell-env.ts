@@ -2,16 +2,16 @@ import { AGENT_PROJECT_ENV, AGENT_SESSION_ENV } from "../../governance/stop/agen
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
- * `shell.env` (OpenCode 1): every shell a governed session starts (its `bash` calls) carries the session's id and the
+ * The variables of a shell a session starts (OpenCode 1 `shell.env`; OpenCode 2's released plugin API has no such
+ * hook): every shell a governed session starts (its `bash` calls) carries the session's id and the
  * project, so the governance CLI run there refuses to act and audits the attempt as this session's
  * (governance/stop/agent-shell.ts). Root sessions are marked only when the user's own config asks for it
  * (`guard.rootSessions`); a shell OpenCode starts for no session (none given) is the user's.
  */
-export async function shellEnv(rt: Runtime, input: { cwd: string; sessionID?: string }, output: { env: Record<string, string> }): Promise<void> {
-  const id = input.sessionID;
-  if (!id) return;
+export async function shellEnv(rt: Runtime, sessionId: string | undefined): Promise<Record<string, string>> {
+  const id = sessionId;
+  if (!id) return {};
   const record = rt.runner.sessions.peek(id) ?? (await rt.ctx.store.read(id).catch(() => undefined));
-  if (record && !rt.ctx.guarded(record)) return;
-  output.env[AGENT_SESSION_ENV] = id;
-  output.env[AGENT_PROJECT_ENV] = rt.ctx.directory;
+  if (record && !rt.ctx.guarded(record)) return {};
+  return { [AGENT_SESSION_ENV]: id, [AGENT_PROJECT_ENV]: rt.ctx.directory };
 }

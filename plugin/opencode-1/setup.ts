@@ -1,7 +1,7 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
 import { contain as containHook } from "../runtime/contain.ts";
-import { compacting, markAutoCompaction } from "../hooks/compacting.ts";
-import { chatMessage } from "../hooks/chat-message.ts";
+import { compactionContext, markAutoCompaction } from "../hooks/compacting.ts";
+import { promptAdmitted } from "../hooks/prompt.ts";
 import { configHook } from "./host-facts.ts";
 import { onEvent } from "./event-source.ts";
 import { messagesTransform, systemTransform } from "./model-step.ts";
@@ -35,7 +35,7 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
     event: timed("event", ({ event }) => onEvent(rt, event)),
-    "chat.message": contain("chat.message", (i) => chatMessage(rt, i), sink),
+    "chat.message": contain("chat.message", (i) => promptAdmitted(rt, i.sessionID, i.agent ?? null), sink),
     // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
     // the messages transform saw could carry the status note. The test-only switch below leaves the prefix hook out.
     ...(skipped.has("prefix")
@@ -56,7 +56,7 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
       (i, o) => {
         // OpenCode 1 runs the messages transform on the history it is about to summarize right after this hook.
         rt.summarizing.add(i.sessionID);
-        return compacting(rt, i, o);
+        return compactionContext(rt, i.sessionID).then((lines) => void o.context.push(...lines));
       },
       sink,
     ),
@@ -68,9 +68,9 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
       await toolAfter(rt, i, o);
       if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
     }),
-    "shell.env": contain("shell.env", (i, o) => shellEnv(rt, i, o), sink),
+    "shell.env": contain("shell.env", async (i, o) => void Object.assign(o.env, await shellEnv(rt, i.sessionID)), sink),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
-    "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i), sink),
+    "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID), sink),
     dispose: () => rt.dispose(),
   };
 }

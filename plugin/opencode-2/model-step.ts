@@ -1,5 +1,5 @@
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
-import { compacting } from "../hooks/compacting.ts";
+import { compactionContext } from "../hooks/compacting.ts";
 import { stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -30,9 +30,7 @@ export async function prepareStep(rt: Runtime, e: SessionContextEvent, legacyKin
 
 /** `session.hook("compaction")`: the compaction context (anchors, last actions, hierarchy) joins the summarizer's system. */
 export async function prepareCompaction(rt: Runtime, e: SessionContextEvent): Promise<void> {
-  const out = { context: [] as string[] };
-  await compacting(rt, { sessionID: e.sessionID }, out);
-  for (const text of out.context) e.system.push({ type: "text", text });
+  for (const text of await compactionContext(rt, e.sessionID)) e.system.push({ type: "text", text });
 }
 
 /**

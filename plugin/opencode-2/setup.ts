@@ -1,4 +1,4 @@
-import { chatMessage } from "../hooks/chat-message.ts";
+import { promptAdmitted } from "../hooks/prompt.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
 import { addGovernanceTool } from "./governance-tool.ts";
@@ -54,7 +54,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     ctx.session.hook(
       "prompt",
       tracked("session.prompt", async (e: SessionPromptEvent) => {
-        if (await mine(e.sessionID)) await chatMessage(runtime, { sessionID: e.sessionID });
+        if (await mine(e.sessionID)) await promptAdmitted(runtime, e.sessionID);
       }),
     ),
     ctx.session.hook(

@@ -10,7 +10,7 @@ import { trustFromKey } from "../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
-import { chatMessage } from "../../plugin/hooks/chat-message.ts";
+import { promptAdmitted } from "../../plugin/hooks/prompt.ts";
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../plugin/opencode-1/model-step.ts";
 import { systemTransform } from "../../plugin/opencode-1/model-step.ts";
@@ -222,7 +222,7 @@ const commands = [
       (m) => m.live && m.root !== "running",
       async (m, w) => {
         if (m.root === "none") await onEvent(w.live, events.created(ROOT, { agent: "build" }));
-        await chatMessage(w.live, { sessionID: ROOT, agent: "build" });
+        await promptAdmitted(w.live, ROOT, "build");
         await onEvent(w.live, events.status(ROOT, "busy"));
         await rootStep(w);
         await toolCall(w, ROOT);

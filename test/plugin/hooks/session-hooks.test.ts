@@ -1,8 +1,8 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-prefix.ts";
 import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
-import { chatMessage } from "../../../plugin/hooks/chat-message.ts";
-import { compacting, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
+import { promptAdmitted } from "../../../plugin/hooks/prompt.ts";
+import { compactionContext, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
 import { configHook } from "../../../plugin/opencode-1/host-facts.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
@@ -97,7 +97,7 @@ describe("compaction hooks", () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
     await f.rt.runner.dispatch(ROOT, { type: "action_remembered", at: f.clock.now(), action: "delegated to governance-executor" });
     const output = { context: [] as string[] };
-    await compacting(f.rt, { sessionID: ROOT }, output);
+    output.context.push(...(await compactionContext(f.rt, ROOT)));
     expect(output.context).toEqual(
       expect.arrayContaining([
         "Language: German (communication), English (documents). MUST MAINTAIN.",
@@ -107,7 +107,7 @@ describe("compaction hooks", () => {
       ]),
     );
     expect(output.context.find((l) => l.startsWith("Agent:"))).toContain("governance-coordinator, PRIMARY (level 1)");
-    await markAutoCompaction(f.rt, { sessionID: ROOT });
+    await markAutoCompaction(f.rt, ROOT);
     await onEvent(f.rt, events.compacted(ROOT));
     expect(record(ROOT)).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 1 } });
     expect(record(ROOT)?.compactionHistory.map((c) => c.trigger)).toEqual(["auto"]);
@@ -186,13 +186,13 @@ describe("transforms", () => {
     await step();
     await onEvent(f.rt, events.idle(ROOT));
     f.clock.set(f.clock.now() + 2 * 60 * 60_000);
-    await chatMessage(f.rt, { sessionID: ROOT, agent: "governance-coordinator" });
+    await promptAdmitted(f.rt, ROOT, "governance-coordinator");
     const resumed = await step();
     expect(resumed.tail).toContain("## Resumed Session (opencode-governance)");
     expect(resumed.tail).toMatch(/2 hours/);
     expect((await step()).tail).toBe(resumed.tail);
     await onEvent(f.rt, events.idle(ROOT));
-    await chatMessage(f.rt, { sessionID: ROOT });
+    await promptAdmitted(f.rt, ROOT);
     expect((await step()).tail).toBeUndefined();
   });
 
@@ -200,7 +200,7 @@ describe("transforms", () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
     await onEvent(f.rt, events.todos(ROOT, ["pending"]));
     f.rt.summarizing.add(ROOT); // what the OpenCode 1 entry does before the compacting hook (plugin/index.ts)
-    await compacting(f.rt, { sessionID: ROOT }, { context: [] });
+    await compactionContext(f.rt, ROOT);
     const messages: Msg[] = [{ info: { sessionID: ROOT, role: "user", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] }];
     await messagesTransform(f.rt, { messages });
     expect(messages).toHaveLength(1);
@@ -213,7 +213,7 @@ describe("transforms", () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
     await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "general" }));
     const compaction = { context: [] as string[] };
-    await compacting(f.rt, { sessionID: CHILD }, compaction);
+    compaction.context.push(...(await compactionContext(f.rt, CHILD)));
     await onEvent(f.rt, events.compacted(CHILD));
     const out = { system: [] as string[] };
     await systemTransform(f.rt, { sessionID: CHILD }, out);

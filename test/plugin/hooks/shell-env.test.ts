@@ -18,7 +18,7 @@ afterEach(() => f?.close());
 
 const env = async (sessionID: string) => {
   const output = { env: {} as Record<string, string> };
-  await shellEnv(f.rt, { cwd: f.rt.ctx.directory, sessionID }, output);
+  Object.assign(output.env, await shellEnv(f.rt, sessionID));
   return output.env;
 };
 const cliCall = (sessionID: string) =>

@@ -2,13 +2,14 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
- * `chat.message`: a new user message in a session (a prompt typed in the TUI, sent over HTTP, or a parent's `task`).
+ * A prompt admitted to a session (a prompt typed in the TUI, sent over HTTP, or a parent's delegation; OpenCode 1
+ * `chat.message`, OpenCode 2 `session.hook("prompt")`).
  * It feeds the machine's `prompt` event, which applies the resume window (1 h resume, 48 h fresh start) on the next
  * prompt whatever process hosts the session and however long it has been up (issue 21).
  */
-export async function chatMessage(rt: Runtime, input: { sessionID?: string; agent?: string }): Promise<void> {
-  const id = input.sessionID;
+export async function promptAdmitted(rt: Runtime, sessionId: string | undefined, agent: string | null = null): Promise<void> {
+  const id = sessionId;
   if (!id || !isSessionId(id)) return;
-  await rt.tracker.ensureSeen(id, input.agent ?? null);
+  await rt.tracker.ensureSeen(id, agent);
   await rt.runner.dispatch(id, { type: "prompt", at: rt.ctx.clock.now() });
 }
