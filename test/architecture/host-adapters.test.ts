@@ -1,0 +1,68 @@
+import { readdirSync, readFileSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
+import ts from "typescript";
+import { describe, expect, it } from "vitest";
+import { REPO_ROOT } from "../harness/paths.ts";
+
+/**
+ * One port, two adapters (issue 25 item 4; docs/architecture.md "Two host lines, one set of handlers"):
+ * - plugin/hooks/ and the other shared folders of plugin/ are host-neutral: no `@opencode-ai/plugin` import, nothing
+ *   from an adapter folder (so no OpenCode 2 type either);
+ * - plugin/opencode-1/ and plugin/opencode-2/ are alike in shape (the same file names for the same jobs) and neither
+ *   imports the other;
+ * - each host's events are parsed once: its parser (events.ts) is called from its event source only, and telemetry
+ *   reads the parsed events, never a raw one.
+ */
+const ADAPTERS = ["plugin/opencode-1", "plugin/opencode-2"] as const;
+const SHARED = ["plugin/hooks", "plugin/runtime", "plugin/sessions", "plugin/stop", "plugin/budget", "plugin/telemetry"] as const;
+const HOST_API = "@opencode-ai/plugin";
+
+const tsNames = (dir: string) => readdirSync(join(REPO_ROOT, dir)).filter((n) => n.endsWith(".ts"));
+const importsOf = (file: string) => ts.preProcessFile(readFileSync(join(REPO_ROOT, file), "utf8"), true, true).importedFiles.map((f) => f.fileName);
+/** The repository path a relative import lands on (`plugin/opencode-2/types.ts`), or the package name. */
+const target = (file: string, spec: string) => (spec.startsWith(".") ? relative(REPO_ROOT, resolve(REPO_ROOT, dirname(file), spec)) : spec);
+const inside = (path: string, dir: string) => path === dir || path.startsWith(`${dir}/`);
+
+/** What `files` import that breaks `rule`, as "file imports target". */
+function offending(dirs: readonly string[], rule: (to: string, from: string) => boolean): string[] {
+  return dirs.flatMap((dir) =>
+    tsNames(dir).flatMap((name) => {
+      const file = `${dir}/${name}`;
+      return importsOf(file)
+        .map((spec) => target(file, spec))
+        .filter((to) => rule(to, file))
+        .map((to) => `${file} imports ${to}`);
+    }),
+  );
+}
+
+describe("one port, two adapters", () => {
+  it("plugin/hooks/ and the shared plugin folders import no host type and no adapter", () => {
+    const hostBound = (to: string) => to === HOST_API || to.startsWith(`${HOST_API}/`) || ADAPTERS.some((a) => inside(to, a));
+    expect(offending(SHARED, hostBound)).toEqual([]);
+  });
+
+  it("the two adapters have the same file names, and neither imports the other", () => {
+    expect(tsNames(ADAPTERS[0])).toEqual(tsNames(ADAPTERS[1]));
+    for (const job of ["setup.ts", "events.ts", "event-source.ts", "api.ts", "host-facts.ts", "model-step.ts", "tool-calls.ts"])
+      expect(tsNames(ADAPTERS[0])).toContain(job);
+    const other = (to: string, from: string) => ADAPTERS.some((a) => inside(to, a) && !inside(from, a));
+    expect(offending(ADAPTERS, other)).toEqual([]);
+  });
+
+  it("each host's events are parsed once: by its event source, which hands the answer to governance and telemetry", () => {
+    const plugin = (dir: string): string[] =>
+      readdirSync(join(REPO_ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? plugin(`${dir}/${e.name}`) : e.name.endsWith(".ts") ? [`${dir}/${e.name}`] : [],
+      );
+    const parserUsers = plugin("plugin").filter((file) => importsOf(file).some((spec) => ADAPTERS.some((a) => target(file, spec) === `${a}/events.ts`)));
+    expect(parserUsers.sort()).toEqual(ADAPTERS.map((a) => `${a}/event-source.ts`));
+    for (const a of ADAPTERS) {
+      const source = readFileSync(join(REPO_ROOT, a, "event-source.ts"), "utf8");
+      expect(source.match(/\bparse(V2Event|Events)\(/g), a).toHaveLength(1);
+      expect(source, a).toContain("rt.telemetry.events(events");
+    }
+    // Telemetry takes parsed events: its entry has no raw-event parameter.
+    expect(readFileSync(join(REPO_ROOT, "plugin/telemetry/telemetry.ts"), "utf8")).not.toMatch(/\bevent\(raw/);
+  });
+});
