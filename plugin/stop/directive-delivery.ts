@@ -28,10 +28,12 @@ export async function deliverOnToolResult(
   const owed = stops.notes.has(sessionId);
   if (!inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return only();
   const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
-  await stops.begin(
+  // A stop request a queue look already began is not begun again (one request, begun once).
+  const fresh = stops.begun.unbegun(
     sessionId,
     directives.flatMap((d) => (d.kind === "stop" ? [d] : [])),
   );
+  if (fresh.length > 0) await stops.begin(sessionId, fresh);
   for (const d of directives) if (d.kind === "budget") await stops.onBudgetRaise?.(sessionId, d);
   // Notes already shown on model steps come first; from here on the session's history carries them.
   const { carry: notes, pending } = notesOnToolResult(stops.notes.get(sessionId), await renderNotes(runner, sessionId, directives));

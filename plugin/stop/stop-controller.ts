@@ -4,12 +4,11 @@ import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "../runtime/context.ts";
-import type { DirectiveInbox } from "./directive-inbox.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
-import type { IdleWatch } from "../sessions/idle-watch.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
+import { BegunRequests } from "./begun-requests.ts";
 import { drainGuidance, drainStops } from "./stop-drain.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
@@ -23,14 +22,14 @@ export class StopController {
   readonly #ctx: PluginContext;
   readonly #runner: EffectRunner;
   readonly #tracker: SessionTracker;
-  readonly #inbox: DirectiveInbox;
-  readonly #idle: IdleWatch;
   readonly #watcher: QueueWatcher;
   readonly #deadlines = new Map<string, TimerHandle>();
   /** One look at a session's queue at a time (watch events, polls and this process's own requests overlap). */
   readonly #looking = new Map<string, Promise<void>>();
   /** Last sign of life (tool call, model step, streamed output) of each session with a deadline armed. In memory. */
   readonly #life = new Map<string, number>();
+  /** The requests already begun, per session: each is begun once (begun-requests.ts). */
+  readonly begun = new BegunRequests();
   /** Parent notifications shown on model steps that no tool result has carried yet. */
   readonly notes = new PendingNotes();
   /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
@@ -40,8 +39,6 @@ export class StopController {
     this.#runner = runner;
     this.#ctx = runner.ctx;
     this.#tracker = tracker;
-    this.#inbox = runner.inbox;
-    this.#idle = runner.idle;
     this.#watcher = new QueueWatcher({
       queuesDir: this.#ctx.paths.queues,
       onQueued: (id) => this.#onQueued(id),
@@ -73,7 +70,7 @@ export class StopController {
   /** A queue changed. Only sessions this process hosts are acted on; a stop starts its deadline right away. */
   async #look(sessionId: string): Promise<void> {
     if (!this.#tracker.hosts(sessionId)) return;
-    this.#inbox.mark(sessionId);
+    this.#runner.inbox.mark(sessionId);
     const pending = await peekAll(this.#ctx.paths, sessionId);
     // A raise must reach a session that makes no tool call (stopped, idle): claimed here, not on a tool result.
     if (pending.some((d) => d.kind === "budget")) await this.#raises(sessionId);
@@ -93,7 +90,9 @@ export class StopController {
    */
   async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
     const { config, clock } = this.#ctx;
-    const triage = triageStopRequests(this.#runner.sessions.peek(sessionId), stops);
+    const record = this.#runner.sessions.peek(sessionId);
+    if (record) this.begun.note(sessionId, stops); // the ladder decides nothing about a session it has no record of
+    const triage = triageStopRequests(record, stops);
     if (triage.drain) return drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, triage.drain);
     for (const d of triage.begin) {
       const req = {
@@ -117,10 +116,7 @@ export class StopController {
     this.#deadlines.set(sessionId, this.#ctx.timers.setTimeout(run, delay));
   }
 
-  /**
-   * A sign of life of a session (a tool call, a model step, streamed output): remembered only while a stop deadline
-   * is armed for it, in memory (this runs on every streamed chunk). The deadline step decides what it is worth.
-   */
+  /** A sign of life (tool call, model step, streamed output), kept only while a deadline is armed (runs per chunk). */
   onLife(sessionId: string): void {
     if (this.#deadlines.has(sessionId)) this.#life.set(sessionId, this.#ctx.clock.now());
   }
@@ -147,35 +143,36 @@ export class StopController {
   async #final(sessionId: string, how: StopHow): Promise<void> {
     const at = this.#ctx.clock.now();
     await this.#runner.step(sessionId, (r) => (!r ? { next: r, effects: [] } : how === "compliance" ? onCompliance(r, at) : confirmStopped(r, at, how)));
-    this.#ctx.timers.clear(this.#deadlines.get(sessionId));
-    this.#deadlines.delete(sessionId);
-    this.#life.delete(sessionId);
+    this.#settled(sessionId);
     await drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId);
   }
 
+  /** No stop runs for the session any more: no deadline, no sign of life kept, no request remembered. */
+  #settled(sessionId: string): void {
+    this.#ctx.timers.clear(this.#deadlines.get(sessionId));
+    this.#deadlines.delete(sessionId);
+    this.#life.delete(sessionId);
+    this.begun.forget(sessionId);
+  }
+
   onStatus(sessionId: string, status: string): void {
-    this.#idle.onStatus(sessionId, status);
+    this.#runner.idle.onStatus(sessionId, status);
   }
 
   /** A turn ended while a stop was pending: the session complied (it stopped making tool calls). */
   async onIdle(sessionId: string): Promise<void> {
-    this.#idle.onStatus(sessionId, "idle");
+    this.#runner.idle.onStatus(sessionId, "idle");
     if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "compliance");
   }
 
   async onAborted(sessionId: string): Promise<void> {
-    this.#idle.onStatus(sessionId, "idle");
+    this.#runner.idle.onStatus(sessionId, "idle");
     if (this.#runner.sessions.peek(sessionId)?.control === "stopping") await this.#final(sessionId, "hard-stop");
   }
 
-  /**
-   * The session's work ended (failed, deleted): no deadline runs for it any more and the directives still queued
-   * for it are claimed and audited (`drainStops`, `drainGuidance`), so nothing waits for a session nobody drives.
-   */
+  /** The session's work ended (failed, deleted): its queued directives are claimed and audited, nothing waits for it. */
   async onEnded(sessionId: string): Promise<void> {
-    this.#ctx.timers.clear(this.#deadlines.get(sessionId));
-    this.#deadlines.delete(sessionId);
-    this.#life.delete(sessionId);
+    this.#settled(sessionId);
     await drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, "session ended");
     await drainGuidance(this.#ctx, sessionId, "session ended");
     await removeQueueFolder(this.#ctx.paths, sessionId);
@@ -189,11 +186,13 @@ export class StopController {
   forget(sessionId: string): void {
     this.#watcher.forget(sessionId);
     this.#life.delete(sessionId);
+    this.begun.forget(sessionId);
     this.notes.set(sessionId, []);
   }
 
-  sizes(): { deadlines: number; looking: number; watched: number; owedNotes: number } {
-    return { deadlines: this.#deadlines.size, looking: this.#looking.size, watched: this.#watcher.size(), owedNotes: this.notes.size() };
+  sizes(): Record<string, number> {
+    const { size: begunStops } = this.begun;
+    return { deadlines: this.#deadlines.size, looking: this.#looking.size, watched: this.#watcher.size(), owedNotes: this.notes.size(), begunStops };
   }
 
   /** Sessions whose queues the watcher polls now (none while nothing is queued). */

@@ -54,6 +54,26 @@ describe("stop controller", () => {
     expect((await f.audit("stop_ignored"))[0]).toMatchObject({ sessionId: CHILD, count: 1, because: "already stopped", requestIds: ["stop-2"] });
   });
 
+  test("one stop request is begun once: the tool result that claims a request the queue look began does not hand it over again (issue 29 item 3)", async () => {
+    const begun: string[] = [];
+    const begin = f.rt.stops.begin.bind(f.rt.stops);
+    f.rt.stops.begin = (id, stops) => {
+      begun.push(...stops.map((d) => d.id));
+      return begin(id, stops);
+    };
+    await requestStop();
+    expect(control()).toBe("stopping");
+    expect(begun).toContain("stop-1");
+    begun.length = 0;
+    // The delivery path: claims stop-1 and delivers its L1; the look began it already.
+    const { claimAll: claim } = await import("../../../governance/stop/directive-queue.ts");
+    const { deliverOnToolResult } = await import("../../../plugin/stop/directive-delivery.ts");
+    f.rt.runner.inbox.mark(CHILD);
+    expect(await deliverOnToolResult(f.rt.runner, f.rt.stops, CHILD, "OUT")).toContain("STOP");
+    expect(await claim(f.rt.ctx.paths, CHILD)).toEqual([]);
+    expect(begun).toEqual([]);
+  });
+
   test("a child the abort does not stop: one retry, then a loud give-up; it stays stopping", async () => {
     f.stubborn.add(CHILD);
     await requestStop();
