@@ -9,6 +9,7 @@ import { ConfigWatcher } from "./config-watcher.ts";
 import { PluginContext } from "./context.ts";
 import { DirectiveInbox } from "../stop/directive-inbox.ts";
 import { EffectRunner } from "./effect-runner.ts";
+import { effectHandlers } from "./effect-handlers.ts";
 import { IdleWatch } from "../sessions/idle-watch.ts";
 import type { HostApi } from "./host-api.ts";
 import { ResumeNotes } from "../sessions/resume-notes.ts";
@@ -86,6 +87,7 @@ export class Runtime {
     const config = new ConfigWatcher(store.paths.configFile, sink, timers);
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
+    this.runner.handle(effectHandlers(this.runner));
     this.tracker = new SessionTracker(this.runner, ...(options.processes ? [options.processes.self] : []));
     this.#signals = options.processes?.signals ?? true;
     this.stops = new StopController(this.runner, this.tracker);
