@@ -80,7 +80,7 @@ export function parseOpencodeConfig(text: string, file: string): ReadConfig {
   return { ok: true, text, value: value as Record<string, unknown> };
 }
 
-/** The config key OpenCode lists plugins under: `plugin` (OpenCode 1), `plugins` (OpenCode 2; plugin/host/host-lines.ts). */
+/** The config key OpenCode lists plugins under: `plugin` (OpenCode 1), `plugins` (OpenCode 2; governance/host/host-lines.ts). */
 export type PluginKey = "plugin" | "plugins";
 
 /**

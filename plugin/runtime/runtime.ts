@@ -28,7 +28,7 @@ import { systemTimers, type Timers } from "./timers.ts";
 import { Telemetry, type TelemetryDeps } from "../telemetry/telemetry.ts";
 import { CoverageWatch } from "../sessions/coverage-watch.ts";
 
-/** The host this instance runs in (plugin/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
+/** The host this instance runs in (governance/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
 /** `env` is what the telemetry switch reads (default `process.env`); `loadTelemetry` replaces the SDK chunk in tests. */
 export type RuntimeOptions = {

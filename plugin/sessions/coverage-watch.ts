@@ -20,7 +20,7 @@ type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children
 export const coverageFile = (root: string) => path.join(root, "coverage.json");
 
 /**
- * Feeds {@link coverageStep} from both adapters (plugin/index.ts for OpenCode 1, plugin/host/opencode-2/ for OpenCode
+ * Feeds {@link coverageStep} from both adapters (plugin/opencode-1/setup.ts for OpenCode 1, plugin/opencode-2/ for OpenCode
  * 2) and runs its effect: one `governance_gap` audit line per missing kind per session, and ONE notice per instance
  * to the user (a toast on OpenCode 1; `host_notice` on OpenCode 2, whose server plugins have no toast). Memory is
  * per session and released with the session (`forget`); the call-id sets are bounded. Nothing is written per event:

@@ -1,6 +1,6 @@
 /**
  * The shared scenario table (test/scenarios/governance-scenarios.ts) on the OpenCode 2 CONTRACT DOUBLE: the plugin's
- * own default export is shape-checked by the double's loader, then the adapter (plugin/host/opencode-2/) runs every
+ * own default export is shape-checked by the double's loader, then the adapter (plugin/opencode-2/) runs every
  * row through `session.hook`, `tool.hook`, `tool.transform` and the global event stream exactly as pinned in
  * docs/opencode-2.md. The table runs once per known variant of the released host (issue 25 item 3): the release
  * line's `context` without `kind`, a pre-release build's with `kind`, `session.interrupt` taking `continue` (2.0.18–

@@ -19,7 +19,7 @@ import {
  * parent is never stopping, and the parent goes on to finish its turn.
  */
 /**
- * By default the host does not even offer the governance tool to a subagent (plugin/hooks/config.ts denies it);
+ * By default the host does not even offer the governance tool to a subagent (plugin/opencode-1/host-facts.ts denies it; plugin/opencode-2/host-facts.ts removes it from the request);
  * this project's executor is explicitly allowed it, as a user's config may do, so the call reaches governance and
  * the rule itself is what refuses it.
  */
