@@ -1,5 +1,3 @@
-import type { Effect } from "../../governance/session/effects.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { afterAbort } from "../../governance/stop/stop-ladder.ts";
 import { interruptDescendants } from "../sessions/descendants.ts";
 import { notifyParent } from "../stop/notify-parent.ts";
