@@ -9,11 +9,11 @@ export const GOVERNANCE_TOOL_NAME = "governance";
 
 /**
  * What the model reads of the tool, with its arguments' schema, on every request of a primary agent: with the prefix it
- * must stay within 1 024 bytes (issue 31), so the arguments carry no descriptions of their own — this one line names
+ * must stay within 1 000 bytes (issue 31: 1.0 KB), so the arguments carry no descriptions of their own — this one line names
  * them all — and one free `text` serves as the guidance of `inject` and the reason of `stop`.
  */
 export const GOVERNANCE_TOOL_DESCRIPTION =
-  "List (sessions; all: +ended), stop (level 1 graceful, 2 now, 3 terminate; text: reason) or guide (inject: text) a subagent; target: id or agent.";
+  "List (sessions; all: +ended), stop (level 1 graceful, 2 now, 3 kill; text: reason) or guide (inject: text) a subagent; target: id/agent.";
 
 /** The longest reason a stop may carry (the record keeps it; the CLI clips its own the same way). */
 export const STOP_REASON_MAX = 500;

@@ -6,7 +6,7 @@ import { GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT } from "../../../plu
 
 /**
  * Issue 31: the governance text of one request of OpenCode's `build` agent — the prefix in the system prompt and the
- * governance tool's entry in the tool list — is at most 1 024 bytes. The tool entry is built here the way OpenCode
+ * governance tool's entry in the tool list — is at most 1 000 bytes. The tool entry is built here the way OpenCode
  * 1.18.33 was seen to send it (test/e2e/governance-prefix.test.ts prints it): the arguments' JSON Schema with
  * `$schema`, numbers as `number` without bounds, no `additionalProperties`. That end-to-end test measures the
  * requests the real host sends; this one fails fast, without a host, when a text grows.
@@ -26,7 +26,7 @@ const toolEntry = {
 };
 
 describe("governance text per request (issue 31)", () => {
-  it("build agent, default config: prefix + governance tool ≤ 1 024 bytes", () => {
+  it("build agent, default config: prefix + governance tool ≤ 1 000 bytes", () => {
     const prefix = buildGovernancePrefix({
       who: agentView({ agent: "build", depth: 0 }, DEFAULT_CONFIG),
       language: DEFAULT_CONFIG.language,
@@ -34,7 +34,7 @@ describe("governance text per request (issue 31)", () => {
       seal: SEAL,
     });
     const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(JSON.stringify(toolEntry));
-    expect(bytes, `prefix ${Buffer.byteLength(prefix)} B + tool ${Buffer.byteLength(JSON.stringify(toolEntry))} B`).toBeLessThanOrEqual(1024);
+    expect(bytes, `prefix ${Buffer.byteLength(prefix)} B + tool ${Buffer.byteLength(JSON.stringify(toolEntry))} B`).toBeLessThanOrEqual(1000);
   });
 
   it("keeps what the seeds and the seal require: language first, role, phase, the rules, the first action", () => {
