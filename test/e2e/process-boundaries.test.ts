@@ -47,7 +47,12 @@ function respond(req: ModelRequest): Reply {
   }
   if (first.includes("STUCK-CHILD")) return { hang: true };
   if (first.includes("L3-PARENT")) return tools === 0 ? task("LOOP-CHILD work", "governance-executor") : { text: "parent after stop" };
-  if (first.includes("LOOP-CHILD")) return { toolCalls: [{ name: "read", args: { filePath: `notes-${tools % 2}.txt` } }] };
+  // Once terminated, the child is mid-answer when governance's abort lands (a model still generating), so OpenCode
+  // reports the abort as an aborted message; an abort that lands between two steps is reported by no event at all.
+  if (first.includes("LOOP-CHILD")) {
+    if (req.messages.some((m) => m.role === "tool" && textOf(m.content).includes("SESSION TERMINATED"))) return { hang: true };
+    return { toolCalls: [{ name: "read", args: { filePath: `notes-${tools % 2}.txt` } }] };
+  }
   return { text: "done" };
 }
 
