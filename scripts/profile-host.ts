@@ -12,7 +12,7 @@
  * plugin's own code, with whatever it called); and the host's functions whose self samples changed most between the
  * variants — the JavaScript the host runs because the plugin is there. Nothing is asserted.
  */
-import { writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { performance } from "node:perf_hooks";
 import { serveOpencode, startScriptedModel } from "../test/harness/index.ts";
@@ -28,6 +28,7 @@ import {
   type Variant,
 } from "./bench/host.ts";
 import { findProcessByCwd, threadCpuMs } from "./bench/proc.ts";
+import { stats } from "./bench/stats.ts";
 
 const args = process.argv.slice(2);
 const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
@@ -41,6 +42,28 @@ const EVAL = args.includes("--eval") ? opt("--eval", "") : undefined;
 if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
 /** `--dump <file>`: every run's samples as JSON (variant, stack frames), for an analysis this script does not print. */
 const DUMP = args.includes("--dump") ? opt("--dump", "") : undefined;
+/**
+ * `--sources <dir>`: the plugin's scripts as the host's Bun transpiled them, saved there once (sample frames name lines
+ * and columns of that text, not of dist/).
+ */
+const SOURCES = args.includes("--sources") ? opt("--sources", "") : undefined;
+let sourcesSaved = false;
+async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promise<void> {
+  if (sourcesSaved || !SOURCES) return;
+  sourcesSaved = true;
+  const scripts: { scriptId: string; url: string }[] = [];
+  client.on("Debugger.scriptParsed", (p) => scripts.push(p as { scriptId: string; url: string }));
+  await client.send("Debugger.enable");
+  await new Promise((r) => setTimeout(r, 500));
+  mkdirSync(SOURCES, { recursive: true });
+  for (const s of scripts.filter((x) => PLUGIN_URL.test(x.url))) {
+    const { scriptSource } = (await client.send("Debugger.getScriptSource", { scriptId: s.scriptId })) as { scriptSource: string };
+    writeFileSync(`${SOURCES}/${s.url.replace(/^.*\//, "")}`, scriptSource);
+  }
+  await client.send("Debugger.disable");
+}
+/** `--threads-only`: no inspector and no sampling (the sampler slows the host down): CPU per thread only, runs interleaved. */
+const THREADS_ONLY = args.includes("--threads-only");
 /** A frame of the plugin: its bundle (dist/plugin/index.js and the chunks beside it, or a baseline copy) by file name. */
 const PLUGIN_URL = /dist\/plugin\/[^/]*\.js$|bundle[^/]*\.js$/;
 
@@ -86,6 +109,10 @@ async function inspector(url: string) {
     once(method: string): Promise<unknown> {
       return new Promise((resolve) => waiting.set(method, resolve));
     },
+    /** Every event `method` from now on (replaces a `once` waiter of the same method). */
+    on(method: string, listener: (params: unknown) => void): void {
+      waiting.set(method, listener);
+    },
     close: () => ws.close(),
   };
 }
@@ -96,8 +123,17 @@ async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>
   const project = benchProject(model, variant);
   const url = `ws://127.0.0.1:${await freePort()}/profile`;
   try {
-    const serve = await serveOpencode(project, { env: { BUN_INSPECT: url, ...transpilerCacheEnv(variant, project) } });
+    const inspect = THREADS_ONLY ? {} : { BUN_INSPECT: url };
+    const serve = await serveOpencode(project, { env: { ...inspect, ...transpilerCacheEnv(variant, project) } });
     try {
+      if (THREADS_ONLY) {
+        const started = performance.now();
+        const session = await serve.http.createSession();
+        await serve.http.prompt(session.id, scenarioPrompt(SCENARIO, CALLS));
+        const ms = performance.now() - started;
+        const pid = findProcessByCwd(project.dir);
+        return { samples: [], ms, threads: pid === undefined ? new Map<string, number>() : threadCpuMs(pid) };
+      }
       const client = await inspector(url);
       await client.send("ScriptProfiler.startTracking", { includeSamples: true });
       const started = performance.now();
@@ -110,6 +146,7 @@ async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>
         const value = (await client.send("Runtime.evaluate", { expression: EVAL, returnByValue: true })) as { result?: { value?: unknown } };
         console.log(`  ${variant} --eval: ${JSON.stringify(value.result?.value)}`);
       }
+      if (SOURCES) await saveSources(client);
       const done = client.once("ScriptProfiler.trackingComplete");
       await client.send("ScriptProfiler.stopTracking");
       const result = (await done) as { samples?: { stackTraces?: { timestamp: number; stackFrames: Frame[] }[] } };
@@ -193,6 +230,10 @@ async function main(): Promise<void> {
     });
     console.log(`  ${name.padEnd(16)} ${cells.join(" ")}`);
   }
+  const totals = (v: Variant) => threads.get(v)!.map((m) => [...m.values()].reduce((a, b) => a + b, 0));
+  console.log(`  ${"all (median)".padEnd(16)} ${VARIANTS.map((v) => stats(totals(v)).median.toFixed(0).padStart(11)).join(" ")}`);
+  const mains = (v: Variant) => threads.get(v)!.map((m) => m.get("(main)") ?? 0);
+  console.log(`  ${"(main) median".padEnd(16)} ${VARIANTS.map((v) => stats(mains(v)).median.toFixed(0).padStart(11)).join(" ")}`);
   for (const [v, s] of sums) {
     if (s.plugin === 0) continue;
     console.log(`\n  ${v}: the plugin's outermost-called functions (first plugin frame from the top), samples per run`);

@@ -9,6 +9,7 @@ import { abortedBy } from "./stop-origin.ts";
 import { freshRecord, hierarchy, isSessionId, SessionId, type SessionRecord, type SessionState } from "./session-record.ts";
 import { cleanTitle } from "./session-title.ts";
 import { compactionSeen } from "./compaction-seen.ts";
+import { checkedStepEvent } from "./step-events.ts";
 
 export type { Effect } from "./effects.ts";
 
@@ -212,9 +213,13 @@ export interface TransitionResult {
  * Control status is never changed here; on an expired resume a `stopped` session stays stopped.
  */
 export function transition(record: SessionRecord | undefined, event: SessionEvent, ctx: TransitionContext): TransitionResult {
-  const parsed = SessionEvent.safeParse(event);
-  if (!parsed.success) return illegal(record, `invalid_event: ${parsed.error.issues[0]?.message ?? "unknown"}`);
-  const ev = parsed.data;
+  // The events of every step are checked by hand (step-events.ts); the rest, and anything doubtful, by the schema.
+  let ev: SessionEvent | undefined = checkedStepEvent(event);
+  if (!ev) {
+    const parsed = SessionEvent.safeParse(event);
+    if (!parsed.success) return illegal(record, `invalid_event: ${parsed.error.issues[0]?.message ?? "unknown"}`);
+    ev = parsed.data;
+  }
   if (!isSessionId(ctx.sessionId)) return illegal(record, "invalid_session_id");
   if (record && record.sessionId !== ctx.sessionId) return illegal(record, "session_mismatch");
 

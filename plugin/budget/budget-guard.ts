@@ -1,4 +1,4 @@
-import { budgetStep, type GovernanceStop, treeStopOrder } from "../../governance/budget/budget-step.ts";
+import { type BudgetStepResult, budgetStep, type GovernanceStop, treeStopOrder } from "../../governance/budget/budget-step.ts";
 import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
 import type { LoopCallKey, LoopState } from "../../governance/budget/loop-guard.ts";
@@ -12,6 +12,7 @@ import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 
+type Scope = readonly ["session" | "tree", string]; // a budget scope and the record it is kept on
 /**
  * Budgets, concurrency limits and loop guards for the sessions this process hosts (docs/budgets.md). Every decision
  * is a pure step of governance/budget/ (`budgetStep`, `treeStopOrder`, `watchLoop`, `decideConcurrentSpawn`); this
@@ -23,7 +24,7 @@ export class BudgetGuard {
   readonly #runner: EffectRunner;
   readonly #stops: StopController;
   readonly #tracker: SessionTracker;
-  /** Notices for a session's next tool result. */
+  /** Notices for a session's next tool result (`#notice`). */
   readonly #notices = new Map<string, string[]>();
   readonly #loops = new Map<string, LoopState>();
   /** The loop guard's key of each tool call (normalised argument digest, start time), from `before` to `after`. */
@@ -72,16 +73,16 @@ export class BudgetGuard {
   }
 
   /** OpenCode's running token and cost totals for a session (`session.updated`). */
-  onReportedUse(sessionId: string, reported: U.ReportedUse): Promise<void> {
+  onReportedUse(sessionId: string, reported: U.ReportedUse): Promise<void> | undefined {
     return this.#takeUse(sessionId, (r) => U.takeReportedUse(r, reported));
   }
 
   /** One assistant message's own tokens and cost (`message.updated`). */
-  onMessageUse(sessionId: string, message: MessageUse): Promise<void> {
+  onMessageUse(sessionId: string, message: MessageUse): Promise<void> | undefined {
     return this.#takeUse(sessionId, (r) => U.takeMessageUse(r, message));
   }
 
-  async #takeUse(sessionId: string, take: (r: SessionRecord) => { next: SessionRecord; delta: U.UseDelta }): Promise<void> {
+  #takeUse(sessionId: string, take: (r: SessionRecord) => { next: SessionRecord; delta: U.UseDelta }): Promise<void> | undefined {
     let delta: U.UseDelta = {};
     const applied = this.#runner.sessions.softStep(sessionId, (r) => {
       const taken = take(r);
@@ -90,11 +91,11 @@ export class BudgetGuard {
     });
     if (!applied || applied.next === applied.previous) return;
     this.#count(applied.next as SessionRecord, delta);
-    await this.#check(sessionId);
+    return this.#check(sessionId);
   }
 
   /** `session.status`: active time, and which subagents are running. */
-  async onStatus(sessionId: string, status: string): Promise<void> {
+  onStatus(sessionId: string, status: string): Promise<void> | undefined {
     const busy = status !== "idle";
     const at = this.#ctx.clock.now();
     const applied = this.#runner.sessions.softStep(sessionId, (r) => ({ next: U.markBusy(r, busy, at), effects: [] }));
@@ -112,7 +113,7 @@ export class BudgetGuard {
       this.running.turnEnded(sessionId);
       this.#loops.delete(sessionId);
       this.#notices.delete(sessionId);
-    } else if (record) await this.#check(sessionId);
+    } else if (record) return this.#check(sessionId);
   }
 
   /** A child session was created: it is running, and one pending spawn of its parent became it. */
@@ -158,20 +159,38 @@ export class BudgetGuard {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
   }
 
-  /** The session's own budgets, then its tree's (`budgetStep` on each scope's record). */
-  async #check(sessionId: string): Promise<void> {
+  /**
+   * The session's own budgets, then its tree's (`budgetStep` on each scope's record). Most checks find nothing to do
+   * and are done at once (no promise: this runs on usage events, several a step); from the first scope with effects
+   * or a stop on, the work is awaited in order, as it always was.
+   */
+  #check(sessionId: string): Promise<void> | undefined {
     const record = this.#runner.sessions.peek(sessionId);
     if (!record) return;
-    const { config, clock } = this.#ctx;
-    const at = clock.now();
-    for (const [scope, recordId] of [
+    const at = this.#ctx.clock.now();
+    const scopes: Scope[] = [
       ["session", sessionId],
       ["tree", record.rootId],
-    ] as const) {
-      const res = this.#runner.sessions.softStep(recordId, (r) => budgetStep(r, { type: "check", scope, by: record, at }, config));
+    ];
+    for (const [i, scope] of scopes.entries()) {
+      const res = this.#checkScope(record, scope, at);
+      if (res && (res.effects.length > 0 || res.stop)) return this.#act(sessionId, record, scopes.slice(i), at, res);
+      if (res) this.#notice(sessionId, res.notices);
+    }
+  }
+
+  /** One scope's check, applied in memory (written behind). */
+  #checkScope(record: SessionRecord, [scope, recordId]: Scope, at: number): BudgetStepResult | undefined {
+    return this.#runner.sessions.softStep(recordId, (r) => budgetStep(r, { type: "check", scope, by: record, at }, this.#ctx.config));
+  }
+
+  /** From a scope with work on: its effects (audit lines, toasts), its notices, its stop; then the next scope's. */
+  async #act(sessionId: string, record: SessionRecord, scopes: Scope[], at: number, first: BudgetStepResult): Promise<void> {
+    for (const [i, scope] of scopes.entries()) {
+      const res = i === 0 ? first : this.#checkScope(record, scope, at);
       if (!res) continue;
-      if (res.effects.length > 0) await this.#runner.run(recordId, res.effects, res);
-      if (res.notices.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), ...res.notices]);
+      if (res.effects.length > 0) await this.#runner.run(scope[1], res.effects, res);
+      this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
       const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
       const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
@@ -179,6 +198,9 @@ export class BudgetGuard {
     }
   }
 
+  #notice(sessionId: string, notices: readonly string[]): void {
+    if (notices.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), ...notices]);
+  }
   async #beginStop(sessionId: string, stop: GovernanceStop): Promise<void> {
     const at = this.#ctx.clock.now();
     await this.#stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);

@@ -9,10 +9,47 @@ import type { Runtime } from "../runtime/runtime.ts";
  * One host event, whichever host reported it (each adapter's one parser: plugin/opencode-1/events.ts,
  * plugin/opencode-2/events.ts): session lifecycle. An idle only ends a turn (it comes after every turn); an abort is
  * the user's Escape (or the host's, `cause: "host"`); a compaction ends with `compacted`.
+ *
+ * A host sends a dozen events a model step (issue 31): the ones that only move memory (output, status, usage, an
+ * unchanged title) are handled at once and answer `undefined`; only work that waits (a write, a stop) is a promise.
  */
-export async function handleEvent(rt: Runtime, event: HostEvent): Promise<void> {
+export function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
   if (TELEMETRY_ONLY.has(event.type) || !isSessionId(event.sessionId)) return;
   const id = event.sessionId;
+  const { runner, tracker, stops } = rt;
+  switch (event.type) {
+    case "output":
+      stops.onLife(id);
+      // Every end of a `task` call releases its spawn reservation, whether or not a child was ever created (issue 26).
+      if (event.toolEnded) rt.budget.running.callEnded(event.toolEnded);
+      if (event.step) rt.coverage.hostStep(id);
+      if (event.toolEnded) rt.coverage.hostTool(id, event.toolEnded);
+      return;
+    case "status":
+      tracker.setStatus(id, event.status);
+      stops.onStatus(id, event.status);
+      return rt.budget.onStatus(id, event.status);
+    case "message_usage":
+      // One assistant message's own use: what makes the totals exact when no final session.updated comes (an abort).
+      return rt.budget.onMessageUse(id, { id: event.messageId, tokens: event.tokens, cost: event.cost });
+    case "usage":
+      // Frequent (every change of the session's info): only sessions this process already knows, no I/O.
+      return rt.budget.onReportedUse(id, { tokens: event.tokens, cost: event.cost });
+    case "titled": {
+      // Every `session.updated` carries the title: only a session this process knows, and only a change, is written.
+      const known = runner.sessions.peek(id);
+      if (!known || known.title === event.title) return;
+      const at = rt.ctx.clock.now();
+      if (retitle(known, event.title, at).next === known) return;
+      return runner.step(id, (r) => retitle(r, event.title, at)).then(() => undefined);
+    }
+    default:
+      return lifecycle(rt, id, event);
+  }
+}
+
+/** The events that change what a session is: each written at once. */
+async function lifecycle(rt: Runtime, id: string, event: HostEvent): Promise<void> {
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();
   if (event.type === "created") {
@@ -24,36 +61,6 @@ export async function handleEvent(rt: Runtime, event: HostEvent): Promise<void> 
   if (event.type === "deleted") {
     await endSessionWork(rt, id, "deleted", null);
     rt.forget(id);
-    return;
-  }
-  if (event.type === "output") {
-    stops.onLife(id);
-    // Every end of a `task` call releases its spawn reservation, whether or not a child was ever created (issue 26).
-    if (event.toolEnded) rt.budget.running.callEnded(event.toolEnded);
-    if (event.step) rt.coverage.hostStep(id);
-    if (event.toolEnded) rt.coverage.hostTool(id, event.toolEnded);
-    return;
-  }
-  if (event.type === "status") {
-    tracker.setStatus(id, event.status);
-    stops.onStatus(id, event.status);
-    await rt.budget.onStatus(id, event.status);
-    return;
-  }
-  if (event.type === "message_usage") {
-    // One assistant message's own use: what makes the totals exact when no final session.updated comes (an abort).
-    await rt.budget.onMessageUse(id, { id: event.messageId, tokens: event.tokens, cost: event.cost });
-    return;
-  }
-  if (event.type === "titled") {
-    // Every `session.updated` carries the title: only a session this process knows, and only a change, is written.
-    const known = runner.sessions.peek(id);
-    if (known && retitle(known, event.title, at).next !== known) await runner.step(id, (r) => retitle(r, event.title, at));
-    return;
-  }
-  if (event.type === "usage") {
-    // Frequent (every change of the session's info): only sessions this process already knows, no I/O.
-    await rt.budget.onReportedUse(id, { tokens: event.tokens, cost: event.cost });
     return;
   }
   await tracker.ensureSeen(id);
@@ -82,6 +89,35 @@ export async function handleEvent(rt: Runtime, event: HostEvent): Promise<void> 
     case "todos":
       await runner.dispatch(id, { type: "todo_updated", at, total: event.total, open: event.open });
       return;
+  }
+}
+
+/**
+ * The events one host event means, in order (`session.updated` is a usage and a title), handed to telemetry and
+ * governance: telemetry's span starts before the first and ends after the last, whether the work waited or not.
+ */
+export function handleEvents(rt: Runtime, events: readonly HostEvent[]): Promise<void> | undefined {
+  if (events.length === 0) return;
+  rt.telemetry.events(events, "start");
+  let waiting = false;
+  try {
+    for (let i = 0; i < events.length; i++) {
+      const work = handleEvent(rt, events[i]!);
+      if (!work) continue;
+      waiting = true;
+      return finishEvents(rt, events, i + 1, work);
+    }
+  } finally {
+    if (!waiting) rt.telemetry.events(events, "done");
+  }
+}
+
+async function finishEvents(rt: Runtime, events: readonly HostEvent[], from: number, work: Promise<void>): Promise<void> {
+  try {
+    await work;
+    for (let i = from; i < events.length; i++) await handleEvent(rt, events[i]!);
+  } finally {
+    rt.telemetry.events(events, "done");
   }
 }
 

@@ -1,5 +1,5 @@
 import type { HostEvent } from "../hooks/host-event.ts";
-import { parseMessageUsage, readUsage, SessionCreated, SessionError, SessionOnlyEvent, SessionStatus, TodoUpdated } from "./types.ts";
+import { isRecord, parseMessageUsage, readUsage, SessionCreated, SessionError, SessionOnlyEvent, TodoUpdated } from "./types.ts";
 
 const sessionIdOf = (p: { sessionID?: string | undefined; info?: { id: string } | undefined }) => p.sessionID ?? p.info?.id;
 
@@ -63,8 +63,10 @@ function parseEvent(raw: unknown): HostEvent | undefined {
       return { type: type === "session.idle" ? "idle" : type === "session.compacted" ? "compacted" : "deleted", sessionId: id };
     }
     case "session.status": {
-      const e = SessionStatus.safeParse(raw);
-      return e.success ? { type: "status", sessionId: e.data.properties.sessionID, status: e.data.properties.status.type } : undefined;
+      // Twice a model step: what `SessionStatus` checks, read directly (test/plugin/host/usage-reader.test.ts).
+      const p = (raw as { properties?: unknown }).properties;
+      if (!isRecord(p) || typeof p.sessionID !== "string" || !isRecord(p.status) || typeof p.status.type !== "string") return undefined;
+      return { type: "status", sessionId: p.sessionID, status: p.status.type };
     }
     case "message.part.delta": {
       // Every streamed chunk: no schema parse here, one property read.
@@ -120,8 +122,13 @@ function messageUpdated(raw: unknown): HostEvent | undefined {
   // Cheap test first: most message updates are user messages.
   const info = (raw as { properties?: { info?: Record<string, unknown> } } | null)?.properties?.info;
   if (info?.role !== "assistant") return undefined;
-  const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-  const model = defined({ provider: str(info.providerID), model: str(info.modelID), agent: str(info.agent) ?? str(info.mode) });
+  const model: { provider?: string; model?: string; agent?: string } = {};
+  const provider = str(info.providerID);
+  const modelId = str(info.modelID);
+  const agent = str(info.agent) ?? str(info.mode);
+  if (provider) model.provider = provider;
+  if (modelId) model.model = modelId;
+  if (agent) model.agent = agent;
   if (info.tokens) {
     const use = parseMessageUsage(raw);
     return use ? { ...use, ...model } : undefined;
@@ -131,6 +138,4 @@ function messageUpdated(raw: unknown): HostEvent | undefined {
   return sessionId && messageId ? { type: "step_model", sessionId, messageId, ...model } : undefined;
 }
 
-function defined<T extends Record<string, unknown>>(o: T): Partial<T> {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
-}
+const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);

@@ -31,7 +31,7 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
   // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
   const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
   // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
-  const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => rt.telemetry.timed(hook, contain(hook, fn, sink));
+  const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void> | undefined) => rt.telemetry.timed(hook, contain(hook, fn, sink));
   return {
     config: contain("config", (c) => configHook(rt.ctx, c), sink),
     event: timed("event", ({ event }) => onEvent(rt, event)),

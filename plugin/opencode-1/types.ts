@@ -91,7 +91,8 @@ export type MessageUsageEvent = {
 /** Token counts as OpenCode reports them, checked as `Count` checks them (finite, 0 … 1e15, absent = 0). */
 export type Tokens = { input: number; output: number; reasoning: number; cacheRead: number; cacheWrite: number };
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+/** A plain object (what zod's `object()` accepts: not null, not an array). */
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 /** `Count.default(0)` without zod: `undefined` is 0, anything but a finite number in 0 … 1e15 is refused (NaN). */
 const count = (v: unknown): number => (v === undefined ? 0 : typeof v === "number" && Number.isFinite(v) && v >= 0 && v <= 1e15 ? v : Number.NaN);
 
@@ -106,9 +107,9 @@ export function readUsage(info: Record<string, unknown>): { tokens: Tokens | nul
   if (Number.isNaN(cost)) return undefined;
   const t = info.tokens;
   if (t === undefined) return { tokens: null, cost };
-  if (!isObject(t)) return undefined;
+  if (!isRecord(t)) return undefined;
   const c = t.cache;
-  if (c !== undefined && !isObject(c)) return undefined;
+  if (c !== undefined && !isRecord(c)) return undefined;
   const n = [count(t.input), count(t.output), count(t.reasoning), count(c?.read), count(c?.write)];
   if (n.some(Number.isNaN)) return undefined;
   const int = (x: number) => Math.round(x);
@@ -118,7 +119,7 @@ export function readUsage(info: Record<string, unknown>): { tokens: Tokens | nul
 export function parseMessageUsage(raw: unknown): MessageUsageEvent | undefined {
   // Cheap test first: most message updates are user messages or carry no usage yet.
   const info = (raw as { properties?: { info?: unknown } } | null)?.properties?.info;
-  if (!isObject(info) || info.role !== "assistant" || !info.tokens) return undefined;
+  if (!isRecord(info) || info.role !== "assistant" || !info.tokens) return undefined;
   if (typeof info.id !== "string" || info.id.length > 100 || typeof info.sessionID !== "string") return undefined;
   const use = readUsage(info);
   if (!use?.tokens) return undefined;

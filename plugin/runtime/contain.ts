@@ -8,21 +8,31 @@ export class GovernanceBlock extends Error {
 
 export type HookErrorSink = (hook: string, error: unknown) => void;
 
+/** What a hook answers when it had nothing to wait for: one settled promise, shared (no allocation per call). */
+export const DONE: Promise<void> = Promise.resolve();
+
 /**
  * Wraps a hook so that an unexpected error is reported and swallowed: OpenCode awaits hooks without try/catch, so a
- * governance bug would otherwise break the user's session. GovernanceBlock is re-thrown on purpose.
+ * governance bug would otherwise break the user's session. GovernanceBlock is re-thrown on purpose. A hook that
+ * returns nothing was done at once (most events of a step, issue 31): the answer is `DONE`.
  */
-export function contain<A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>, sink: HookErrorSink): (...args: A) => Promise<void> {
-  return async (...args: A) => {
+export function contain<A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void> | undefined, sink: HookErrorSink): (...args: A) => Promise<void> {
+  const failed = (error: unknown): Promise<void> => {
+    if (error instanceof GovernanceBlock) return Promise.reject(error);
     try {
-      await fn(...args);
-    } catch (error) {
-      if (error instanceof GovernanceBlock) throw error;
-      try {
-        sink(hook, error);
-      } catch {
-        // The sink itself failed (e.g. disk full): nothing more we can do without risking the session.
-      }
+      sink(hook, error);
+    } catch {
+      // The sink itself failed (e.g. disk full): nothing more we can do without risking the session.
     }
+    return DONE;
+  };
+  return (...args: A) => {
+    let result: Promise<void> | undefined;
+    try {
+      result = fn(...args);
+    } catch (error) {
+      return failed(error);
+    }
+    return result ? result.then(undefined, failed) : DONE;
   };
 }

@@ -1,3 +1,5 @@
+import { DONE } from "./contain.ts";
+
 /**
  * Hook calls under way. OpenCode calls `dispose` and exits while an `event` hook it did not await (the last
  * `session.idle` of an `opencode run`) is still writing: dispose waits for those first, so the final state is on disk
@@ -10,6 +12,7 @@ export class InFlight {
   track<A extends unknown[]>(fn: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
     return (...args: A) => {
       const p = fn(...args);
+      if (p === DONE) return p; // done at once: nothing under way
       this.#running.add(p);
       void p.then(
         () => this.#running.delete(p),

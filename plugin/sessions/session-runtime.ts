@@ -4,12 +4,10 @@ import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { reconcileRecord } from "../../governance/session/record-integrity.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
+import { SoftChanges } from "./soft-changes.ts";
 
 /** How long hot-path changes (model steps, tool calls) may wait in memory before they are written. */
 export const WRITE_BEHIND_MS = 1_000;
-
-/** One queued soft change, replayed on the stored record when it is written. */
-type Replay = (r: SessionRecord | undefined) => SessionRecord | undefined;
 
 /** A step's outcome as stored, with the record it started from. */
 export type Applied<S extends Step = Step> = S & { previous: SessionRecord | undefined };
@@ -26,9 +24,8 @@ export type Applied<S extends Step = Step> = S & { previous: SessionRecord | und
  */
 export class SessionRuntime {
   readonly #ctx: PluginContext;
-  /** Soft changes not yet written, per session, in order (each replays one event or step); and the in-memory record they produced. */
-  readonly #pending = new Map<string, Replay[]>();
-  readonly #views = new Map<string, SessionRecord>();
+  /** Soft changes not yet written, and the in-memory record they produced. */
+  readonly #soft = new SoftChanges();
   readonly #timers = new Map<string, TimerHandle>();
   /**
    * The record as this process last wrote it, per session: a stored record that differs in the fields that limit and
@@ -51,7 +48,7 @@ export class SessionRuntime {
 
   /** The record as this process last saw it, pending soft events included (no I/O). */
   peek(sessionId: string): SessionRecord | undefined {
-    return this.#views.get(sessionId) ?? this.#ctx.store.peek(sessionId);
+    return this.#soft.view(sessionId) ?? this.#ctx.store.peek(sessionId);
   }
 
   /** One machine event. An illegal transition changes nothing and is reported as an `illegal_transition` effect. */
@@ -60,7 +57,8 @@ export class SessionRuntime {
     if (base) {
       const result = transition(base, event, this.#machine(sessionId));
       if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
-      this.#queue(sessionId, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
+      this.#soft.add(sessionId, base, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
+      this.#scheduleFlush(sessionId);
       return { next: result.next, effects: result.effects, previous: base };
     }
     return this.step(sessionId, (current) => {
@@ -81,16 +79,11 @@ export class SessionRuntime {
     const base = this.peek(sessionId);
     if (!base) return undefined;
     const result = fn(base);
-    if (result.next && result.next !== base) this.#queue(sessionId, result.next, (r) => (r ? (fn(r).next ?? r) : r));
+    if (result.next && result.next !== base) {
+      this.#soft.add(sessionId, base, result.next, (r) => (r ? (fn(r).next ?? r) : r));
+      this.#scheduleFlush(sessionId);
+    }
     return { ...result, previous: base };
-  }
-
-  #queue(sessionId: string, view: SessionRecord, replay: Replay): void {
-    this.#views.set(sessionId, view);
-    const pending = this.#pending.get(sessionId);
-    if (pending) pending.push(replay);
-    else this.#pending.set(sessionId, [replay]);
-    this.#scheduleFlush(sessionId);
   }
 
   /**
@@ -116,8 +109,7 @@ export class SessionRuntime {
   }
 
   async #step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
-    const pending = this.#pending.get(sessionId) ?? [];
-    this.#pending.delete(sessionId);
+    const pending = this.#soft.take(sessionId);
     this.#ctx.timers.clear(this.#timers.get(sessionId));
     this.#timers.delete(sessionId);
     let result: S | undefined;
@@ -134,7 +126,7 @@ export class SessionRuntime {
           if (checked.moved) this.#written.delete(sessionId);
           r = checked.record;
         }
-        for (const replay of pending) r = replay(r);
+        r = pending(r);
         previous = r;
         result = fn(r);
         return result.next ?? r;
@@ -147,22 +139,8 @@ export class SessionRuntime {
       if (tampered.length > 0) await this.#ctx.record("record_tampered", { sessionId, fields: tampered.slice(0, 20) });
       return { ...done, next: stored, previous };
     } finally {
-      this.#settleView(sessionId, stored);
+      this.#soft.settle(sessionId, stored);
     }
-  }
-
-  /**
-   * After a write: soft changes queued while it was under way are not written yet, so the in-memory view must keep
-   * them — rebuilt on what was stored — or a reader would see the stored record without them (a budget warning
-   * already given would be given again: issue 28 §1). No such change: the view goes and the store's record is current.
-   */
-  #settleView(sessionId: string, stored: SessionRecord | undefined): void {
-    const newer = this.#pending.get(sessionId);
-    if (!newer) return void this.#views.delete(sessionId);
-    if (!stored) return;
-    let r: SessionRecord | undefined = stored;
-    for (const replay of newer) r = replay(r);
-    if (r) this.#views.set(sessionId, r);
   }
 
   #scheduleFlush(sessionId: string): void {
@@ -184,7 +162,7 @@ export class SessionRuntime {
 
   /** Writes every pending soft event (OpenCode's `dispose`), and waits for writes already under way. */
   async flush(): Promise<void> {
-    await Promise.allSettled([...this.#pending.keys()].map((id) => this.#write(id)));
+    await Promise.allSettled(this.#soft.ids().map((id) => this.#write(id)));
     await this.settled();
   }
 
@@ -195,11 +173,11 @@ export class SessionRuntime {
 
   /** Soft events of this session wait to be written. */
   hasPending(sessionId: string): boolean {
-    return this.#pending.has(sessionId) || this.#views.has(sessionId);
+    return this.#soft.has(sessionId);
   }
 
   sizes(): { pending: number; views: number; writeTimers: number; written: number } {
-    return { pending: this.#pending.size, views: this.#views.size, writeTimers: this.#timers.size, written: this.#written.size };
+    return { ...this.#soft.sizes(), writeTimers: this.#timers.size, written: this.#written.size };
   }
 
   /** Waits for the writes the write-behind timer started. */

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { parseEvents } from "../../../plugin/opencode-1/events.ts";
-import { MessageUsage, parseMessageUsage, SessionUsage } from "../../../plugin/opencode-1/types.ts";
+import { MessageUsage, parseMessageUsage, SessionStatus, SessionUsage } from "../../../plugin/opencode-1/types.ts";
 
 /**
  * `message.updated` and `session.updated` come several times per model step, so their usage is read without a zod
@@ -111,5 +111,29 @@ describe("usage readers without zod (issue 31)", () => {
       { numRuns: 3000 },
     );
     expect(usage).toBeGreaterThan(30);
+  });
+
+  it("session.status: the same status event, or none, as the SessionStatus schema, for any input", () => {
+    const status = often(
+      fc.record({ type: often(fc.constantFrom("busy", "idle", "retry"), fc.constantFrom(undefined, 1, null)), extra: fc.anything() }, { requiredKeys: [] }),
+      fc.constantFrom(null, [], "busy", 1),
+    );
+    const props = often(
+      fc.record({ sessionID: often(fc.constant(ID), fc.constantFrom(undefined, 2, null)), status, extra: fc.anything() }, { requiredKeys: [] }),
+      fc.constantFrom(null, [], 3),
+    );
+    let events = 0;
+    fc.assert(
+      fc.property(props, (p) => {
+        const raw = { type: "session.status", properties: p };
+        const e = SessionStatus.safeParse(raw);
+        const bySchema = e.success ? [{ type: "status", sessionId: e.data.properties.sessionID, status: e.data.properties.status.type }] : [];
+        const ours = parseEvents(raw);
+        expect(ours).toEqual(bySchema);
+        if (ours.length > 0) events++;
+      }),
+      { numRuns: 3000 },
+    );
+    expect(events).toBeGreaterThan(300);
   });
 });
