@@ -15,7 +15,7 @@ import {
   type TestProject,
 } from "../../test/harness/index.ts";
 import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.ts";
-import { findProcessByCwd, memoryMiB, treeCpuMs } from "./proc.ts";
+import { findProcessByCwd, memoryMiB, threadCpuMs, treeCpuMs } from "./proc.ts";
 import { stats } from "./stats.ts";
 
 export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold";
@@ -147,6 +147,8 @@ export type HostRun = {
   /** prompt sent → turn finished. */
   runMs: number;
   cpuMs: number;
+  /** CPU by thread name of the opencode process (`proc.ts` `threadCpuMs`), read with `cpuMs`. */
+  threads: Map<string, number>;
   peakRssMiB: number;
   steadyRssMiB: number;
   requests: ModelRequest[];
@@ -198,6 +200,7 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
       await serve.http.prompt(session.id, scenarioPrompt(scenario, calls));
       const runMs = Date.now() - started;
       const cpuMs = pid === undefined ? Number.NaN : treeCpuMs(pid);
+      const threads = pid === undefined ? new Map<string, number>() : threadCpuMs(pid);
       const peak = pid === undefined ? Number.NaN : memoryMiB(pid).hwm;
       await new Promise((r) => setTimeout(r, 500));
       const steady = pid === undefined ? Number.NaN : memoryMiB(pid).rss;
@@ -225,6 +228,7 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
         startupMs,
         runMs,
         cpuMs,
+        threads,
         peakRssMiB: peak,
         steadyRssMiB: steady,
         requests,

@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const model = await startScriptedModel(benchRespond);
   const cpu: number[] = [];
   const wall: number[] = [];
+  /** Per thread name, B − A per pair (ms): where the difference is spent (main thread, GC helper, JIT, children). */
+  const byThread = new Map<string, number[]>();
   try {
     for (let i = 0; i < PAIRS; i++) {
       // Alternate which one starts first, so neither is always a few milliseconds ahead.
@@ -35,6 +37,8 @@ async function main(): Promise<void> {
       if (ok) {
         cpu.push(rb.cpuMs / ra.cpuMs);
         wall.push(rb.runMs / ra.runMs);
+        for (const name of new Set([...ra.threads.keys(), ...rb.threads.keys()]))
+          byThread.set(name, [...(byThread.get(name) ?? []), (rb.threads.get(name) ?? 0) - (ra.threads.get(name) ?? 0)]);
       }
       console.log(
         `pair ${i + 1}: ${A} cpu ${ra.cpuMs.toFixed(0)} ms run ${ra.runMs} ms | ${B} cpu ${rb.cpuMs.toFixed(0)} ms run ${rb.runMs} ms | cpu ratio ${(rb.cpuMs / ra.cpuMs).toFixed(3)}${ok ? "" : `  NOT CLEAN: ${ra.problem} ${rb.problem}`}`,
@@ -47,6 +51,10 @@ async function main(): Promise<void> {
   console.log(
     `\n${B} / ${A}, ${cpu.length} clean pairs: CPU median ${s.median.toFixed(3)} (${s.min.toFixed(3)}–${s.max.toFixed(3)}); wall median ${stats(wall).median.toFixed(3)}`,
   );
+  console.log(`${B} − ${A} by thread (ms, median of pairs):`);
+  const median = (d: number[]) => stats(d).median;
+  for (const [name, d] of [...byThread].sort((x, y) => Math.abs(median(y[1])) - Math.abs(median(x[1]))))
+    if (Math.abs(median(d)) >= 5) console.log(`  ${name.padEnd(18)} ${median(d).toFixed(0).padStart(7)}`);
 }
 
 main().then(
