@@ -38,25 +38,25 @@ import { cacheFigures } from "./bench/prompt-cache.ts";
 import { stopLatency } from "./bench/stop-latency.ts";
 import { longLived } from "./bench/long-lived.ts";
 import { runLoadScenario } from "../test/load/load-scenario.ts";
+import { flag, option } from "./bench/cli-args.ts";
 
-const args = process.argv.slice(2);
-const QUICK = args.includes("--quick");
-const LOCK = args.includes("--lock") ? args[args.indexOf("--lock") + 1] : undefined;
-const only = args.includes("--only") ? args[args.indexOf("--only") + 1]!.split(",") : ["host", "inprocess", "stop", "load"];
-const opt = (name: string, fallback: number) => (args.includes(name) ? Number(args[args.indexOf(name) + 1]) : fallback);
+const QUICK = flag("--quick");
+const LOCK = option("--lock");
+const only = (option("--only") ?? "host,inprocess,stop,load").split(",");
+const opt = (name: string, fallback: number) => Number(option(name) ?? fallback);
 const ROUNDS = opt("--rounds", QUICK ? 2 : 7);
 /** `--calls-a`/`--calls-b` shrink the scenarios when the machine is too loaded for 100 reads per run (see the doc). */
 const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100), B: opt("--calls-b", QUICK ? 10 : 20) };
-const WARMUP = args.includes("--no-warmup") ? 0 : 1;
+const WARMUP = flag("--no-warmup") ? 0 : 1;
 /** `--scenarios A`: only the 100-distinct-reads scenario (the issue-31 comparison), about half the time. */
-const SCENARIOS = (args.includes("--scenarios") ? args[args.indexOf("--scenarios") + 1]!.split(",") : ["A", "B"]) as Scenario[];
+const SCENARIOS = (option("--scenarios") ?? "A,B").split(",") as Scenario[];
 /** With --lock, take the lock once per this many rounds (each acquisition may wait for others' runs). */
 const LOCK_EVERY = opt("--lock-every", 1);
 /** `--variants none,loaded,governance`: which plugins to compare (default: none, empty, governance). */
-const variantsArg = args[args.indexOf("--variants") + 1];
-const VARIANTS = (args.includes("--variants") && variantsArg ? variantsArg.split(",") : ["none", "empty", "governance"]) as Variant[];
+const VARIANTS = (option("--variants") || "none,empty,governance").split(",") as Variant[];
 
-if (args.includes("--baseline")) setBaselineBundle(args[args.indexOf("--baseline") + 1]!);
+const baseline = option("--baseline");
+if (baseline) setBaselineBundle(baseline);
 
 const log = (s = "") => console.log(s);
 
@@ -261,7 +261,7 @@ async function underLoad(): Promise<void> {
 async function longLivedBench(): Promise<void> {
   const count = opt("--long-sessions", QUICK ? 200 : 1000);
   const every = Math.max(1, Math.round(count / 10));
-  const runs = (args.includes("--long-runs") ? args[args.indexOf("--long-runs") + 1]!.split(",") : ["none", "local", "idle"]) as ("none" | "local" | "idle")[];
+  const runs = (option("--long-runs") ?? "none,local,idle").split(",") as ("none" | "local" | "idle")[];
   const model = await startScriptedModel(benchRespond);
   log(`\n(5) long-lived — one opencode serve hosting ${count} sessions one after another (one short turn each); RSS every ${every}`);
   log("  (JS heap: the whole opencode process's, as the plugin reads it at its periodic sweep; maps: the plugin's per-session maps)");

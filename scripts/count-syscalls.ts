@@ -24,14 +24,14 @@ import {
   type Variant,
 } from "./bench/host.ts";
 import { findProcessByCwd } from "./bench/proc.ts";
+import { option } from "./bench/cli-args.ts";
 
-const args = process.argv.slice(2);
-const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
-const SCENARIO = opt("--scenario", "A") as Scenario;
-const CALLS = Number(opt("--calls", SCENARIO === "A" ? "100" : "20"));
-const VARIANTS = opt("--variants", "empty,governance").split(",") as Variant[];
+const SCENARIO = (option("--scenario") ?? "A") as Scenario;
+const CALLS = Number(option("--calls") ?? (SCENARIO === "A" ? "100" : "20"));
+const VARIANTS = (option("--variants") ?? "empty,governance").split(",") as Variant[];
 /** `--baseline <dist/plugin/index.js of another build>` with `--variants …,baseline,…`: that build counted beside this one. */
-if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
+const baseline = option("--baseline");
+if (baseline) setBaselineBundle(baseline);
 
 /** System calls traced: the file ones (with a path) and the descriptor ones that move file data. */
 const TRACE = "trace=%file,read,write,pread64,pwrite64,fsync,fdatasync,close";

@@ -29,24 +29,24 @@ import {
 } from "./bench/host.ts";
 import { findProcessByCwd, threadCpuMs } from "./bench/proc.ts";
 import { stats } from "./bench/stats.ts";
+import { option, flag } from "./bench/cli-args.ts";
 
-const args = process.argv.slice(2);
-const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
-const SCENARIO = opt("--scenario", "B") as Scenario;
-const CALLS = Number(opt("--calls", SCENARIO === "A" ? "100" : "20"));
-const RUNS = Number(opt("--runs", "3"));
-const TOP = Number(opt("--top", "25"));
-const VARIANTS = opt("--variants", "none,governance").split(",") as Variant[];
+const SCENARIO = (option("--scenario") ?? "B") as Scenario;
+const CALLS = Number(option("--calls") ?? (SCENARIO === "A" ? "100" : "20"));
+const RUNS = Number(option("--runs") ?? "3");
+const TOP = Number(option("--top") ?? "25");
+const VARIANTS = (option("--variants") ?? "none,governance").split(",") as Variant[];
 /** `--eval <expression>`: evaluated in the host after each run (e.g. figures an instrumented build keeps in a global). */
-const EVAL = args.includes("--eval") ? opt("--eval", "") : undefined;
-if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
+const EVAL = option("--eval");
+const baseline = option("--baseline");
+if (baseline) setBaselineBundle(baseline);
 /** `--dump <file>`: every run's samples as JSON (variant, stack frames), for an analysis this script does not print. */
-const DUMP = args.includes("--dump") ? opt("--dump", "") : undefined;
+const DUMP = option("--dump");
 /**
  * `--sources <dir>`: the plugin's scripts as the host's Bun transpiled them, saved there once (sample frames name lines
  * and columns of that text, not of dist/).
  */
-const SOURCES = args.includes("--sources") ? opt("--sources", "") : undefined;
+const SOURCES = option("--sources");
 let sourcesSaved = false;
 async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promise<void> {
   if (sourcesSaved || !SOURCES) return;
@@ -63,7 +63,7 @@ async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promi
   await client.send("Debugger.disable");
 }
 /** `--threads-only`: no inspector and no sampling (the sampler slows the host down): CPU per thread only, runs interleaved. */
-const THREADS_ONLY = args.includes("--threads-only");
+const THREADS_ONLY = flag("--threads-only");
 /** A frame of the plugin: its bundle (dist/plugin/index.js and the chunks beside it, or a baseline copy) by file name. */
 const PLUGIN_URL = /dist\/plugin\/[^/]*\.js$|bundle[^/]*\.js$/;
 
@@ -126,22 +126,16 @@ async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>
     const inspect = THREADS_ONLY ? {} : { BUN_INSPECT: url };
     const serve = await serveOpencode(project, { env: { ...inspect, ...transpilerCacheEnv(variant, project) } });
     try {
-      if (THREADS_ONLY) {
-        const started = performance.now();
-        const session = await serve.http.createSession();
-        await serve.http.prompt(session.id, scenarioPrompt(SCENARIO, CALLS));
-        const ms = performance.now() - started;
-        const pid = findProcessByCwd(project.dir);
-        return { samples: [], ms, threads: pid === undefined ? new Map<string, number>() : threadCpuMs(pid) };
-      }
-      const client = await inspector(url);
-      await client.send("ScriptProfiler.startTracking", { includeSamples: true });
+      // With --threads-only no inspector is opened: the sampler slows the host down.
+      const client = THREADS_ONLY ? undefined : await inspector(url);
+      await client?.send("ScriptProfiler.startTracking", { includeSamples: true });
       const started = performance.now();
       const session = await serve.http.createSession();
       await serve.http.prompt(session.id, scenarioPrompt(SCENARIO, CALLS));
       const ms = performance.now() - started;
       const pid = findProcessByCwd(project.dir);
       const threads = pid === undefined ? new Map<string, number>() : threadCpuMs(pid);
+      if (!client) return { samples: [], ms, threads };
       if (EVAL) {
         const value = (await client.send("Runtime.evaluate", { expression: EVAL, returnByValue: true })) as { result?: { value?: unknown } };
         console.log(`  ${variant} --eval: ${JSON.stringify(value.result?.value)}`);

@@ -34,6 +34,14 @@ export const TodoUpdated = z.object({
   properties: z.object({ sessionID: z.string(), todos: z.array(z.object({ status: z.string() }).passthrough()) }),
 });
 
+/** Tokens as OpenCode 1.18 reports them, on a session (its totals) or an assistant message (its own). */
+const TokenUse = z.looseObject({
+  input: Count.default(0),
+  output: Count.default(0),
+  reasoning: Count.default(0),
+  cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
+});
+
 /**
  * `session.updated`: OpenCode's running totals of the session's tokens and cost (what it computed from the provider's
  * usage and the model's prices), and its title (generated after the first prompt, or renamed by the user).
@@ -46,14 +54,7 @@ export const SessionUsage = z.object({
       id: z.string(),
       title: z.unknown().optional(),
       cost: Count.optional(),
-      tokens: z
-        .looseObject({
-          input: Count.default(0),
-          output: Count.default(0),
-          reasoning: Count.default(0),
-          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
-        })
-        .optional(),
+      tokens: TokenUse.optional(),
     }),
   }),
 });
@@ -67,14 +68,7 @@ export const MessageUsage = z.object({
       sessionID: z.string(),
       role: z.literal("assistant"),
       cost: Count.optional(),
-      tokens: z
-        .looseObject({
-          input: Count.default(0),
-          output: Count.default(0),
-          reasoning: Count.default(0),
-          cache: z.looseObject({ read: Count.default(0), write: Count.default(0) }).optional(),
-        })
-        .optional(),
+      tokens: TokenUse.optional(),
     }),
   }),
 });

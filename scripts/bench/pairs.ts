@@ -9,13 +9,13 @@ import { ensureOpencodeBinary, ensureWarmDeps } from "../../test/harness/warm-ca
 import { startScriptedModel } from "../../test/harness/index.ts";
 import { benchRespond, hostRun, primeTranspilerCache, setBaselineBundle, type Variant } from "./host.ts";
 import { stats } from "./stats.ts";
+import { option } from "./cli-args.ts";
 
-const args = process.argv.slice(2);
-const opt = (name: string, fallback: string) => (args.includes(name) ? args[args.indexOf(name) + 1]! : fallback);
-const [A, B] = opt("--variants", "empty,governance").split(",") as [Variant, Variant];
-const PAIRS = Number(opt("--pairs", "6"));
-const CALLS = Number(opt("--calls", "100"));
-if (args.includes("--baseline")) setBaselineBundle(opt("--baseline", ""));
+const [A, B] = (option("--variants") ?? "empty,governance").split(",") as [Variant, Variant];
+const PAIRS = Number(option("--pairs") ?? "6");
+const CALLS = Number(option("--calls") ?? "100");
+const baseline = option("--baseline");
+if (baseline) setBaselineBundle(baseline);
 
 async function main(): Promise<void> {
   ensureOpencodeBinary();

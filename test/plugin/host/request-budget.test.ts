@@ -25,25 +25,24 @@ const toolEntry = {
   },
 };
 
+/** The prefix of OpenCode's `build` agent (a root) with the default config. */
+const buildPrefix = () =>
+  buildGovernancePrefix({
+    who: agentView({ agent: "build", depth: 0 }, DEFAULT_CONFIG),
+    language: DEFAULT_CONFIG.language,
+    phase: DEFAULT_CONFIG.phase,
+    seal: SEAL,
+  });
+
 describe("governance text per request (issue 31)", () => {
   it("build agent, default config: prefix + governance tool ≤ 1 000 bytes", () => {
-    const prefix = buildGovernancePrefix({
-      who: agentView({ agent: "build", depth: 0 }, DEFAULT_CONFIG),
-      language: DEFAULT_CONFIG.language,
-      phase: DEFAULT_CONFIG.phase,
-      seal: SEAL,
-    });
+    const prefix = buildPrefix();
     const bytes = Buffer.byteLength(prefix) + Buffer.byteLength(JSON.stringify(toolEntry));
     expect(bytes, `prefix ${Buffer.byteLength(prefix)} B + tool ${Buffer.byteLength(JSON.stringify(toolEntry))} B`).toBeLessThanOrEqual(1000);
   });
 
   it("keeps what the seeds and the seal require: language first, role, phase, the rules, the first action", () => {
-    const prefix = buildGovernancePrefix({
-      who: agentView({ agent: "build", depth: 0 }, DEFAULT_CONFIG),
-      language: DEFAULT_CONFIG.language,
-      phase: DEFAULT_CONFIG.phase,
-      seal: SEAL,
-    });
+    const prefix = buildPrefix();
     const [, language, you, rules, first] = prefix.split("\n");
     expect(language).toMatch(/^\*\*Language \(ABSOLUTE PRIORITY\):\*\* .+, even after compaction\.$/);
     expect(you).toContain("build, DELEGATING (level 1, depth 0 of max 3). **Phase:** ");
