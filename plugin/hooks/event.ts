@@ -13,7 +13,7 @@ import type { Runtime } from "../runtime/runtime.ts";
  * A host sends a dozen events a model step (issue 31): the ones that only move memory (output, status, usage, an
  * unchanged title) are handled at once and answer `undefined`; only work that waits (a write, a stop) is a promise.
  */
-export function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
+function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
   if (TELEMETRY_ONLY.has(event.type) || !isSessionId(event.sessionId)) return;
   const id = event.sessionId;
   const { runner, tracker, stops } = rt;

@@ -21,8 +21,8 @@ export async function prefixStep(rt: Runtime, sessionId: string): Promise<string
   const seal = ctx.sealOf(sessionId);
   // Built once per session and view, not per step: its inputs are stable for the session or change with the config.
   const key = `${who.agent}\0${who.role}\0${who.level}\0${who.depth}\0${who.maxDepth}\0${who.mayDelegateTo.join("\0")}\0${seal}`;
-  const built = prefixes.get(config) ?? new Map<string, string>();
-  prefixes.set(config, built);
+  let built = prefixes.get(config);
+  if (!built) prefixes.set(config, (built = new Map<string, string>()));
   let prefix = built.get(key);
   if (prefix === undefined) {
     if (built.size >= PREFIXES_KEPT) built.clear();

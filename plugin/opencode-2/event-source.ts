@@ -1,5 +1,5 @@
 import path from "node:path";
-import { handleEvent } from "../hooks/event.ts";
+import { handleEvents } from "../hooks/event.ts";
 import { contain } from "../runtime/contain.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { ExecutionStates } from "./api.ts";
@@ -9,7 +9,7 @@ import type { V2Context, V2Event } from "./types.ts";
 
 /**
  * OpenCode 2's event source: the global event stream, each event parsed ONCE (events.ts) and handed to telemetry and
- * governance (plugin/hooks/event.ts `handleEvent`), read for this location only: `session.created` says its location; other events
+ * governance (plugin/hooks/event.ts `handleEvents`), read for this location only: `session.created` says its location; other events
  * (`session.execution.*` carry none) are resolved with `session.get` once per session and cached.
  */
 export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, sink: (hook: string, error: unknown) => void) {
@@ -27,22 +27,18 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
         const sessionId = sessionOf(raw);
         if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
         if (!sessionId || !(await filter.mine(sessionId, false))) return;
-        rt.telemetry.events(events, "start");
-        try {
-          for (const event of events) {
-            // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
-            // starts with them (Session.Info: `agent`, `title`).
-            if (event.type === "created" && (event.agent === null || event.title === null)) {
-              const info = await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined);
-              event.agent ??= info?.agent ?? null;
-              event.title ??= info?.title || null;
-            }
-            if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
-            await handleEvent(rt, event);
+        for (const event of events) {
+          // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
+          // starts with them (Session.Info: `agent`, `title`).
+          if (event.type === "created" && (event.agent === null || event.title === null)) {
+            const info = await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined);
+            event.agent ??= info?.agent ?? null;
+            event.title ??= info?.title || null;
           }
-        } finally {
-          rt.telemetry.events(events, "done");
+          if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
         }
+        // To telemetry and governance, as OpenCode 1's are (plugin/hooks/event.ts).
+        await handleEvents(rt, events);
       },
       sink,
     ),

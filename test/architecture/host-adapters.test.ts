@@ -60,8 +60,8 @@ describe("one port, two adapters", () => {
     for (const a of ADAPTERS) {
       const source = readFileSync(join(REPO_ROOT, a, "event-source.ts"), "utf8");
       expect(source.match(/\bparse(V2Event|Events)\(/g), a).toHaveLength(1);
-      // Straight to telemetry, or through `handleEvents`, which hands each parse to telemetry and governance.
-      expect(source, a).toMatch(/rt\.telemetry\.events\(events|handleEvents\(rt, parseEvents\(raw\)\)/);
+      // Through `handleEvents` (plugin/hooks/event.ts), which hands each parse to telemetry and governance.
+      expect(source, a).toContain("handleEvents(rt, ");
     }
     // Telemetry takes parsed events: its entry has no raw-event parameter.
     expect(readFileSync(join(REPO_ROOT, "plugin/telemetry/telemetry.ts"), "utf8")).not.toMatch(/\bevent\(raw/);
