@@ -22,7 +22,10 @@ export async function prefixStep(rt: Runtime, sessionId: string): Promise<string
   // Built once per session and view, not per step: its inputs are stable for the session or change with the config.
   const key = `${who.agent}\0${who.role}\0${who.level}\0${who.depth}\0${who.maxDepth}\0${who.mayDelegateTo.join("\0")}\0${seal}`;
   let built = prefixes.get(config);
-  if (!built) prefixes.set(config, (built = new Map<string, string>()));
+  if (!built) {
+    built = new Map<string, string>();
+    prefixes.set(config, built);
+  }
   let prefix = built.get(key);
   if (prefix === undefined) {
     if (built.size >= PREFIXES_KEPT) built.clear();
