@@ -1,5 +1,5 @@
 /**
- * `npm run profile -- [--scenario A|B] [--calls N] [--runs N] [--variants none,governance] [--top N] [--dump file]`: where the
+ * `npm run profile -- [--scenario A|B] [--calls N] [--runs N] [--variants none,governance] [--top N] [--dump file] [--gc]`: where the
  * opencode process's JavaScript time goes, sampled inside the real host (docs/performance.md, "Profile").
  *
  * The opencode binary is Bun-compiled; it ignores `--cpu-prof`, but it honours `BUN_INSPECT=ws://host:port/path`: the
@@ -64,6 +64,11 @@ async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promi
 }
 /** `--threads-only`: no inspector and no sampling (the sampler slows the host down): CPU per thread only, runs interleaved. */
 const THREADS_ONLY = flag("--threads-only");
+/**
+ * `--gc`: no sampling; the inspector's Heap domain reports every garbage collection of the run (full or eden, and how
+ * long it took): whether the plugin makes the host collect more often.
+ */
+const GC = flag("--gc");
 /** A frame of the plugin: its bundle (dist/plugin/index.js and the chunks beside it, or a baseline copy) by file name. */
 const PLUGIN_URL = /dist\/plugin\/[^/]*\.js$|bundle[^/]*\.js$/;
 
@@ -117,7 +122,8 @@ async function inspector(url: string) {
   };
 }
 
-type Run = { samples: Sample[]; ms: number; threads: Map<string, number> };
+type Collection = { type: "full" | "partial"; startTime: number; endTime: number };
+type Run = { samples: Sample[]; ms: number; threads: Map<string, number>; collections: Collection[] };
 
 async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>, variant: Variant): Promise<Run> {
   const project = benchProject(model, variant);
@@ -128,17 +134,25 @@ async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>
     try {
       // With --threads-only no inspector is opened: the sampler slows the host down.
       const client = THREADS_ONLY ? undefined : await inspector(url);
-      await client?.send("ScriptProfiler.startTracking", { includeSamples: true });
+      const collections: Collection[] = [];
+      if (GC) {
+        client?.on("Heap.garbageCollected", (p) => collections.push((p as { collection: Collection }).collection));
+        await client?.send("Heap.enable");
+      } else await client?.send("ScriptProfiler.startTracking", { includeSamples: true });
       const started = performance.now();
       const session = await serve.http.createSession();
       await serve.http.prompt(session.id, scenarioPrompt(SCENARIO, CALLS));
       const ms = performance.now() - started;
       const pid = findProcessByCwd(project.dir);
       const threads = pid === undefined ? new Map<string, number>() : threadCpuMs(pid);
-      if (!client) return { samples: [], ms, threads };
+      if (!client) return { samples: [], ms, threads, collections };
       if (EVAL) {
         const value = (await client.send("Runtime.evaluate", { expression: EVAL, returnByValue: true })) as { result?: { value?: unknown } };
         console.log(`  ${variant} --eval: ${JSON.stringify(value.result?.value)}`);
+      }
+      if (GC) {
+        client.close();
+        return { samples: [], ms, threads, collections };
       }
       if (SOURCES) await saveSources(client);
       const done = client.once("ScriptProfiler.trackingComplete");
@@ -146,13 +160,21 @@ async function profiledRun(model: Awaited<ReturnType<typeof startScriptedModel>>
       const result = (await done) as { samples?: { stackTraces?: { timestamp: number; stackFrames: Frame[] }[] } };
       client.close();
       const traces = result.samples?.stackTraces ?? [];
-      return { samples: traces.map((t) => ({ timestamp: t.timestamp, frames: t.stackFrames })), ms, threads };
+      return { samples: traces.map((t) => ({ timestamp: t.timestamp, frames: t.stackFrames })), ms, threads, collections };
     } finally {
       await serve.stop();
     }
   } finally {
     project.cleanup();
   }
+}
+
+/** Collections of one run by kind: how many (and eden ones per second of the run), and their summed duration (the inspector's times are in seconds). */
+function gcLine(collections: Collection[], runMs: number): string {
+  const of = (type: Collection["type"]) => collections.filter((c) => c.type === type);
+  const ms = (list: Collection[]) => (list.reduce((n, c) => n + c.endTime - c.startTime, 0) * 1000).toFixed(0);
+  const eden = of("partial");
+  return `GC full ${of("full").length} (${ms(of("full"))} ms), eden ${eden.length} (${((eden.length * 1000) / runMs).toFixed(1)}/s, ${ms(eden)} ms)`;
 }
 
 const where = (f: Frame) => `${f.name || "(anonymous)"} ${f.url ? `${f.url.replace(/^.*\//, "")}:${f.line}` : "(native)"}`;
@@ -204,7 +226,7 @@ async function main(): Promise<void> {
         const r = await profiledRun(model, variant);
         runs.get(variant)!.push(r.samples);
         threads.get(variant)!.push(r.threads);
-        console.log(`run ${i + 1} ${variant.padEnd(10)} ${r.samples.length} samples, ${r.ms.toFixed(0)} ms`);
+        console.log(`run ${i + 1} ${variant.padEnd(10)} ${r.samples.length} samples, ${r.ms.toFixed(0)} ms${GC ? `, ${gcLine(r.collections, r.ms)}` : ""}`);
       }
   } finally {
     await model.close();

@@ -24,11 +24,12 @@ const TICKS_PER_SECOND = 100;
  * One `/proc/.../stat` line: the name (`comm`, in parentheses, may hold spaces) and the CPU fields after it, in ms —
  * utime + stime (fields 14–15) and the reaped children's cutime + cstime (16–17).
  */
-function readStat(file: string): { comm: string; ownMs: number; childrenMs: number } {
+function readStat(file: string): { comm: string; ownMs: number; sysMs: number; childrenMs: number } {
   const stat = readFileSync(file, "utf8");
   const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   const ms = (a: number, b: number) => ((Number(f[a]) + Number(f[b])) * 1000) / TICKS_PER_SECOND;
-  return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ownMs: ms(11, 12), childrenMs: ms(13, 14) };
+  const sysMs = (Number(f[12]) * 1000) / TICKS_PER_SECOND;
+  return { comm: stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")")), ownMs: ms(11, 12), sysMs, childrenMs: ms(13, 14) };
 }
 
 /**
@@ -69,9 +70,10 @@ export function threadCpuMs(pid: number): Map<string, number> {
   try {
     for (const tid of readdirSync(`/proc/${pid}/task`)) {
       try {
-        const { comm, ownMs } = readStat(`/proc/${pid}/task/${tid}/stat`);
+        const { comm, ownMs, sysMs } = readStat(`/proc/${pid}/task/${tid}/stat`);
         const name = Number(tid) === pid ? "(main)" : comm.replace(/\d+$/, "");
         out.set(name, (out.get(name) ?? 0) + ownMs);
+        if (name === "(main)") out.set("(main, in the kernel)", sysMs);
       } catch {
         // the thread ended
       }
