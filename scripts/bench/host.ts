@@ -18,7 +18,7 @@ import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.
 import { findProcessByCwd, memoryMiB, threadCpuMs, treeCpuMs } from "./proc.ts";
 import { stats } from "./stats.ts";
 
-export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold";
+export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold" | "spin" | "wait";
 export type Scenario = "A" | "B";
 
 /**
@@ -99,6 +99,20 @@ const one = { governance: tool("Governed sessions: list, stop or steer a running
   level: z.number().int().min(1).max(3).optional(), reason: z.string().max(500).optional(), text: z.string().optional(), all: z.boolean().optional() }) };
 ${EMPTY_HOOKS_PLUGIN.replace("server: async () => ({", `server: async () => ({ tool: ${one ? "one" : "tools"},`)}`;
 
+/**
+ * Calibration (only with `--variants`): the empty-hooks plugin whose `tool.execute.before` costs a KNOWN amount —
+ * `spin`: 3 ms of CPU on the main thread per tool call (300 ms in scenario A), `wait`: 10 ms of waiting per tool call,
+ * no CPU. Measured beside `empty` in the same session they show what a measurement can resolve, and what the host
+ * charges for CPU and for waiting on its critical path (docs/performance.md, "Third look").
+ */
+const calibrationPlugin = (kind: "spin" | "wait") =>
+  EMPTY_HOOKS_PLUGIN.replace(
+    '"tool.execute.before": noop',
+    kind === "spin"
+      ? '"tool.execute.before": async () => { const end = performance.now() + 3; while (performance.now() < end); }'
+      : '"tool.execute.before": () => new Promise((resolve) => setTimeout(resolve, 10))',
+  );
+
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 
@@ -172,9 +186,16 @@ export function benchProject(model: ScriptedModel, variant: Variant): TestProjec
     allowGovernanceGaps: variant === "baseline",
   });
   const plugins = path.join(project.dir, ".opencode", "plugin");
-  if (variant === "empty" || variant === "loaded" || variant === "tools" || variant === "tool1") {
+  if (variant === "empty" || variant === "loaded" || variant === "tools" || variant === "tool1" || variant === "spin" || variant === "wait") {
     mkdirSync(plugins, { recursive: true });
-    const text = variant === "empty" ? EMPTY_HOOKS_PLUGIN : variant === "loaded" ? loadedOnlyPlugin() : toolsPlugin(variant === "tool1");
+    const text =
+      variant === "empty"
+        ? EMPTY_HOOKS_PLUGIN
+        : variant === "loaded"
+          ? loadedOnlyPlugin()
+          : variant === "spin" || variant === "wait"
+            ? calibrationPlugin(variant)
+            : toolsPlugin(variant === "tool1");
     writeFileSync(path.join(plugins, "empty-hooks.js"), text);
   }
   if (variant === "baseline") {
