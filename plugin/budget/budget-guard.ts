@@ -59,11 +59,11 @@ export class BudgetGuard {
   }
 
   /** A tool call was counted (the machine's soft `tool_before`): the tree counts it too; budgets are checked. */
-  async onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> {
+  onToolCall(sessionId: string, record: SessionRecord, tool: string, callId: string, args: unknown): Promise<void> | undefined {
     const key = loopKeyFor(this.#ctx.config.loops, { tool, args, at: this.#ctx.clock.now(), cwd: this.#ctx.directory });
     if (key) this.#callArgs.set(callId, key);
     this.#count(record, { toolCalls: 1 });
-    await this.#check(sessionId);
+    return this.#check(sessionId);
   }
 
   /** One model request of the session (the machine's soft `model_step`). */

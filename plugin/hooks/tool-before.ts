@@ -1,11 +1,13 @@
 import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { onToolBefore } from "../../governance/stop/stop-ladder.ts";
-import { surfaceNamed, surfaceRefusal } from "../../governance/stop/control-surface.ts";
+import { type SurfaceHit, surfaceNamed, surfaceRefusal } from "../../governance/stop/control-surface.ts";
 import { stopOrigin } from "../../governance/session/stop-origin.ts";
 import { buildStopDirective } from "../../governance/texts/stop-directives.ts";
 import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/session/tool-call-summary.ts";
-import { GovernanceBlock } from "../runtime/contain.ts";
+import { DONE, GovernanceBlock } from "../runtime/contain.ts";
+import type { Effect } from "../../governance/session/effects.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -22,6 +24,10 @@ export type ToolCall = {
   spawn?: { agent: string; prompt?: string; description?: string };
 };
 
+/** What the gate answers: the prompt a spawn runs with (its adapter writes it into the host's arguments). */
+export type Gate = { prompt?: string };
+const PASS: Gate = Object.freeze({});
+
 /**
  * A tool call to gate: records the call (S3), refuses every call of a stopped session (L3), and gates spawns:
  * a leaf caller, a target outside the caller's allow-list, or a child beyond the max depth is blocked by throwing a
@@ -29,44 +35,68 @@ export type ToolCall = {
  * governance's key, state folder or CLI is refused and audited `control_refused` (governance/stop/control-surface.ts).
  * An allowed spawn answers the prompt the child runs with (the governance context block in front of it), which the
  * adapter writes back into its host's arguments.
+ *
+ * Every tool call waits for this (issue 31): a call of a session this process already follows, with nothing to write
+ * at once, no stop, no refusal, no budget action and no spawn, is answered without a promise; anything else waits.
  */
-export async function gateToolCall(rt: Runtime, call: ToolCall): Promise<{ prompt?: string }> {
-  const { ctx, tracker, runner } = rt;
+export function gateToolCall(rt: Runtime, call: ToolCall): Gate | Promise<Gate> {
+  const known = rt.tracker.seenNow(call.sessionId);
+  if (!known.seen) return rt.tracker.ensureSeen(call.sessionId).then((seen) => recordCall(rt, call, seen));
+  return recordCall(rt, call, known.record);
+}
+
+/** The machine's soft `tool_before` for the call, then the gate on the record it gives. */
+function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined): Gate | Promise<Gate> {
+  const { ctx, runner } = rt;
   const { sessionId, callId, tool, args, spawn } = call;
-  const seen = await tracker.ensureSeen(sessionId);
   // The caller's role, for the first-action check of its first call (only read while it has made none).
   const current = rt.sessions.peek(sessionId) ?? seen;
   const role = current && current.firstTool === null ? ctx.viewOf(current.agent, current.depth).role : undefined;
   // The core's vocabulary names a spawn's target `subagent_type` (OpenCode 1's, host-lines.ts), whatever the host calls it.
   const summary = toolCallSummary(tool, spawn ? { subagent_type: spawn.agent, description: spawn.description } : args);
   const event = { type: "tool_before", at: ctx.clock.now(), tool, callId, summary, ...(role ? { role } : {}) } as const;
-  const record = await runner.dispatch(sessionId, event, { soft: true });
-  if (!record) return {};
-  rt.stops.onLife(sessionId);
+  const record = runner.dispatchSoft(sessionId, event);
+  return record instanceof Promise ? record.then((r) => gateOn(rt, call, r)) : gateOn(rt, call, record);
+}
 
+function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined): Gate | Promise<Gate> {
+  const { ctx } = rt;
+  const { sessionId, callId, tool, args, spawn } = call;
+  if (!record) return PASS;
+  rt.stops.onLife(sessionId);
   const stop = onToolBefore(record, tool);
-  if (stop.block) {
-    await runner.run(sessionId, stop.effects, { next: record });
-    throw new GovernanceBlock(
-      buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "", origin: stopOrigin(record.stop) }),
-    );
-  }
+  if (stop.block) return blockStopped(rt, sessionId, record, stop.effects);
   // A governed session's tools never reach governance's key, state folder or CLI (issue 27): O(length of the arguments).
   const hit = ctx.guarded(record) ? surfaceNamed(tool, args, ctx.surfaces) : undefined;
-  if (hit) {
-    await ctx.record("control_refused", { sessionId, via: "tool", tool, surface: hit.surface, agent: record.agent, parentId: record.parentId });
-    throw new GovernanceBlock(surfaceRefusal(hit, { agent: record.agent, subagent: record.parentId !== null }));
-  }
-  await rt.budget.onToolCall(sessionId, record, tool, callId, args);
-  if (!spawn) return {};
+  if (hit) return refuseSurface(rt, call, record, hit);
+  const checked = rt.budget.onToolCall(sessionId, record, tool, callId, args);
+  if (spawn) return (checked ?? DONE).then(() => gateSpawn(rt, call, record, spawn));
+  return checked ? checked.then(() => PASS) : PASS;
+}
 
+async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
+  await rt.runner.run(sessionId, effects, { next: record });
+  throw new GovernanceBlock(
+    buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "", origin: stopOrigin(record.stop) }),
+  );
+}
+
+async function refuseSurface(rt: Runtime, call: ToolCall, record: SessionRecord, hit: SurfaceHit): Promise<never> {
+  const { sessionId, tool } = call;
+  await rt.ctx.record("control_refused", { sessionId, via: "tool", tool, surface: hit.surface, agent: record.agent, parentId: record.parentId });
+  throw new GovernanceBlock(surfaceRefusal(hit, { agent: record.agent, subagent: record.parentId !== null }));
+}
+
+async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spawn: NonNullable<ToolCall["spawn"]>): Promise<Gate> {
+  const { ctx, runner } = rt;
+  const { sessionId, callId } = call;
   const targetAgent = spawn.agent;
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
   const refusal = await rt.budget.running.check(sessionId, callId, targetAgent);
   if (refusal !== undefined) throw new GovernanceBlock(refusal);
   if (decision.note !== null) rt.calls.set(callId, decision.note);
-  if (spawn.prompt === undefined) return {};
+  if (spawn.prompt === undefined) return PASS;
   const who = ctx.viewOf(targetAgent, decision.childDepth);
   return { prompt: enrichTaskPrompt(spawn.prompt, { parentSessionId: sessionId, parentAgent: record.agent, who, scope: spawn.description }) };
 }

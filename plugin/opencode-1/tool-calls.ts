@@ -1,7 +1,7 @@
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
-import { gateToolCall } from "../hooks/tool-before.ts";
+import { type Gate, gateToolCall } from "../hooks/tool-before.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 const V1 = HOST_LINES[1];
@@ -28,7 +28,7 @@ function toolArgs(args: unknown): Record<string, unknown> | undefined {
  * `subagent_type` (OpenCode's `general` when left out); the prompt governance answers is written into OpenCode's own
  * argument object, so the task runs with it. A refusal throws, and OpenCode returns it as the tool result.
  */
-export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> {
+export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> | undefined {
   const args = toolArgs(output.args);
   const spawn =
     input.tool === V1.delegateTool && args
@@ -38,7 +38,14 @@ export async function toolBefore(rt: Runtime, input: { tool: string; sessionID: 
           ...(typeof args.description === "string" ? { description: args.description } : {}),
         }
       : undefined;
-  const gated = await gateToolCall(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, args, ...(spawn ? { spawn } : {}) });
+  const gated = gateToolCall(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, args, ...(spawn ? { spawn } : {}) });
+  if (gated instanceof Promise) return gated.then((g) => withPrompt(args, g));
+  // Most calls are answered at once (plugin/hooks/tool-before.ts): no promise for the host to wait on.
+  withPrompt(args, gated);
+}
+
+/** The prompt governance answers for a spawn, written into OpenCode's own argument object. */
+function withPrompt(args: Record<string, unknown> | undefined, gated: Gate): void {
   if (args && gated.prompt !== undefined) args.prompt = gated.prompt;
 }
 

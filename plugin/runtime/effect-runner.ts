@@ -40,6 +40,17 @@ export class EffectRunner {
     return applied.next;
   }
 
+  /**
+   * `dispatch` of a soft event, answered at once when nothing needs waiting — the record is in memory and the event
+   * has no effects (a tool call's gate, every call: issue 31); otherwise the promise `dispatch` would give.
+   */
+  dispatchSoft(sessionId: string, event: SessionEvent): SessionRecord | undefined | Promise<SessionRecord | undefined> {
+    const applied = this.sessions.softTransition(sessionId, event);
+    if (!applied) return this.dispatch(sessionId, event, { soft: true });
+    if (applied.effects.length === 0) return applied.next;
+    return this.run(sessionId, applied.effects, applied).then(() => applied.next);
+  }
+
   /** One pure step of the core (child links, spawn decisions, stop ladder …), then its effects. */
   async step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
     const applied = await this.sessions.step(sessionId, fn);

@@ -51,16 +51,24 @@ export class SessionRuntime {
     return this.#soft.view(sessionId) ?? this.#ctx.store.peek(sessionId);
   }
 
+  /**
+   * A soft machine event applied now to the record this process holds, written behind; `undefined` when it holds none
+   * (then `transition` reads and writes it). No waiting: a tool call's gate runs it on every call (issue 31).
+   */
+  softTransition(sessionId: string, event: SessionEvent): Applied | undefined {
+    const base = this.peek(sessionId);
+    if (!base) return undefined;
+    const result = transition(base, event, this.#machine(sessionId));
+    if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
+    this.#soft.add(sessionId, base, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
+    this.#scheduleFlush(sessionId);
+    return { next: result.next, effects: result.effects, previous: base };
+  }
+
   /** One machine event. An illegal transition changes nothing and is reported as an `illegal_transition` effect. */
   async transition(sessionId: string, event: SessionEvent, opts: { soft?: boolean } = {}): Promise<Applied> {
-    const base = opts.soft ? this.peek(sessionId) : undefined;
-    if (base) {
-      const result = transition(base, event, this.#machine(sessionId));
-      if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
-      this.#soft.add(sessionId, base, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
-      this.#scheduleFlush(sessionId);
-      return { next: result.next, effects: result.effects, previous: base };
-    }
+    const soft = opts.soft ? this.softTransition(sessionId, event) : undefined;
+    if (soft) return soft;
     return this.step(sessionId, (current) => {
       const result = transition(current, event, this.#machine(sessionId));
       if (!result.illegal) return result;

@@ -20,6 +20,8 @@ export function thisHost() {
 export class SessionTracker {
   readonly #runner: EffectRunner;
   readonly #first = new Map<string, Promise<SessionRecord | undefined>>();
+  /** What each settled first activity answered: a session's later calls need not wait for it (issue 31). */
+  readonly #settled = new Map<string, SessionRecord | undefined>();
   readonly #busy = new Map<string, string>();
   readonly #busyUntil = new Map<string, number>();
   readonly #orphans = new Map<string, OrphanNote[]>();
@@ -49,8 +51,24 @@ export class SessionTracker {
     if (!isSessionId(sessionId)) return Promise.resolve(undefined);
     const existing = this.#first.get(sessionId);
     if (existing) return existing;
-    const p = this.#firstActivity(sessionId, agent ?? null);
+    return this.#remember(sessionId, this.#firstActivity(sessionId, agent ?? null));
+  }
+
+  /** `ensureSeen`'s answer when it is already settled — no waiting; `seen: false` while a first activity is under way. */
+  seenNow(sessionId: string): { seen: true; record: SessionRecord | undefined } | { seen: false } {
+    return this.#settled.has(sessionId) ? { seen: true, record: this.#settled.get(sessionId) } : { seen: false };
+  }
+
+  #remember(sessionId: string, p: Promise<SessionRecord | undefined>): Promise<SessionRecord | undefined> {
     this.#first.set(sessionId, p);
+    this.#settled.delete(sessionId);
+    // Only the promise still current settles the session (a newer one replaced it: its own answer counts).
+    void p.then(
+      (record) => {
+        if (this.#first.get(sessionId) === p) this.#settled.set(sessionId, record);
+      },
+      () => undefined,
+    );
     return p;
   }
 
@@ -59,9 +77,10 @@ export class SessionTracker {
    * session that races the event (chat.message, transforms) waits for this record instead of synthesizing a resume.
    */
   created(sessionId: string, create: () => Promise<SessionRecord | undefined>): Promise<SessionRecord | undefined> {
-    const p = create().then((r) => this.host(sessionId, r));
-    this.#first.set(sessionId, p);
-    return p;
+    return this.#remember(
+      sessionId,
+      create().then((r) => this.host(sessionId, r)),
+    );
   }
 
   async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
@@ -157,6 +176,7 @@ export class SessionTracker {
   /** Forgets a session (ended, or idle long enough that its next activity is a first one again). */
   forget(sessionId: string): void {
     this.#first.delete(sessionId);
+    this.#settled.delete(sessionId);
     this.#busy.delete(sessionId);
     this.#busyUntil.delete(sessionId);
     this.#orphans.delete(sessionId);

@@ -21,8 +21,9 @@ const env = async (sessionID: string) => {
   Object.assign(output.env, await shellEnv(f.rt, sessionID));
   return output.env;
 };
-const cliCall = (sessionID: string) =>
-  toolBefore(f.rt, { tool: "bash", sessionID, callID: `c-${Math.random()}` }, { args: { command: "opencode-governance stop ses_x", description: "x" } });
+// As the host calls it: `await` of what the hook answers (a promise, or nothing when it had nothing to wait for).
+const cliCall = async (sessionID: string) =>
+  await toolBefore(f.rt, { tool: "bash", sessionID, callID: `c-${Math.random()}` }, { args: { command: "opencode-governance stop ses_x", description: "x" } });
 
 describe("who is guarded (issue 27)", () => {
   test("a subagent's shells are marked and its CLI call refused; a root's are not", async () => {

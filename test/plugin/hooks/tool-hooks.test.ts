@@ -64,6 +64,22 @@ describe("tool.execute.before / after", () => {
     expect((await f.audit("child_closed")).map((e) => e.outcome)).toEqual(["aborted"]);
   });
 
+  test("a call of a session this process follows is gated at once: no promise for the host to wait on (issue 31)", async () => {
+    await start();
+    const read = (sessionID: string, callID: string) => toolBefore(f.rt, { tool: "read", sessionID, callID }, { args: { filePath: "a.md" } });
+    await read(ROOT, "r1"); // a primary that starts by reading misses its first action (seed 003 S1): audited, that one waits
+    expect(read(ROOT, "r2")).toBeUndefined();
+    expect(read(ROOT, "r3")).toBeUndefined();
+    expect(f.rt.sessions.peek(ROOT)?.counters.toolCalls).toBe(3);
+    expect(f.rt.sessions.peek(ROOT)?.lastToolCall).toMatchObject({ tool: "read", callId: "r3" });
+    // A session this process has not seen yet: its first call waits for its record, then it is followed too.
+    const first = read(CHILD, "r4");
+    expect(first).toBeInstanceOf(Promise);
+    await first;
+    expect(read(CHILD, "r5")).toBeUndefined();
+    expect(f.rt.sessions.peek(CHILD)?.counters.toolCalls).toBe(2);
+  });
+
   test("malformed payloads are parsed at the edge and ignored, never thrown", async () => {
     await start();
     await toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID: "x" }, { args: null });
