@@ -44,7 +44,7 @@ export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes
   const seen = sessions.peek(sessionId);
   // Soft (in memory, written behind): this runs before the session's first model request, which must not wait for a
   // durable write; the agent is written with the next durable change or within a second.
-  if (agent && seen && seen.agent !== agent) await runner.dispatch(sessionId, { type: "agent_learned", at: ctx.clock.now(), agent }, { soft: true });
+  if (agent && seen && seen.agent !== agent) await runner.dispatchSoft(sessionId, { type: "agent_learned", at: ctx.clock.now(), agent });
 
   const taken = await takeNotifications(runner, rt.stops, sessionId);
   const notice = taken.length > 0 ? taken.join("\n\n") : undefined;

@@ -12,7 +12,7 @@ import type { Runtime } from "../runtime/runtime.ts";
 export async function prefixStep(rt: Runtime, sessionId: string): Promise<string | undefined> {
   const { ctx, tracker, runner } = rt;
   await tracker.ensureSeen(sessionId);
-  const record = await runner.dispatch(sessionId, { type: "model_step", at: ctx.clock.now(), phase: ctx.config.phase }, { soft: true });
+  const record = await runner.dispatchSoft(sessionId, { type: "model_step", at: ctx.clock.now(), phase: ctx.config.phase });
   rt.stops.onLife(sessionId);
   if (!record) return undefined;
   await rt.budget.onModelStep(sessionId, record);

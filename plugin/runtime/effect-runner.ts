@@ -33,20 +33,21 @@ export class EffectRunner {
     this.#handlers = handlers;
   }
 
-  /** One machine event (see SessionRuntime.transition), then its effects. */
-  async dispatch(sessionId: string, event: SessionEvent, opts: { soft?: boolean } = {}): Promise<SessionRecord | undefined> {
-    const applied = await this.sessions.transition(sessionId, event, opts);
+  /** One machine event, read and written at once (see SessionRuntime.transition), then its effects. */
+  async dispatch(sessionId: string, event: SessionEvent): Promise<SessionRecord | undefined> {
+    const applied = await this.sessions.transition(sessionId, event);
     await this.run(sessionId, applied.effects, applied);
     return applied.next;
   }
 
   /**
-   * `dispatch` of a soft event, answered at once when nothing needs waiting — the record is in memory and the event
-   * has no effects (a tool call's gate, every call: issue 31); otherwise the promise `dispatch` would give.
+   * A hot-path machine event (a model step, a tool call): applied to the record in memory and written behind
+   * (SessionRuntime.softTransition), answered at once when it has no effects (issue 31); a record this process has not
+   * read yet is read and written at once (`dispatch`).
    */
   dispatchSoft(sessionId: string, event: SessionEvent): SessionRecord | undefined | Promise<SessionRecord | undefined> {
     const applied = this.sessions.softTransition(sessionId, event);
-    if (!applied) return this.dispatch(sessionId, event, { soft: true });
+    if (!applied) return this.dispatch(sessionId, event);
     if (applied.effects.length === 0) return applied.next;
     return this.run(sessionId, applied.effects, applied).then(() => applied.next);
   }

@@ -53,22 +53,17 @@ export class SessionRuntime {
 
   /**
    * A soft machine event applied now to the record this process holds, written behind; `undefined` when it holds none
-   * (then `transition` reads and writes it). No waiting: a tool call's gate runs it on every call (issue 31).
+   * (then `transition` reads and writes it). No waiting: every model step and tool call runs it (issue 31).
    */
   softTransition(sessionId: string, event: SessionEvent): Applied | undefined {
-    const base = this.peek(sessionId);
-    if (!base) return undefined;
-    const result = transition(base, event, this.#machine(sessionId));
-    if (result.illegal || !result.next) return { next: base, effects: [], previous: base };
-    this.#soft.add(sessionId, base, result.next, (r) => transition(r, event, this.#machine(sessionId)).next);
-    this.#scheduleFlush(sessionId);
-    return { next: result.next, effects: result.effects, previous: base };
+    return this.softStep(sessionId, (r) => {
+      const result = transition(r, event, this.#machine(sessionId));
+      return result.illegal || !result.next ? { next: r, effects: [] } : { next: result.next, effects: result.effects };
+    });
   }
 
   /** One machine event. An illegal transition changes nothing and is reported as an `illegal_transition` effect. */
-  async transition(sessionId: string, event: SessionEvent, opts: { soft?: boolean } = {}): Promise<Applied> {
-    const soft = opts.soft ? this.softTransition(sessionId, event) : undefined;
-    if (soft) return soft;
+  async transition(sessionId: string, event: SessionEvent): Promise<Applied> {
     return this.step(sessionId, (current) => {
       const result = transition(current, event, this.#machine(sessionId));
       if (!result.illegal) return result;
@@ -78,8 +73,8 @@ export class SessionRuntime {
   }
 
   /**
-   * A hot-path step (budget accounting, notices): applied to the in-memory record and written behind, like a soft
-   * event. Only for steps that move use counters and escalation marks; a record this process has not seen is left
+   * A hot-path step (a soft machine event, budget accounting, notices): applied to the in-memory record and written
+   * behind. Only for steps that move counters, timestamps and escalation marks; a record this process has not seen is left
    * alone (`next` undefined). The step is replayed on the stored record at write time, so it must be a function of
    * the record alone.
    */

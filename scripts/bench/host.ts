@@ -113,6 +113,16 @@ const calibrationPlugin = (kind: "spin" | "wait") =>
       : '"tool.execute.before": () => new Promise((resolve) => setTimeout(resolve, 10))',
   );
 
+/** The variants that install a plugin of the bench's own instead of this one: its text. */
+const TEST_PLUGINS: Partial<Record<Variant, () => string>> = {
+  empty: () => EMPTY_HOOKS_PLUGIN,
+  loaded: loadedOnlyPlugin,
+  tools: () => toolsPlugin(false),
+  tool1: () => toolsPlugin(true),
+  spin: () => calibrationPlugin("spin"),
+  wait: () => calibrationPlugin("wait"),
+};
+
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolResults = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 
@@ -186,16 +196,9 @@ export function benchProject(model: ScriptedModel, variant: Variant): TestProjec
     allowGovernanceGaps: variant === "baseline",
   });
   const plugins = path.join(project.dir, ".opencode", "plugin");
-  if (variant === "empty" || variant === "loaded" || variant === "tools" || variant === "tool1" || variant === "spin" || variant === "wait") {
+  const text = TEST_PLUGINS[variant]?.();
+  if (text !== undefined) {
     mkdirSync(plugins, { recursive: true });
-    const text =
-      variant === "empty"
-        ? EMPTY_HOOKS_PLUGIN
-        : variant === "loaded"
-          ? loadedOnlyPlugin()
-          : variant === "spin" || variant === "wait"
-            ? calibrationPlugin(variant)
-            : toolsPlugin(variant === "tool1");
     writeFileSync(path.join(plugins, "empty-hooks.js"), text);
   }
   if (variant === "baseline") {

@@ -17,7 +17,7 @@ describe("hot-path events are written behind, never lost", () => {
   afterEach(() => f.close());
 
   const toolCall = (n: number) =>
-    f.rt.runner.dispatch(SESSION, { type: "tool_before", at: f.clock.now(), tool: "bash", callId: `c${n}`, summary: `echo ${n}` }, { soft: true });
+    f.rt.runner.dispatchSoft(SESSION, { type: "tool_before", at: f.clock.now(), tool: "bash", callId: `c${n}`, summary: `echo ${n}` });
 
   test("a soft event is visible at once in memory and on disk after the write-behind delay", async () => {
     const view = await toolCall(1);
@@ -43,7 +43,7 @@ describe("hot-path events are written behind, never lost", () => {
   });
 
   test("flush (OpenCode's dispose) writes what is pending", async () => {
-    await f.rt.runner.dispatch(SESSION, { type: "model_step", at: f.clock.now() }, { soft: true });
+    await f.rt.runner.dispatchSoft(SESSION, { type: "model_step", at: f.clock.now() });
     await f.rt.flush();
     expect(f.onDisk(SESSION).counters.modelSteps).toBe(1);
   });
