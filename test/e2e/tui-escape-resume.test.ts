@@ -3,6 +3,8 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { missing } from "../harness/system-tools.ts";
 import { ownerIsGone, parseOwner, statFields } from "../../governance/storage/lock-owner.ts";
+import { sessionStatus } from "../../governance/session/running.ts";
+import { SessionRecord } from "../../governance/session/session-record.ts";
 import {
   allSessionRecords,
   auditEvents,
@@ -231,8 +233,16 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     await tui.waitForScreen(/HALT-ME[\s\S]*continuing/, "the turn finished after the halt", 60_000);
     // The answer on screen comes a moment before OpenCode reports the turn idle; a quit in between is an exit during a
     // turn (the session is released interrupted: docs/session-states.md). This test is about the counters written at
-    // exit, so it quits once the turn's end reached governance.
-    await waitFor(() => sessionRecord(project.governanceDir, root)?.state === "between_turn" || undefined, "the turn's end recorded", 30_000);
+    // exit, so it quits once the turn's end reached governance: the record idle after every step of this turn (its
+    // state alone says `between_turn` from the turn's first step on — waiting for that let a quit land mid-turn).
+    const steps = model.requests.slice(turnsFrom).filter((r) => r.kind === "agent" && r.sessionId === root).length;
+    const turnEnded = () => {
+      const r = SessionRecord.safeParse(sessionRecord(project.governanceDir, root)).data;
+      return r && sessionStatus(r) === "idle" && r.counters.modelSteps === stepsBefore + steps ? r : undefined;
+    };
+    await waitFor(turnEnded, "the turn's end recorded (idle, every step counted)", 30_000).catch((e: Error) => {
+      throw new Error(`${e.message}; the record: ${JSON.stringify(sessionRecord(project.governanceDir, root))}`);
+    });
     // Ctrl-C the moment the answer shows (issue 21 item 4): the final state is written. A lock may be left when the
     // TUI is killed mid-write on a loaded machine (seen once in a full CI run); it must name the dead TUI as its
     // owner, so the next process takes it over at once (file-lock.ts), never after a timeout.
@@ -248,7 +258,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
         throw new Error(`${(e as Error).message}; it is: ${describeProcess(owner!.pid)}`);
       });
     }
-    const steps = model.requests.slice(turnsFrom).filter((r) => r.kind === "agent" && r.sessionId === root).length;
+    expect(model.requests.slice(turnsFrom).filter((r) => r.kind === "agent" && r.sessionId === root)).toHaveLength(steps);
     expect(sessionRecord(project.governanceDir, root)).toMatchObject({ state: "between_turn", counters: { modelSteps: stepsBefore + steps } });
   }, 150_000);
 
