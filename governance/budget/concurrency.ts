@@ -43,14 +43,20 @@ export function decideConcurrency(input: {
 export const PROJECT_SAMPLE = 10;
 
 /**
+ * A spawn allowed whose subagent does not run yet: who asked, for which agent, and — a `task` call with `task_id` —
+ * the existing session it continues (the host creates no session for it).
+ */
+export type Reservation = { parentId: string; agent: string; continues?: string };
+
+/**
  * The concurrency decision over what this process knows runs: `running` children (by session id, with their parent)
- * and `spawning` reservations (spawns allowed whose child session does not exist yet, shown as "(starting)"). Both
- * count, for the parent and for the project, so parallel `task` calls of one step cannot slip past the limit.
+ * and `spawning` reservations (spawns allowed whose subagent does not run yet, shown as "(starting)"). Both count,
+ * for the parent and for the project, so parallel `task` calls of one step cannot slip past the limit.
  */
 export function decideConcurrentSpawn(input: {
   parentId: string;
   running: ReadonlyMap<string, { parentId: string; agent: string | null }>;
-  spawning: Iterable<{ parentId: string; agent: string }>;
+  spawning: Iterable<Reservation>;
   config: ConcurrencyConfig;
   targetAgent: string;
 }): ConcurrencyDecision {
@@ -68,4 +74,24 @@ export function decideConcurrentSpawn(input: {
     if (sample.length < PROJECT_SAMPLE) sample.push({ sessionId: "(starting)", agent: s.agent });
   }
   return decideConcurrency({ parentRunning, projectRunning, projectSample: sample, config: input.config, targetAgent: input.targetAgent });
+}
+
+/**
+ * Which reservation a subagent that starts running takes, so that it counts once: a session a `task_id` continues
+ * takes the reservation naming it (whichever session asked: the host continues any session it is given); a session
+ * just created takes one of its parent's — first one that continues nothing (a `task_id` naming no session makes the
+ * host create one). A session that is busy again on its own (a background task's next step) takes none.
+ */
+export function reservationTaken(
+  spawning: Iterable<readonly [callId: string, Reservation]>,
+  child: { sessionId: string; parentId: string; created: boolean },
+): string | undefined {
+  let fallback: string | undefined;
+  for (const [callId, r] of spawning) {
+    if (r.continues === child.sessionId) return callId;
+    if (!child.created || r.parentId !== child.parentId) continue;
+    if (r.continues === undefined) return callId;
+    fallback ??= callId;
+  }
+  return fallback;
 }

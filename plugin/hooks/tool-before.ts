@@ -14,14 +14,15 @@ import type { Runtime } from "../runtime/runtime.ts";
  * A tool call about to run, in the plugin's own words; each adapter builds it from its host's hook
  * (plugin/opencode-1/tool-calls.ts, plugin/opencode-2/tool-calls.ts). `tool` is the core's name (`coreToolName` of
  * governance/host/host-lines.ts: `task`, `bash`, …); `args` the host's argument object, only read; `spawn` is set
- * when the call creates a child session: the target agent, the prompt it will run and its description.
+ * when the call starts a subagent: the target agent, the prompt it will run, its description and — OpenCode 1's
+ * `task_id` — the existing session it continues instead of creating one.
  */
 export type ToolCall = {
   sessionId: string;
   callId: string;
   tool: string;
   args: Record<string, unknown> | undefined;
-  spawn?: { agent: string; prompt?: string; description?: string };
+  spawn?: { agent: string; prompt?: string; description?: string; continues?: string };
 };
 
 /** What the gate answers: the prompt a spawn runs with (its adapter writes it into the host's arguments). */
@@ -93,7 +94,7 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   const targetAgent = spawn.agent;
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
-  const refusal = await rt.budget.running.check(sessionId, callId, targetAgent);
+  const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, spawn.continues);
   if (refusal !== undefined) throw new GovernanceBlock(refusal);
   if (decision.note !== null) rt.calls.set(callId, decision.note);
   if (spawn.prompt === undefined) return PASS;

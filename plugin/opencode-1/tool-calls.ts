@@ -25,7 +25,7 @@ function toolArgs(args: unknown): Record<string, unknown> | undefined {
 
 /**
  * `tool.execute.before` → the tool call to gate (plugin/hooks/tool-before.ts). A `task` call is a spawn: its target is
- * `subagent_type` (OpenCode's `general` when left out); the prompt governance answers is written into OpenCode's own
+ * `subagent_type` (OpenCode's `general` when left out), and a `task_id` names the session it continues; the prompt governance answers is written into OpenCode's own
  * argument object, so the task runs with it. A refusal throws, and OpenCode returns it as the tool result.
  */
 export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> | undefined {
@@ -36,6 +36,7 @@ export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string
           agent: String(args[V1.delegateAgentArg] ?? "general"),
           ...(typeof args.prompt === "string" ? { prompt: args.prompt } : {}),
           ...(typeof args.description === "string" ? { description: args.description } : {}),
+          ...(typeof args.task_id === "string" ? { continues: args.task_id } : {}),
         }
       : undefined;
   const gated = gateToolCall(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, args, ...(spawn ? { spawn } : {}) });

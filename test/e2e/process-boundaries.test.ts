@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  Gate,
   type ModelRequest,
   projectCli,
   type Reply,
@@ -23,13 +24,17 @@ import {
  * 3. A stopped child's note to its parent, queued while the parent's process quits, reaches the parent's model in
  *    the next process, once. Before: the start-up sweep deleted it.
  * 4. Governance's own L3 abort is audited `cause: stop`, never counted as the user's Escape. Before: `cause: user`.
+ * And a spawn slot across turns: a `task` call with `task_id` continues its child (no new session) and counts once.
+ *    Before: it counted twice while it ran, so `perProject: 2` refused a second subagent beside it.
  */
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolCount = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
+const lastUser = (req: ModelRequest) => textOf(req.messages.findLast((m) => m.role === "user")?.content);
+const holdGate = new Gate();
 const task = (prompt: string, agent: string): Reply => ({ toolCalls: [{ name: "task", args: { description: "work", prompt, subagent_type: agent } }] });
 
-function respond(req: ModelRequest): Reply {
+function respond(req: ModelRequest): Reply | Promise<Reply> {
   const first = firstUser(req);
   const tools = toolCount(req);
   if (first.includes("HANG-ROOT")) return { hang: true };
@@ -39,6 +44,18 @@ function respond(req: ModelRequest): Reply {
     return { text: "typos done" };
   }
   if (first.includes("QUICK-CHILD")) return { text: "child answer" };
+  // A `task_id` continuation: the child's newest prompt decides; HOLD waits for the test.
+  if (first.includes("CONT-CHILD"))
+    return lastUser(req).includes("HOLD") ? holdGate.wait().then(() => ({ text: "held work done" })) : { text: "first work done" };
+  if (first.includes("CONT-PARENT")) {
+    if (!lastUser(req).includes("AGAIN")) return tools === 0 ? task("CONT-CHILD first", "general") : { text: "delegated" };
+    const results = req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    const id = /task_id: (ses_\w+)|<task id="(ses_\w+)"/.exec(results.join("\n"))?.slice(1).find(Boolean);
+    if (!id || tools > 1) return { text: "continued" };
+    return { toolCalls: [{ name: "task", args: { description: "work", prompt: "HOLD and go on", subagent_type: "general", task_id: id } }] };
+  }
+  if (first.includes("CONT-OTHER"))
+    return tools === 0 ? task(first.includes("HOLD") ? "CONT-CHILD HOLD" : "QUICK-CHILD answer", "general") : { text: "other done" };
   if (first.includes("NOTE-PARENT")) {
     if (tools === 0) return task("STUCK-CHILD think", "governance-executor");
     const again = req.messages.findIndex((m) => m.role === "user" && textOf(m.content).includes("AGAIN"));
@@ -125,6 +142,50 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     await serve.stop("SIGTERM");
     plain.cleanup();
   }, 120_000);
+
+  test("a `task_id` continuation is one running subagent: with perProject 2, one more spawn runs beside it, a third is refused", async () => {
+    const plain = createTestProject({ modelUrl: model.url, governanceYaml: "concurrency:\n  perProject: 2\nloops:\n  enabled: false\n" });
+    const serve = await serveOpencode(plain);
+    try {
+      const parent = (await serve.http.createSession()).id;
+      await serve.http.prompt(parent, "CONT-PARENT delegate");
+      const child = (await serve.http.children(parent))[0]!.id;
+      // Next turn: the parent continues the same child (OpenCode creates no session), and the child waits.
+      await serve.http.promptAsync(parent, "AGAIN please");
+      await waitFor(() => agentRequests(child).some((r) => r.closedAt === undefined && lastUser(r).includes("HOLD")), "the continued child at work", 60_000);
+      const toolResults = (id: string) =>
+        agentRequests(id)
+          .flatMap((r) => r.messages.filter((m) => m.role === "tool"))
+          .map((m) => textOf(m.content));
+      // A second session spawns while it runs: 1 running + 1 = 2, allowed (it was refused: the continuation counted twice).
+      const other = (await serve.http.createSession()).id;
+      await serve.http.promptAsync(other, "CONT-OTHER HOLD delegate");
+      await waitFor(
+        async () => (await serve.http.children(other)).length === 1 || toolResults(other).length > 0 || undefined,
+        "the second spawn decided",
+        60_000,
+      );
+      expect(toolResults(other).join("\n")).not.toContain("SPAWN REFUSED");
+      await waitFor(() => holdGate.waiting === 2 || undefined, "both subagents holding", 60_000);
+      // A third, with two running: refused, and the refusal counts two.
+      const third = (await serve.http.createSession()).id;
+      await serve.http.prompt(third, "CONT-OTHER delegate");
+      const refusal = toolResults(third).find((t) => t.includes("SPAWN REFUSED"));
+      expect(refusal).toContain("The project already has 2 running subagents");
+      holdGate.release(2);
+      await serve.http.waitIdle([parent, other], 60_000);
+      expect((await serve.http.children(parent)).map((c) => c.id)).toEqual([child]);
+      expect(
+        auditEvents(plain.governanceDir)
+          .filter((e) => e.type === "spawn_refused_concurrency")
+          .map((e) => e.running),
+      ).toEqual([2]);
+    } finally {
+      holdGate.releaseAll();
+      await serve.stop("SIGTERM");
+      plain.cleanup();
+    }
+  }, 180_000);
 
   test("a stopped child's note to its parent survives the parent's process and reaches it once", async () => {
     const a = await serveOpencode(project);

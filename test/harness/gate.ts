@@ -11,6 +11,11 @@ export class Gate {
     return new Promise((resolve) => this.#waiting.push(resolve));
   }
 
+  /** How many steps wait at the gate now. */
+  get waiting(): number {
+    return this.#waiting.length;
+  }
+
   /** Lets `n` waiters through; a release with nobody waiting is kept for the next `wait`. */
   release(n = 1): void {
     for (let i = 0; i < n; i++) {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ConcurrencyConfig } from "../../../governance/config/budget-config.ts";
-import { decideConcurrency, decideConcurrentSpawn, PROJECT_SAMPLE } from "../../../governance/budget/concurrency.ts";
+import { decideConcurrency, decideConcurrentSpawn, PROJECT_SAMPLE, reservationTaken } from "../../../governance/budget/concurrency.ts";
 
 describe("concurrency refusal: the audit says what the text says (issue 28 §2)", () => {
   it("perProject: 2 running and 1 starting are 3 in the text, the audit and the toast", () => {
@@ -91,5 +91,33 @@ describe("decideConcurrentSpawn: what counts as running", () => {
     const shown = d.message.match(/ses_d\d+/g) ?? [];
     expect(shown.length).toBeLessThanOrEqual(PROJECT_SAMPLE);
     expect(shown.length).toBeGreaterThan(0);
+  });
+});
+
+describe("reservationTaken: a subagent that starts running counts once", () => {
+  const P = "ses_p0000000000000000000000001";
+  const Q = "ses_q0000000000000000000000001";
+  const OLD = "ses_o0000000000000000000000001";
+  const spawning = [
+    ["c1", { parentId: P, agent: "general", continues: "ses_missing000000000000000001" }],
+    ["c2", { parentId: P, agent: "general", continues: OLD }],
+    ["c3", { parentId: P, agent: "general" }],
+    ["c4", { parentId: Q, agent: "general" }],
+  ] as const;
+
+  it("a continued session takes the reservation naming it, whoever asked and whatever its parent", () => {
+    expect(reservationTaken(spawning, { sessionId: OLD, parentId: P, created: false })).toBe("c2");
+    expect(reservationTaken(spawning, { sessionId: OLD, parentId: Q, created: false })).toBe("c2");
+  });
+  it("a new session takes its parent's reservation that continues nothing, else one whose task_id named no session", () => {
+    expect(reservationTaken(spawning, { sessionId: "ses_n0000000000000000000000001", parentId: P, created: true })).toBe("c3");
+    expect(reservationTaken(spawning.slice(0, 2), { sessionId: "ses_n0000000000000000000000001", parentId: P, created: true })).toBe("c1");
+    expect(reservationTaken(spawning, { sessionId: "ses_n0000000000000000000000001", parentId: Q, created: true })).toBe("c4");
+  });
+  it("a session busy again on its own, or a new one whose parent asked for nothing, takes none", () => {
+    expect(reservationTaken(spawning, { sessionId: "ses_n0000000000000000000000001", parentId: P, created: false })).toBeUndefined();
+    expect(
+      reservationTaken(spawning, { sessionId: "ses_n0000000000000000000000001", parentId: "ses_r0000000000000000000000001", created: true }),
+    ).toBeUndefined();
   });
 });

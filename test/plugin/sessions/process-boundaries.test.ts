@@ -17,8 +17,8 @@ const part = (callID: string, status: string) => ({
   type: "message.part.updated",
   properties: { sessionID: ROOT, part: { type: "tool", sessionID: ROOT, callID, tool: "task", state: { status } } },
 });
-const spawn = (callID: string, agent = "general") =>
-  toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID }, { args: { subagent_type: agent, description: "d", prompt: "p" } });
+const spawn = (callID: string, agent = "general", more: { task_id?: string } = {}) =>
+  toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID }, { args: { subagent_type: agent, description: "d", prompt: "p", ...more } });
 const step = async (rt: Runtime) => {
   const messages = [{ info: { sessionID: ROOT, role: "user", id: "msg_1" }, parts: [{ type: "text", text: "go" }] as object[] }];
   await messagesTransform(rt, { messages });
@@ -52,6 +52,25 @@ describe("across process boundaries, in one process (issue 26)", () => {
     // A reservation whose call never reported its end is gone when the parent's turn ends.
     await onEvent(f.rt, events.status(ROOT, "idle"));
     expect(f.rt.budget.running.countFor(ROOT)).toBe(0);
+  });
+
+  test("spawn slots: a `task_id` continuation counts once — its reservation becomes the continued child when that one is busy again", async () => {
+    f = await pluginFixture({ config: "concurrency:\n  perParent: 2\n" });
+    await onEvent(f.rt, events.created(ROOT, { agent: "build" }));
+    await spawn("t1");
+    await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "general" }));
+    await onEvent(f.rt, events.status(CHILD, "busy"));
+    await onEvent(f.rt, events.status(CHILD, "idle")); // its task returned
+    await onEvent(f.rt, part("t1", "completed"));
+    expect(f.rt.budget.running.countFor(ROOT)).toBe(0);
+    // Next turn: OpenCode 1 continues the same session (no session.created); it runs again, and is one subagent.
+    await spawn("t2", "general", { task_id: CHILD });
+    await onEvent(f.rt, events.status(CHILD, "busy"));
+    expect(f.rt.budget.running.countFor(ROOT)).toBe(1);
+    await spawn("t3");
+    await expect(spawn("t4")).rejects.toThrow(/SPAWN REFUSED/);
+    await onEvent(f.rt, events.created("ses_child0000000000000000000002", { parentID: ROOT, agent: "general" }));
+    expect(f.rt.budget.running.countFor(ROOT)).toBe(2);
   });
 
   test("a note shown on a model step stays on disk: the next process shows it again, a tool result carries it once", async () => {
