@@ -3,6 +3,11 @@ import { setupV1 } from "./opencode-1/setup.ts";
 import { setupV2 } from "./opencode-2/setup.ts";
 import { ExecutionStates } from "./opencode-2/api.ts";
 import type { Cleanup, V2Context } from "./opencode-2/types.ts";
+import { restoreProcessZodConfig } from "../governance/zod.ts";
+
+// Every module above is evaluated, so every governance schema exists (built without zod's JIT): the host's zod gets
+// its own setting back (governance/zod.ts).
+restoreProcessZodConfig();
 
 /** The OpenCode 1 entry: plugin/opencode-1/setup.ts, once this process is known to be an OpenCode 1 host. */
 async function server(input: PluginInput): Promise<Hooks> {

@@ -47,6 +47,8 @@ const DUMP = option("--dump");
  * and columns of that text, not of dist/).
  */
 const SOURCES = option("--sources");
+/** `--host-sources <regex>`: with `--sources`, also the host's own scripts whose URL matches (its chunks in the binary). */
+const HOST_SOURCES = option("--host-sources") ? new RegExp(option("--host-sources") as string) : undefined;
 let sourcesSaved = false;
 async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promise<void> {
   if (sourcesSaved || !SOURCES) return;
@@ -56,7 +58,7 @@ async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promi
   await client.send("Debugger.enable");
   await new Promise((r) => setTimeout(r, 500));
   mkdirSync(SOURCES, { recursive: true });
-  for (const s of scripts.filter((x) => PLUGIN_URL.test(x.url))) {
+  for (const s of scripts.filter((x) => PLUGIN_URL.test(x.url) || HOST_SOURCES?.test(x.url))) {
     const { scriptSource } = (await client.send("Debugger.getScriptSource", { scriptId: s.scriptId })) as { scriptSource: string };
     writeFileSync(`${SOURCES}/${s.url.replace(/^.*\//, "")}`, scriptSource);
   }

@@ -18,7 +18,7 @@ import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.
 import { findProcessByCwd, memoryMiB, threadCpuMs, treeCpuMs } from "./proc.ts";
 import { stats } from "./stats.ts";
 
-export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold" | "spin" | "wait";
+export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold" | "spin" | "wait" | "jitless";
 export type Scenario = "A" | "B";
 
 /**
@@ -113,6 +113,13 @@ const calibrationPlugin = (kind: "spin" | "wait") =>
       : '"tool.execute.before": () => new Promise((resolve) => setTimeout(resolve, 10))',
   );
 
+/**
+ * `jitless` (only with `--variants`): the empty-hooks plugin that switches zod's JIT off the way zod's `config()` does —
+ * on the one configuration object every zod 4 copy in the process shares (`globalThis.__zod_globalConfig`), the
+ * host's included. What a plugin that does so costs the host (docs/performance.md, "Fourth look").
+ */
+const jitlessPlugin = () => `(globalThis.__zod_globalConfig ??= {}).jitless = true;\n${EMPTY_HOOKS_PLUGIN}`;
+
 /** The variants that install a plugin of the bench's own instead of this one: its text. */
 const TEST_PLUGINS: Partial<Record<Variant, () => string>> = {
   empty: () => EMPTY_HOOKS_PLUGIN,
@@ -121,6 +128,7 @@ const TEST_PLUGINS: Partial<Record<Variant, () => string>> = {
   tool1: () => toolsPlugin(true),
   spin: () => calibrationPlugin("spin"),
   wait: () => calibrationPlugin("wait"),
+  jitless: jitlessPlugin,
 };
 
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
