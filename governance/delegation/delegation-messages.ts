@@ -9,6 +9,8 @@ import { agentToken, describeTargets } from "../text-safety/text-parts.ts";
 export const HALT_HEADING = "🚨 EMERGENCY_HALT: MAX_DELEGATION_DEPTH_EXCEEDED";
 export const LEAF_BLOCKED_HEADING = "⛔ DELEGATION BLOCKED: LEAF_AGENT";
 export const NOT_ALLOWED_HEADING = "⛔ DELEGATION BLOCKED: TARGET_NOT_ALLOWED";
+export const NOT_OWN_SUBAGENT_HEADING = "⛔ DELEGATION BLOCKED: NOT_YOUR_SUBAGENT";
+export const STOPPED_SUBAGENT_HEADING = "⛔ DELEGATION BLOCKED: SUBAGENT_STOPPED";
 
 export interface HaltMessageInput {
   callerAgent: string | null;
@@ -54,8 +56,30 @@ export function buildNotAllowedMessage(input: NotAllowedMessageInput): string {
   ].join("\n");
 }
 
+export interface ContinuationInput {
+  callerAgent: string | null;
+  /** The `task_id` the model gave: checked to be a session id before it gets here. */
+  sessionId: string;
+}
+
+export function buildNotOwnSubagentMessage(input: ContinuationInput): string {
+  return [
+    NOT_OWN_SUBAGENT_HEADING,
+    `${agentToken(input.callerAgent)} may continue only its own subagents; task_id ${input.sessionId} is not one of them.`,
+    "Use a task_id from one of your own task results, or start a new task without task_id.",
+  ].join("\n");
+}
+
+export function buildStoppedSubagentMessage(input: ContinuationInput): string {
+  return [
+    STOPPED_SUBAGENT_HEADING,
+    `Subagent ${input.sessionId} was stopped (by the user or governance); a stop is final, so ${agentToken(input.callerAgent)} may not continue it.`,
+    "Do not retry. Report what it finished and what remains; start a new task only if your instructions still call for it.",
+  ].join("\n");
+}
+
 export interface LogOnlyNoteInput {
-  kind: "leaf" | "not_allowed" | "max_depth";
+  kind: "leaf" | "not_allowed" | "max_depth" | "not_own_subagent" | "stopped_subagent";
   callerAgent: string | null;
   targetAgent: string;
 }
@@ -64,6 +88,8 @@ const KIND_TEXT: Record<LogOnlyNoteInput["kind"], string> = {
   leaf: "the caller is a leaf agent",
   not_allowed: "the target is not in the caller's allowed list",
   max_depth: "it exceeds the maximum delegation depth",
+  not_own_subagent: "its task_id names a session that is not the caller's subagent",
+  stopped_subagent: "its task_id names a subagent a stop ended",
 };
 
 /** One line for log-only mode: the spawn goes ahead, but the model and the audit trail learn it broke the policy. */

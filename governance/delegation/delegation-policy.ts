@@ -1,6 +1,12 @@
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
 import { levelOf } from "../session/session-record.ts";
-import { buildHaltMessage, buildLeafBlockedMessage, buildNotAllowedMessage } from "./delegation-messages.ts";
+import {
+  buildHaltMessage,
+  buildLeafBlockedMessage,
+  buildNotAllowedMessage,
+  buildNotOwnSubagentMessage,
+  buildStoppedSubagentMessage,
+} from "./delegation-messages.ts";
 
 /**
  * Who may spawn whom. Pure: config in, decision out. The adapter calls {@link checkSpawn} from
@@ -27,24 +33,36 @@ export { levelOf } from "../session/session-record.ts";
 export { isTargetAllowed, matchesGlob } from "../config/target-lists.ts";
 import { isTargetAllowed } from "../config/target-lists.ts";
 
-export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth";
+export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth" | "not_own_subagent" | "stopped_subagent";
+
+/**
+ * The session a `task` call with `task_id` would continue (OpenCode 1 continues ANY session of the project it is
+ * given, under the target agent, with no check of its own): `parentId` as the host reports it — `undefined` when the
+ * host knows no such session (it then creates a new one) —, and governance's control over it when it has a record.
+ */
+export type ContinuedSession = { sessionId: string; parentId: string | null | undefined; control: string | null };
 
 /** Where the child would stand; the same for an allowed and a refused spawn (a log-only refusal still spawns). */
 export type SpawnPlacement = { childDepth: number; childLevel: number; targetRole: AgentRole };
 export type SpawnCheck = ({ ok: true } | { ok: false; kind: SpawnRefusal; message: string }) & SpawnPlacement;
 
 export interface SpawnRequest {
+  /** The caller's session id: only its own subagents may be continued. */
+  callerId?: string | null;
   callerAgent: string | null;
   /** The caller session's exact depth (parentID chain length; 0 for a root session). */
   callerDepth: number;
   targetAgent: string;
+  /** Set for a `task_id` continuation. */
+  continues?: ContinuedSession;
   config: PolicyConfig;
 }
 
 /**
- * Decides a `task` spawn. Checks run most-specific first: a leaf caller (it may not delegate at all), then the depth
- * limit (the emergency halt: child depth > `delegation.maxDepth`), then the caller's allow-list. Enforcement mode is
- * not consulted here; the adapter blocks or only logs (see `buildLogOnlyNote`).
+ * Decides a `task` spawn. Checks run most-specific first: a leaf caller (it may not delegate at all), then what a
+ * `task_id` continues (only the caller's own subagent, and not one a stop ended), then the depth limit (the emergency
+ * halt: child depth > `delegation.maxDepth`), then the caller's allow-list. Enforcement mode is not consulted here;
+ * the adapter blocks or only logs (see `buildLogOnlyNote`).
  */
 export function checkSpawn(request: SpawnRequest): SpawnCheck {
   const { callerAgent, callerDepth, targetAgent, config } = request;
@@ -54,6 +72,13 @@ export function checkSpawn(request: SpawnRequest): SpawnCheck {
   const maxDepth = config.delegation.maxDepth;
   if (caller.role === "leaf") {
     return { ok: false, kind: "leaf", ...at, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
+  }
+  const continued = request.continues;
+  if (continued && continued.parentId !== undefined && continued.parentId !== (request.callerId ?? null)) {
+    return { ok: false, kind: "not_own_subagent", ...at, message: buildNotOwnSubagentMessage({ callerAgent, sessionId: continued.sessionId }) };
+  }
+  if (continued?.control === "stopped") {
+    return { ok: false, kind: "stopped_subagent", ...at, message: buildStoppedSubagentMessage({ callerAgent, sessionId: continued.sessionId }) };
   }
   if (childDepth > maxDepth) {
     return { ok: false, kind: "max_depth", ...at, message: buildHaltMessage({ callerAgent, callerDepth, targetAgent, maxDepth }) };

@@ -7,7 +7,8 @@ import { enrichTaskPrompt } from "../../governance/texts/task-context-block.ts";
 import { toolCallSummary } from "../../governance/session/tool-call-summary.ts";
 import { DONE, GovernanceBlock } from "../runtime/contain.ts";
 import type { Effect } from "../../governance/session/effects.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
+import type { ContinuedSession } from "../../governance/delegation/delegation-policy.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -92,7 +93,9 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   const { ctx, runner } = rt;
   const { sessionId, callId } = call;
   const targetAgent = spawn.agent;
-  const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, { targetAgent, config: ctx.config }));
+  const continues = spawn.continues === undefined ? undefined : await continuedSession(rt, spawn.continues);
+  const request = continues ? { targetAgent, continues, config: ctx.config } : { targetAgent, config: ctx.config };
+  const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, request));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
   const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, spawn.continues);
   if (refusal !== undefined) throw new GovernanceBlock(refusal);
@@ -100,4 +103,15 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   if (spawn.prompt === undefined) return PASS;
   const who = ctx.viewOf(targetAgent, decision.childDepth);
   return { prompt: enrichTaskPrompt(spawn.prompt, { parentSessionId: sessionId, parentAgent: record.agent, who, scope: spawn.description }) };
+}
+
+/**
+ * The session a `task_id` names, for the spawn gate: its parent as the host reports it (the authority; governance's
+ * record when the host does not answer), and governance's control over it. A `task_id` that is no session id names
+ * nothing OpenCode can find (it creates a new session): `undefined`, a plain spawn.
+ */
+async function continuedSession(rt: Runtime, id: string): Promise<ContinuedSession | undefined> {
+  if (!isSessionId(id)) return undefined;
+  const [host, record] = await Promise.all([rt.ctx.api.parentOf(id), rt.ctx.store.read(id)]);
+  return { sessionId: id, parentId: host ? host.parentId : record?.parentId, control: record?.control ?? null };
 }

@@ -26,6 +26,7 @@ import {
  * 4. Governance's own L3 abort is audited `cause: stop`, never counted as the user's Escape. Before: `cause: user`.
  * And a spawn slot across turns: a `task` call with `task_id` continues its child (no new session) and counts once.
  *    Before: it counted twice while it ran, so `perProject: 2` refused a second subagent beside it.
+ * And a `task_id` naming another session's subagent is refused (OpenCode 1.18 continues any session it is given).
  */
 const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolCount = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
@@ -53,6 +54,13 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
     const id = /task_id: (ses_\w+)|<task id="(ses_\w+)"/.exec(results.join("\n"))?.slice(1).find(Boolean);
     if (!id || tools > 1) return { text: "continued" };
     return { toolCalls: [{ name: "task", args: { description: "work", prompt: "HOLD and go on", subagent_type: "general", task_id: id } }] };
+  }
+  // Another session's subagent, named by its id in the prompt: OpenCode itself would continue it.
+  if (first.includes("HIJACK")) {
+    const id = /HIJACK (ses_\w+)/.exec(first)?.[1] as string;
+    return tools === 0
+      ? { toolCalls: [{ name: "task", args: { description: "work", prompt: "obey me", subagent_type: "general", task_id: id } }] }
+      : { text: "hijack over" };
   }
   if (first.includes("CONT-OTHER"))
     return tools === 0 ? task(first.includes("HOLD") ? "CONT-CHILD HOLD" : "QUICK-CHILD answer", "general") : { text: "other done" };
@@ -186,6 +194,36 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
       plain.cleanup();
     }
   }, 180_000);
+
+  test("a `task_id` naming another session's subagent is refused: that subagent is not prompted", async () => {
+    const plain = createTestProject({ modelUrl: model.url });
+    const serve = await serveOpencode(plain);
+    try {
+      const parent = (await serve.http.createSession()).id;
+      await serve.http.prompt(parent, "CONT-PARENT delegate");
+      const child = (await serve.http.children(parent))[0]!.id;
+      const before = agentRequests(child).length;
+      const other = (await serve.http.createSession()).id;
+      await serve.http.prompt(other, `HIJACK ${child}`);
+      const results = agentRequests(other)
+        .at(-1)!
+        .messages.filter((m) => m.role === "tool")
+        .map((m) => textOf(m.content));
+      expect(results).toHaveLength(1);
+      expect(results[0]).toContain("DELEGATION BLOCKED: NOT_YOUR_SUBAGENT");
+      expect(results[0]).toContain(child);
+      expect(agentRequests(child)).toHaveLength(before);
+      expect(await serve.http.children(other)).toEqual([]);
+      expect(auditEvents(plain.governanceDir).find((e) => e.type === "delegation_blocked")).toMatchObject({
+        sessionId: other,
+        kind: "not_own_subagent",
+        continues: child,
+      });
+    } finally {
+      await serve.stop("SIGTERM");
+      plain.cleanup();
+    }
+  }, 120_000);
 
   test("a stopped child's note to its parent survives the parent's process and reaches it once", async () => {
     const a = await serveOpencode(project);

@@ -40,3 +40,36 @@ describe("decideSpawn: what happens to a task call, by policy and enforcement", 
     expect(step.next).toBeUndefined();
   });
 });
+
+describe("decideSpawn: a `task_id` continues only the caller's own subagent, and not one a stop ended", () => {
+  const CALLER = "ses_caller00000000000000000001";
+  const OWN = "ses_own0000000000000000000001";
+  const coordinator = caller("governance-coordinator", 0);
+  const decide = (continues: { sessionId: string; parentId: string | null | undefined; control: string | null }, config = DEFAULT_CONFIG) =>
+    decideSpawn(coordinator, { targetAgent: "governance-executor", continues, config });
+
+  it.each([
+    ["its own subagent, finished", { sessionId: OWN, parentId: CALLER, control: "completed" }, "allowed", null],
+    ["its own subagent, interrupted (Escape)", { sessionId: OWN, parentId: CALLER, control: "active" }, "allowed", null],
+    ["a session the host does not know (it creates a new one)", { sessionId: OWN, parentId: undefined, control: null }, "allowed", null],
+    ["a root session (its own, another's)", { sessionId: "ses_root0000000000000000000009", parentId: null, control: "active" }, "blocked", "not_own_subagent"],
+    ["another session's subagent", { sessionId: OWN, parentId: "ses_other000000000000000000001", control: "completed" }, "blocked", "not_own_subagent"],
+    ["itself", { sessionId: CALLER, parentId: "ses_root0000000000000000000001", control: "active" }, "blocked", "not_own_subagent"],
+    ["its own subagent, stopped", { sessionId: OWN, parentId: CALLER, control: "stopped" }, "blocked", "stopped_subagent"],
+    ["a stopped session the host does not know any more", { sessionId: OWN, parentId: undefined, control: "stopped" }, "blocked", "stopped_subagent"],
+  ] as const)("%s: %s", (_name, continues, kind, refusal) => {
+    const step = decide(continues);
+    expect(step.decision.kind).toBe(kind);
+    const audit = step.effects.find((e) => e.type === "audit");
+    if (!refusal) return expect(audit).toBeUndefined();
+    expect(audit).toMatchObject({ event: "delegation_blocked", data: { kind: refusal, continues: continues.sessionId, enforced: true } });
+    expect(step.decision.kind === "blocked" && step.decision.message).toContain(continues.sessionId);
+    expect(step.next?.counters.violations).toBe(1);
+  });
+
+  it("log-only: the continuation goes ahead with a note, and is audited", () => {
+    const step = decide({ sessionId: OWN, parentId: null, control: "active" }, logOnly);
+    expect(step.decision).toMatchObject({ kind: "allowed", note: expect.stringContaining("not the caller's subagent") });
+    expect(step.effects.find((e) => e.type === "audit")).toMatchObject({ data: { kind: "not_own_subagent", enforced: false } });
+  });
+});

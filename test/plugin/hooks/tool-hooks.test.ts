@@ -15,8 +15,8 @@ async function start(config?: string, userConfig?: string) {
   f = await pluginFixture({ ...(config === undefined ? {} : { config }), ...(userConfig === undefined ? {} : { userConfig }) });
   await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
 }
-const spawn = (target: string, callID = "call_task") => {
-  const args = { subagent_type: target, description: "do it", prompt: "the work" };
+const spawn = (target: string, callID = "call_task", more: { task_id?: string } = {}) => {
+  const args = { subagent_type: target, description: "do it", prompt: "the work", ...more };
   return { args, run: () => toolBefore(f.rt, { tool: "task", sessionID: ROOT, callID }, { args }) };
 };
 
@@ -31,6 +31,26 @@ describe("tool.execute.before / after", () => {
     expect(r?.lastToolCall).toMatchObject({ tool: "task", callId: "call_task" });
     expect(r?.recentActions).toEqual(["delegated to governance-high"]);
     expect(r?.counters.violations).toBe(0);
+  });
+
+  test("a task_id continues only the caller's own subagent: the host's parentage decides, governance's record when the host does not answer", async () => {
+    await start();
+    const OTHER = "ses_other0000000000000000000001";
+    // The host says CHILD is another session's subagent.
+    f.parents.set(CHILD, { parentId: OTHER, agent: "general" });
+    await expect(spawn("governance-high", "c1", { task_id: CHILD }).run()).rejects.toThrow(/NOT_YOUR_SUBAGENT[\s\S]*ses_child0000000000000000000001/);
+    expect((await f.audit("delegation_blocked"))[0]).toMatchObject({ sessionId: ROOT, kind: "not_own_subagent", continues: CHILD });
+    // The host says it is ROOT's: continued, with the governance context in front of the new prompt.
+    f.parents.set(CHILD, { parentId: ROOT, agent: "general" });
+    const own = spawn("governance-high", "c2", { task_id: CHILD });
+    await own.run();
+    expect(own.args.prompt).toMatch(/^<governance-context>/);
+    // The host does not answer (a failed call): governance's own record of the session decides.
+    await onEvent(f.rt, events.created(OTHER, { agent: "governance-coordinator" }));
+    f.rt.ctx.api.parentOf = async () => undefined;
+    await expect(spawn("governance-high", "c3", { task_id: OTHER }).run()).rejects.toThrow(/NOT_YOUR_SUBAGENT/);
+    // A task_id that is no session id names nothing OpenCode finds: a plain spawn.
+    await spawn("governance-high", "c4", { task_id: "../../etc/passwd" }).run();
   });
 
   test("a leaf that spawns is blocked with a message for the model, counted and audited", async () => {

@@ -64,6 +64,7 @@ describe("across process boundaries, in one process (issue 26)", () => {
     await onEvent(f.rt, part("t1", "completed"));
     expect(f.rt.budget.running.countFor(ROOT)).toBe(0);
     // Next turn: OpenCode 1 continues the same session (no session.created); it runs again, and is one subagent.
+    f.parents.set(CHILD, { parentId: ROOT, agent: "general" });
     await spawn("t2", "general", { task_id: CHILD });
     await onEvent(f.rt, events.status(CHILD, "busy"));
     expect(f.rt.budget.running.countFor(ROOT)).toBe(1);
