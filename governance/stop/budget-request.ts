@@ -8,7 +8,7 @@ import { BudgetAmounts, BudgetKey } from "../config/budget-config.ts";
 
 export type AmountsResult = { ok: true; add: BudgetAmounts } | { ok: false; reason: string };
 
-/** `toolCalls=10`, `cost=1.5`, `activeTime=10m` … → validated amounts (same bounds as the config). */
+/** `toolCalls=10`, `cost=1.5`, `activeTime=10m` … → validated amounts (same bounds as the config); a repeated key adds up. */
 export function parseAmounts(items: readonly string[]): AmountsResult {
   const raw: Record<string, number> = {};
   for (const item of items) {
@@ -19,7 +19,7 @@ export function parseAmounts(items: readonly string[]): AmountsResult {
     if (key === "activeTime") {
       const d = parseDuration(value);
       if (!d.ok) return { ok: false, reason: `activeTime: ${d.reason}` };
-      raw[key] = d.ms;
+      raw[key] = (raw[key] ?? 0) + d.ms;
     } else {
       const n = Number(value);
       if (!Number.isFinite(n)) return { ok: false, reason: `${key}: not a number: ${JSON.stringify(value)}` };

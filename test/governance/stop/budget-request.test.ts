@@ -9,6 +9,8 @@ describe("parseAmounts", () => {
     [["activeTime=10m"], { activeTime: 600_000 }],
     [[" modelRequests=3 "], { modelRequests: 3 }],
     [["toolCalls=5", "toolCalls=7"], { toolCalls: 12 }],
+    // A repeated key adds up, a duration like a count (it kept only the last one).
+    [["activeTime=5m", "activeTime=10m"], { activeTime: 900_000 }],
   ])("%j → %j", (items, add) => {
     expect(parseAmounts(items)).toEqual({ ok: true, add });
   });
