@@ -74,7 +74,8 @@ export function checkSpawn(request: SpawnRequest): SpawnCheck {
     return { ok: false, kind: "leaf", ...at, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
   }
   const continued = request.continues;
-  if (continued && continued.parentId !== undefined && continued.parentId !== (request.callerId ?? null)) {
+  // A caller governance cannot name owns no session: whatever the host knows is not its subagent.
+  if (continued && continued.parentId !== undefined && (!request.callerId || continued.parentId !== request.callerId)) {
     return { ok: false, kind: "not_own_subagent", ...at, message: buildNotOwnSubagentMessage({ callerAgent, sessionId: continued.sessionId }) };
   }
   if (continued?.control === "stopped") {

@@ -7,7 +7,8 @@ import { type ContinuedSession, checkSpawn, type SpawnPlacement } from "./delega
 /**
  * What happens to a `task` call (seed 003 delegation rules, seed 001 emergency halt): allowed; allowed with a note
  * because enforcement is `log-only`; blocked (leaf caller, a `task_id` naming a session that is not the caller's own
- * subagent or one a stop ended, target outside the allow-list); or halted (beyond the max depth). A refusal counts a violation on the caller's record and is audited whatever the mode.
+ * subagent or one a stop ended, target outside the allow-list); or halted (beyond the max depth). A refusal counts a
+ * violation on the caller's record and is audited whatever the mode.
  */
 export type SpawnDecision = ({ kind: "allowed"; note: string | null } & SpawnPlacement) | { kind: "blocked" | "halted"; message: string };
 

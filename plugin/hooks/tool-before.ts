@@ -97,7 +97,7 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   const request = continues ? { targetAgent, continues, config: ctx.config } : { targetAgent, config: ctx.config };
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, request));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
-  const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, spawn.continues);
+  const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, continues?.sessionId);
   if (refusal !== undefined) throw new GovernanceBlock(refusal);
   if (decision.note !== null) rt.calls.set(callId, decision.note);
   if (spawn.prompt === undefined) return PASS;

@@ -67,6 +67,12 @@ describe("decideSpawn: a `task_id` continues only the caller's own subagent, and
     expect(step.next?.counters.violations).toBe(1);
   });
 
+  it("a caller without a record owns no session: a root it names is not its subagent", () => {
+    const open = GovernanceConfig.parse({ defaultRole: { role: "delegating", mayDelegateTo: ["*"] } });
+    const step = decideSpawn(undefined, { targetAgent: "general", continues: { sessionId: OWN, parentId: null, control: "active" }, config: open });
+    expect(step.decision).toMatchObject({ kind: "blocked", message: expect.stringContaining("NOT_YOUR_SUBAGENT") });
+  });
+
   it("log-only: the continuation goes ahead with a note, and is audited", () => {
     const step = decide({ sessionId: OWN, parentId: null, control: "active" }, logOnly);
     expect(step.decision).toMatchObject({ kind: "allowed", note: expect.stringContaining("not the caller's subagent") });
