@@ -24,6 +24,8 @@ async function main(): Promise<void> {
   const model = await startScriptedModel(benchRespond);
   const cpu: number[] = [];
   const wall: number[] = [];
+  /** Peak RSS (VmHWM) of B / A per pair: two processes side by side do not share a heap, so memory compares too. */
+  const peak: number[] = [];
   /** Per thread name, B − A per pair (ms): where the difference is spent (main thread, GC helper, JIT, children). */
   const byThread = new Map<string, number[]>();
   try {
@@ -37,6 +39,7 @@ async function main(): Promise<void> {
       if (ok) {
         cpu.push(rb.cpuMs / ra.cpuMs);
         wall.push(rb.runMs / ra.runMs);
+        peak.push(rb.peakRssMiB / ra.peakRssMiB);
         for (const name of new Set([...ra.threads.keys(), ...rb.threads.keys()]))
           byThread.set(name, [...(byThread.get(name) ?? []), (rb.threads.get(name) ?? 0) - (ra.threads.get(name) ?? 0)]);
       }
@@ -49,7 +52,7 @@ async function main(): Promise<void> {
   }
   const s = stats(cpu);
   console.log(
-    `\n${B} / ${A}, ${cpu.length} clean pairs: CPU median ${s.median.toFixed(3)} (${s.min.toFixed(3)}–${s.max.toFixed(3)}); wall median ${stats(wall).median.toFixed(3)}`,
+    `\n${B} / ${A}, ${cpu.length} clean pairs: CPU median ${s.median.toFixed(3)} (${s.min.toFixed(3)}–${s.max.toFixed(3)}); wall median ${stats(wall).median.toFixed(3)}; peak RSS median ${stats(peak).median.toFixed(3)} (${stats(peak).min.toFixed(3)}–${stats(peak).max.toFixed(3)})`,
   );
   console.log(`${B} − ${A} by thread (ms, median of pairs):`);
   const median = (d: number[]) => stats(d).median;
