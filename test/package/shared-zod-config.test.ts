@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { expect, test } from "vitest";
-import { PLUGIN_ENTRY, REPO_ROOT } from "../../harness/paths.ts";
+import { PLUGIN_ENTRY, REPO_ROOT } from "../harness/paths.ts";
 
 /**
  * Zod keeps its configuration on `globalThis.__zod_globalConfig`, one object every zod 4 copy in a process shares —
