@@ -50,9 +50,12 @@ async function main(): Promise<void> {
   } finally {
     await model.close();
   }
-  const s = stats(cpu);
+  const range = (d: number[]) => {
+    const s = stats(d);
+    return `${s.median.toFixed(3)} (${s.min.toFixed(3)}–${s.max.toFixed(3)})`;
+  };
   console.log(
-    `\n${B} / ${A}, ${cpu.length} clean pairs: CPU median ${s.median.toFixed(3)} (${s.min.toFixed(3)}–${s.max.toFixed(3)}); wall median ${stats(wall).median.toFixed(3)}; peak RSS median ${stats(peak).median.toFixed(3)} (${stats(peak).min.toFixed(3)}–${stats(peak).max.toFixed(3)})`,
+    `\n${B} / ${A}, ${cpu.length} clean pairs: CPU median ${range(cpu)}; wall median ${stats(wall).median.toFixed(3)}; peak RSS median ${range(peak)}`,
   );
   console.log(`${B} − ${A} by thread (ms, median of pairs):`);
   const median = (d: number[]) => stats(d).median;
