@@ -132,7 +132,10 @@ export class SessionRuntime {
         r = pending(r);
         previous = r;
         result = fn(r);
-        return result.next ?? r;
+        const next = result.next ?? r;
+        // Readers see what is being written from now on, not the view from before this step (SoftChanges.writing).
+        if (next) this.#soft.writing(sessionId, next);
+        return next;
       });
       const done = result as S;
       // Only the sessions this process runs: another host's record (a crash recovery, an orphan check) is its own.

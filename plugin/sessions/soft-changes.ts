@@ -42,6 +42,17 @@ export class SoftChanges {
   }
 
   /**
+   * A durable write of `record` has begun (its step decided it; the file is not written yet). From now on readers see
+   * it, with any change queued since the write took the earlier ones rebuilt on it — not the view from before, which
+   * lacks what the write changes: a stop written while a tool result was being handled read `active` there, and the
+   * result carried no stop directive although the file already said `stopping`.
+   */
+  writing(sessionId: string, record: SessionRecord): void {
+    this.settle(sessionId, record);
+    if (!this.#views.has(sessionId)) this.#views.set(sessionId, record);
+  }
+
+  /**
    * After a write: changes queued while it was under way are not written yet, so the view must keep them — rebuilt on
    * what was stored — or a reader would see the stored record without them (a budget warning already given would be
    * given again: issue 28 §1). No such change: the view goes and the store's record is current.

@@ -42,6 +42,26 @@ describe("hot-path events are written behind, never lost", () => {
     expect(r.recentActions).toEqual(["bash echo 2", "bash echo 3", "checked"]); // in order: the soft tool calls first
   });
 
+  test("while a durable change is being written, readers see it — and a soft event in that window stands on it", async () => {
+    await toolCall(1); // an in-memory view exists, as on every busy session
+    let decided!: () => void;
+    const inStep = new Promise<void>((resolve) => (decided = resolve));
+    const writing = f.rt.sessions.step(SESSION, (r) => {
+      decided();
+      return { next: r && { ...r, control: "stopping" as const }, effects: [] };
+    });
+    await inStep; // the step decided; the file is being written
+    expect(f.onDisk(SESSION).control).toBe("active");
+    // A tool result handled now must see the stop (it read `active` here, and carried no stop directive).
+    expect(f.rt.sessions.peek(SESSION)?.control).toBe("stopping");
+    await toolCall(2);
+    expect(f.rt.sessions.peek(SESSION)).toMatchObject({ control: "stopping", counters: { toolCalls: 2 } });
+    await writing;
+    expect(f.rt.sessions.peek(SESSION)).toMatchObject({ control: "stopping", counters: { toolCalls: 2 } });
+    await f.rt.flush();
+    expect(f.onDisk(SESSION)).toMatchObject({ control: "stopping", counters: { toolCalls: 2 } });
+  });
+
   test("flush (OpenCode's dispose) writes what is pending", async () => {
     await f.rt.runner.dispatchSoft(SESSION, { type: "model_step", at: f.clock.now() });
     await f.rt.flush();
