@@ -48,7 +48,8 @@ const DUMP = option("--dump");
  */
 const SOURCES = option("--sources");
 /** `--host-sources <regex>`: with `--sources`, also the host's own scripts whose URL matches (its chunks in the binary). */
-const HOST_SOURCES = option("--host-sources") ? new RegExp(option("--host-sources") as string) : undefined;
+const hostSources = option("--host-sources");
+const HOST_SOURCES = hostSources ? new RegExp(hostSources) : undefined;
 let sourcesSaved = false;
 async function saveSources(client: Awaited<ReturnType<typeof inspector>>): Promise<void> {
   if (sourcesSaved || !SOURCES) return;

@@ -1,5 +1,5 @@
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
-import { levelOf } from "../session/session-record.ts";
+import { levelOf, type SessionRecord } from "../session/session-record.ts";
 import {
   buildHaltMessage,
   buildLeafBlockedMessage,
@@ -40,7 +40,7 @@ export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth" | "not_own_subag
  * given, under the target agent, with no check of its own): `parentId` as the host reports it — `undefined` when the
  * host knows no such session (it then creates a new one) —, and governance's control over it when it has a record.
  */
-export type ContinuedSession = { sessionId: string; parentId: string | null | undefined; control: string | null };
+export type ContinuedSession = { sessionId: string; parentId: string | null | undefined; control: SessionRecord["control"] | null };
 
 /** Where the child would stand; the same for an allowed and a refused spawn (a log-only refusal still spawns). */
 export type SpawnPlacement = { childDepth: number; childLevel: number; targetRole: AgentRole };

@@ -25,8 +25,9 @@ function toolArgs(args: unknown): Record<string, unknown> | undefined {
 
 /**
  * `tool.execute.before` → the tool call to gate (plugin/hooks/tool-before.ts). A `task` call is a spawn: its target is
- * `subagent_type` (OpenCode's `general` when left out), and a `task_id` names the session it continues; the prompt governance answers is written into OpenCode's own
- * argument object, so the task runs with it. A refusal throws, and OpenCode returns it as the tool result.
+ * `subagent_type` (OpenCode's `general` when left out), and a `task_id` names the session it continues; the prompt
+ * governance answers is written into OpenCode's own argument object, so the task runs with it. A refusal throws, and
+ * OpenCode returns it as the tool result.
  */
 export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> | undefined {
   const args = toolArgs(output.args);

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, GovernanceConfig } from "../../../governance/config/config.ts";
 import { decideSpawn } from "../../../governance/delegation/spawn-gate.ts";
+import type { ContinuedSession } from "../../../governance/delegation/delegation-policy.ts";
 import { makeRecord } from "../fixtures/records.ts";
 
 const caller = (agent: string, depth: number) =>
@@ -45,8 +46,7 @@ describe("decideSpawn: a `task_id` continues only the caller's own subagent, and
   const CALLER = "ses_caller00000000000000000001";
   const OWN = "ses_own0000000000000000000001";
   const coordinator = caller("governance-coordinator", 0);
-  const decide = (continues: { sessionId: string; parentId: string | null | undefined; control: string | null }, config = DEFAULT_CONFIG) =>
-    decideSpawn(coordinator, { targetAgent: "governance-executor", continues, config });
+  const decide = (continues: ContinuedSession, config = DEFAULT_CONFIG) => decideSpawn(coordinator, { targetAgent: "governance-executor", continues, config });
 
   it.each([
     ["its own subagent, finished", { sessionId: OWN, parentId: CALLER, control: "completed" }, "allowed", null],
