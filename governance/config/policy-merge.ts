@@ -257,12 +257,13 @@ function mergeAgents(m: Merger, base: GovernanceConfig): Pick<GovernanceConfig, 
 
 function mergeTelemetry(m: Merger, base: GovernanceConfig): GovernanceConfig["telemetry"] {
   const t = base.telemetry;
-  const enabled = m.resolve(
-    "telemetry.enabled",
-    m.entries((s) => s.telemetry?.enabled),
-    t.enabled,
-    TELEMETRY_ON,
-  );
+  const entries = m.entries((s) => s.telemetry?.enabled);
+  const resolved = m.resolve("telemetry.enabled", entries, t.enabled, TELEMETRY_ON);
+  // A project may switch export on, but only toward an endpoint of the user's (the environment's or a config file's
+  // above it; issue 41 §5): a `true` only the project says counts as `auto`, on only when such an endpoint exists. As
+  // its own, it would send the session tree to whatever listens on the default port.
+  const projectOnly = m.origins["telemetry.enabled"] === "project" && !entries.some((e) => e.layer !== "project" && e.value === true);
+  const enabled = resolved === true && projectOnly ? "auto" : resolved;
   const toolSpans = m.resolve(
     "telemetry.toolSpans",
     m.entries((s) => s.telemetry?.toolSpans),

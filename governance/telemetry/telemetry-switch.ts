@@ -10,11 +10,15 @@ export type TelemetryTargets = {
   /** Headers from the config layer that chose the endpoint (or the user's own, with the environment's endpoint). */
   headers: Record<string, string>;
   /**
-   * Whether `OTEL_EXPORTER_OTLP_*HEADERS` go too: only to the environment's own endpoint. An endpoint from a config
-   * file gets that file's headers alone (issue 27 §3: credentials go only where the layer that holds them sends them).
+   * Per signal, whether `OTEL_EXPORTER_OTLP_*HEADERS` go too: only to an endpoint the environment itself named (its
+   * general or that signal's own variable). An endpoint from a config file gets that file's headers alone, and the
+   * default endpoint (`localhost:4318`, a signal nobody named) gets none: whatever listens there was not chosen by the
+   * holder of those credentials (issue 27 §3, issue 41 §5).
    */
-  envHeaders: boolean;
+  envHeaders: Record<Signal, boolean>;
 };
+
+export type Signal = (typeof SIGNALS)[number];
 
 export type TelemetrySwitch = ({ on: true } & TelemetryTargets) | { on: false; reason: string };
 
@@ -24,13 +28,14 @@ export const DEFAULT_OTLP_ENDPOINT = "http://localhost:4318";
 type Env = Readonly<Record<string, string | undefined>>;
 
 const SIGNALS = ["traces", "metrics", "logs"] as const;
+const NONE: Record<Signal, boolean> = { traces: false, metrics: false, logs: false };
 
 function trimmed(value: string | undefined): string {
   return (value ?? "").trim();
 }
 
 /** `${base}/v1/<signal>`, as the OTLP exporter specification builds a signal URL from the general endpoint. */
-function signalUrl(base: string, signal: (typeof SIGNALS)[number]): string {
+function signalUrl(base: string, signal: Signal): string {
   return `${base.replace(/\/+$/, "")}/v1/${signal}`;
 }
 
@@ -40,7 +45,7 @@ function signalUrl(base: string, signal: (typeof SIGNALS)[number]): string {
  * `enabled: false` and `OTEL_SDK_DISABLED=true` win over everything. A signal-specific variable is used as is (the
  * specification's rule); a base endpoint gets `/v1/<signal>` appended. A config endpoint (the user's own file or the
  * organisation's policy; a project's is refused before it gets here) wins over every variable, and carries only its
- * own file's headers.
+ * own file's headers. A signal no variable names falls back to the default endpoint without the environment's headers.
  */
 export function telemetrySwitch(config: TelemetryConfig, env: Env): TelemetrySwitch {
   if (config.enabled === false) return { on: false, reason: "telemetry.enabled is false" };
@@ -60,11 +65,22 @@ export function telemetrySwitch(config: TelemetryConfig, env: Env): TelemetrySwi
   // An endpoint from a config file (the user's or the organisation's, never a project's: policy-merge.ts) takes every
   // signal, with that file's headers only.
   if (fromConfig) {
-    const url = (s: (typeof SIGNALS)[number]) => signalUrl(fromConfig, s);
-    return { on: true, traces: url("traces"), metrics: url("metrics"), logs: url("logs"), source: "config", headers, envHeaders: false };
+    const url = (s: Signal) => signalUrl(fromConfig, s);
+    return { on: true, traces: url("traces"), metrics: url("metrics"), logs: url("logs"), source: "config", headers, envHeaders: NONE };
   }
   const base = fromEnv || DEFAULT_OTLP_ENDPOINT;
-  const url = (s: (typeof SIGNALS)[number]) => specific[s] || signalUrl(base, s);
+  const url = (s: Signal) => specific[s] || signalUrl(base, s);
+  const named = (s: Signal) => specific[s] !== "" || fromEnv !== "";
+  const envHeaders = { traces: named("traces"), metrics: named("metrics"), logs: named("logs") };
   const source = config.enabled === true && !fromEnv && !anySpecific ? "config" : "env";
-  return { on: true, traces: url("traces"), metrics: url("metrics"), logs: url("logs"), source, headers, envHeaders: true };
+  return { on: true, traces: url("traces"), metrics: url("metrics"), logs: url("logs"), source, headers, envHeaders };
+}
+
+/**
+ * The configured headers one signal's exporter gets. With the environment's endpoint, the user's own `headers` (set
+ * without an endpoint of their own) are meant for that endpoint: a signal the environment did not name, which falls
+ * back to the default endpoint, gets none of them either.
+ */
+export function signalHeaders(targets: TelemetryTargets, signal: Signal): Record<string, string> {
+  return targets.source === "env" && !targets.envHeaders[signal] ? {} : targets.headers;
 }

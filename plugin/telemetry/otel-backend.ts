@@ -8,7 +8,7 @@ import { BatchLogRecordProcessor, LoggerProvider } from "@opentelemetry/sdk-logs
 import { MeterProvider, PeriodicExportingMetricReader } from "@opentelemetry/sdk-metrics";
 import { BasicTracerProvider, BatchSpanProcessor } from "@opentelemetry/sdk-trace-base";
 import { auditAttributes, TELEMETRY_MAP } from "../../governance/telemetry/telemetry-map.ts";
-import type { TelemetryTargets } from "../../governance/telemetry/telemetry-switch.ts";
+import { type Signal, signalHeaders, type TelemetryTargets } from "../../governance/telemetry/telemetry-switch.ts";
 import { CompleteTraces } from "./complete-traces.ts";
 import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 import { TurnSpans } from "./turn-spans.ts";
@@ -62,8 +62,8 @@ const HEADER_VARIABLES = [
  * file those variables are hidden for exactly that synchronous call (no other code runs meanwhile; OpenCode's own
  * exporter keeps them), so the user's credentials never go to an endpoint their environment did not name.
  */
-function construct<E>(targets: TelemetryTargets, make: () => E): E {
-  if (targets.envHeaders) return make();
+function construct<E>(targets: TelemetryTargets, signal: Signal, make: () => E): E {
+  if (targets.envHeaders[signal]) return make();
   const saved = HEADER_VARIABLES.map((name) => [name, process.env[name]] as const);
   for (const [name] of saved) delete process.env[name];
   try {
@@ -93,7 +93,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
   const spans = new CompleteTraces(
     new BatchSpanProcessor(
       reporting(
-        construct(targets, () => new OTLPTraceExporter({ url: targets.traces, timeoutMillis, headers: targets.headers })),
+        construct(targets, "traces", () => new OTLPTraceExporter({ url: targets.traces, timeoutMillis, headers: signalHeaders(targets, "traces") })),
         "traces",
         o.report,
       ),
@@ -116,7 +116,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
   const interval = envMs(env, "OTEL_METRIC_EXPORT_INTERVAL", 60_000);
   const reader = new PeriodicExportingMetricReader({
     exporter: reporting(
-      construct(targets, () => new OTLPMetricExporter({ url: targets.metrics, timeoutMillis, headers: targets.headers })),
+      construct(targets, "metrics", () => new OTLPMetricExporter({ url: targets.metrics, timeoutMillis, headers: signalHeaders(targets, "metrics") })),
       "metrics",
       o.report,
     ),
@@ -150,7 +150,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
     processors: [
       new BatchLogRecordProcessor({
         exporter: reporting(
-          construct(targets, () => new OTLPLogExporter({ url: targets.logs, timeoutMillis, headers: targets.headers })),
+          construct(targets, "logs", () => new OTLPLogExporter({ url: targets.logs, timeoutMillis, headers: signalHeaders(targets, "logs") })),
           "logs",
           o.report,
         ),

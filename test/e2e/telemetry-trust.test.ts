@@ -129,3 +129,74 @@ describe("telemetry goes only where the user sent it (real opencode serve, every
     expect(requested?.attributes).toMatchObject({ "governance.level": 1, "governance.by": "cli" });
   }, 120_000);
 });
+
+/**
+ * Issue 41 §5 on the real host: the default port (localhost:4318) is a port nobody chose. A user whose environment
+ * names only a traces endpoint, with credentials in OTEL_EXPORTER_OTLP_HEADERS, or a repository that says
+ * `telemetry.enabled: true` with no endpoint anywhere, must not send those credentials (or, for the repository, any
+ * export at all) to whatever listens there. On the code before, both reached the listener with the user's Bearer.
+ */
+describe("nothing carries the user's credentials to the default OTLP port (real opencode serve)", () => {
+  let model: ScriptedModel;
+  const listeners: Awaited<ReturnType<typeof startRecordingCollector>>[] = [];
+  const atDefault = () => listeners.flatMap((l) => l.requests).filter((r) => r.body.includes('"stringValue":"opencode-governance"'));
+
+  beforeAll(async () => {
+    model = await startScriptedModel(() => ({ text: "ok" }));
+    // localhost may resolve to either loopback address in the host's runtime: listen on both (IPv6 where it exists).
+    listeners.push(await startRecordingCollector(undefined, { port: 4318, host: "127.0.0.1" }));
+    const v6 = await startRecordingCollector(undefined, { port: 4318, host: "::1" }).catch(() => undefined);
+    if (v6) listeners.push(v6);
+  }, 60_000);
+  afterAll(async () => {
+    await model?.close();
+    for (const l of listeners) await l.close();
+  });
+
+  async function governedTurn(project: TestProject, env: NodeJS.ProcessEnv): Promise<void> {
+    const serve = await serveOpencode(project, {
+      env: { OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_BLRP_SCHEDULE_DELAY: "100", OTEL_METRIC_EXPORT_INTERVAL: "300", ...env },
+    });
+    try {
+      const root = (await serve.http.createSession()).id;
+      await serve.http.prompt(root, "hello", { agent: "governance-coordinator" });
+      // Several metric intervals and batch delays: on the code before, the default port had the export by now.
+      await new Promise((resolve) => setTimeout(resolve, 2_000));
+    } finally {
+      await serve.stop();
+    }
+  }
+
+  test("only a traces endpoint in the environment: metrics and logs reach the default port without the user's headers", async () => {
+    const mine = await startRecordingCollector();
+    const project = createTestProject({ modelUrl: model.url, agents: true });
+    try {
+      await governedTurn(project, {
+        OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: `${mine.url}/v1/traces`,
+        OTEL_EXPORTER_OTLP_HEADERS: `authorization=${AUTH},x-honeycomb-team=${HONEY}`,
+      });
+      await waitFor(() => atDefault().length > 0 || undefined, "governance's metrics or logs at the default port", 10_000);
+      for (const r of atDefault()) expect([r.path, r.headers.authorization, r.headers["x-honeycomb-team"]]).toEqual([r.path, undefined, undefined]);
+      const traces = mine.requests.filter((r) => r.body.includes('"stringValue":"opencode-governance"'));
+      expect(traces.length).toBeGreaterThan(0);
+      for (const r of traces) expect(r.headers).toMatchObject({ authorization: AUTH });
+      const started = auditEvents(project.governanceDir).find((e) => e.type === "telemetry_started");
+      expect(started?.envHeaders).toEqual({ traces: true, metrics: false, logs: false });
+    } finally {
+      await mine.close();
+      project.cleanup();
+    }
+  }, 90_000);
+
+  test("a repository's telemetry.enabled: true with no endpoint of the user's exports nothing", async () => {
+    const before = atDefault().length;
+    const project = createTestProject({ modelUrl: model.url, agents: true, governanceYaml: "telemetry:\n  enabled: true\n" });
+    try {
+      await governedTurn(project, { OTEL_EXPORTER_OTLP_HEADERS: `authorization=${AUTH}` });
+      expect(atDefault().slice(before)).toEqual([]);
+      expect(auditEvents(project.governanceDir).some((e) => e.type === "telemetry_started")).toBe(false);
+    } finally {
+      project.cleanup();
+    }
+  }, 90_000);
+});

@@ -140,9 +140,13 @@ export type RecordedRequest = { path: string; headers: http.IncomingHttpHeaders;
 /**
  * Records every request byte for byte (headers and body) before anything decodes it, then forwards it to `target`
  * (the real receiver above) or, without one, answers 200 itself — a collector a hostile repository would run.
- * For tests that must see EVERY exported byte (issue 27 §3), not only what a decoder keeps.
+ * For tests that must see EVERY exported byte (issue 27 §3), not only what a decoder keeps. `listen`: where (default a
+ * free port on 127.0.0.1; the OTLP default port 4318 for tests of what reaches it).
  */
-export async function startRecordingCollector(target?: string): Promise<{ url: string; requests: RecordedRequest[]; close(): Promise<void> }> {
+export async function startRecordingCollector(
+  target?: string,
+  listen: { port: number; host: string } = { port: 0, host: "127.0.0.1" },
+): Promise<{ url: string; requests: RecordedRequest[]; close(): Promise<void> }> {
   const requests: RecordedRequest[] = [];
   const server = http.createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -170,10 +174,13 @@ export async function startRecordingCollector(target?: string): Promise<{ url: s
       out.end(body);
     });
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(listen.port, listen.host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: `http://${listen.host.includes(":") ? `[${listen.host}]` : listen.host}:${port}`,
     requests,
     close: () =>
       new Promise<void>((resolve) => {

@@ -211,6 +211,16 @@ describe("telemetry goes only where the user or the organisation sends it (issue
     expect(user.origins["telemetry.endpoint"]).toBe("user");
   });
 
+  it("a project's enabled: true turns export on only toward the user's endpoint (it counts as auto; issue 41 §5)", () => {
+    const { base, layer } = projectLayer({ telemetry: { enabled: true } });
+    base.telemetry.enabled = true;
+    expect(mergePolicy(base, [layer]).config.telemetry.enabled).toBe("auto");
+    const mine: PolicyLayer = { name: "user", file: "/u", settings: { telemetry: { enabled: true } } };
+    expect(mergePolicy(base, [mine, layer]).config.telemetry.enabled).toBe(true);
+    const off: PolicyLayer = { name: "user", file: "/u", settings: { telemetry: { enabled: false } } };
+    expect(mergePolicy(base, [off, layer]).config.telemetry.enabled).toBe("auto");
+  });
+
   it("an organisation that requires its endpoint gets it with its own headers, never the user's", () => {
     const { base, layer } = projectLayer({});
     const org: PolicyLayer = {

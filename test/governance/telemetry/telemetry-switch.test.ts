@@ -1,6 +1,6 @@
 import { describe, expect, test } from "vitest";
 import { DEFAULT_CONFIG, type TelemetryConfig } from "../../../governance/config/config.ts";
-import { telemetrySwitch } from "../../../governance/telemetry/telemetry-switch.ts";
+import { signalHeaders, type TelemetryTargets, telemetrySwitch } from "../../../governance/telemetry/telemetry-switch.ts";
 
 const config = (t: Partial<TelemetryConfig> = {}): TelemetryConfig => ({ ...DEFAULT_CONFIG.telemetry, ...t });
 
@@ -19,7 +19,7 @@ describe("telemetrySwitch: off by default, one switch shared with OpenCode's own
       logs: "http://collector:4318/v1/logs",
       source: "env",
       headers: {},
-      envHeaders: true,
+      envHeaders: { traces: true, metrics: true, logs: true },
     });
   });
 
@@ -38,7 +38,7 @@ describe("telemetrySwitch: off by default, one switch shared with OpenCode's own
       logs: "http://127.0.0.1:9999/v1/logs",
       source: "config",
       headers: { "x-org": "k" },
-      envHeaders: false,
+      envHeaders: { traces: false, metrics: false, logs: false },
     });
     expect(telemetrySwitch(config({ enabled: true }), {})).toMatchObject({ on: true, metrics: "http://localhost:4318/v1/metrics", source: "config" });
   });
@@ -47,5 +47,33 @@ describe("telemetrySwitch: off by default, one switch shared with OpenCode's own
     const env = { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318" };
     expect(telemetrySwitch(config({ enabled: false, endpoint: "http://x:1" }), env)).toMatchObject({ on: false, reason: "telemetry.enabled is false" });
     expect(telemetrySwitch(config({ enabled: true }), { ...env, OTEL_SDK_DISABLED: "TRUE" })).toMatchObject({ on: false });
+  });
+});
+
+describe("credentials from the environment go only to an endpoint the environment named (issue 41 §5)", () => {
+  const targets = (config: TelemetryConfig, env: Record<string, string>): TelemetryTargets => {
+    const sw = telemetrySwitch(config, env);
+    if (!sw.on) throw new Error(sw.reason);
+    return sw;
+  };
+
+  test("only a traces endpoint named: metrics and logs fall back to the default port without the environment's headers", () => {
+    const env = { OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: "http://tempo:4318/v1/traces", OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer u" };
+    const t = targets(config({ headers: { "x-user": "u" } }), env);
+    expect(t.envHeaders).toEqual({ traces: true, metrics: false, logs: false });
+    expect(t.metrics).toBe("http://localhost:4318/v1/metrics");
+    expect(signalHeaders(t, "traces")).toEqual({ "x-user": "u" });
+    expect(signalHeaders(t, "metrics")).toEqual({});
+    expect(signalHeaders(t, "logs")).toEqual({});
+  });
+
+  test("enabled: true with no endpoint anywhere: the default port, with no environment headers", () => {
+    const t = targets(config({ enabled: true }), { OTEL_EXPORTER_OTLP_HEADERS: "authorization=Bearer u" });
+    expect(t).toMatchObject({ source: "config", traces: "http://localhost:4318/v1/traces", envHeaders: { traces: false, metrics: false, logs: false } });
+  });
+
+  test("the general variable names every signal", () => {
+    const t = targets(config(), { OTEL_EXPORTER_OTLP_ENDPOINT: "http://c:4318", OTEL_EXPORTER_OTLP_HEADERS: "a=b" });
+    expect(t.envHeaders).toEqual({ traces: true, metrics: true, logs: true });
   });
 });
