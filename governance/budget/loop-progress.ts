@@ -1,5 +1,5 @@
 /**
- * Progress or noise in the numbers of a tool's output (docs/budgets.md, "Loop guards"; issue 39 §5).
+ * Progress or noise in the numbers of a tool's output (docs/budgets.md, "Loop guards").
  *
  * An output is read as a shape (its text with every number, timestamp and id masked) and the readings of its numbers
  * and timestamps, position by position ("slots"). Two results of the same call with the same shape differ only in

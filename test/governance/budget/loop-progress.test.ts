@@ -5,7 +5,7 @@ import { type LoopState, type LoopVerdict, loopCallKey, NEW_LOOP_STATE, observeC
 import { compareDecimal, MAX_SLOTS, readOutput } from "../../../governance/budget/loop-progress.ts";
 
 /**
- * Issue 39 §5: the loop guard tells progress from noise. Each case both ways, through the whole guard (`observeCall`),
+ * The loop guard tells progress from noise. Each case both ways, through the whole guard (`observeCall`),
  * with calls that do not wait (quick, a model step apart, no sleep or status word): judged at `repeat` (3).
  */
 const cfg = LoopConfig.parse({});
