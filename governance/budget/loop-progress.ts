@@ -46,28 +46,41 @@ const UUID = String.raw`\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-
 const HEX_ID = String.raw`\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b`;
 const NUMBER = String.raw`\d+(?:\.\d+)?`;
 /** One pass over the output; the alternatives in this order (a timestamp before its digits, an id before a number). */
-const TOKEN = new RegExp(`(${ISO_TIME})|(${CLOCK})|(${UUID}|${HEX_ID})|(${NUMBER})`, "gi");
+const TOKEN = new RegExp(`(${ISO_TIME})|(${CLOCK})|(${UUID}|${HEX_ID})|${NUMBER}`, "gi");
 const ZONE = /(?:Z|[+-]\d{2}:?\d{2})$/i;
+
+type Token = { kind: "iso" | "clock" | "number"; text: string };
 
 /**
  * The output's shape and the readings of its last {@link MAX_SLOTS} numbers and timestamps. A timestamp is one
  * reading (its digits in order, so it compares as a point in time); its mask names how many parts it has, so a date
- * and a date with a time are not one slot.
+ * and a date with a time are not one slot. It runs on every tool result: one regex pass, and a token's value is worked
+ * out only when it is among the last {@link MAX_SLOTS}.
  */
 export function readOutput(text: string): { shape: string; readings: Reading[] } {
-  const readings: Reading[] = [];
-  const shape = text.replace(TOKEN, (m, iso: string | undefined, clock: string | undefined, id: string | undefined) => {
+  const ring: Token[] = [];
+  let count = 0;
+  const shape = text.replace(TOKEN, (m: string, iso: string | undefined, clock: string | undefined, id: string | undefined) => {
     if (id !== undefined) return "<id>";
-    const time = iso !== undefined || clock !== undefined;
-    const body = time ? m.replace(ZONE, "") : m;
-    const [whole = "", fraction = ""] = body.split(/[.,](?=\d+$)/);
-    const digits = time ? whole.replace(/\D/g, "") : whole;
-    if (digits.length > MAX_DIGITS) return "<id>";
-    readings.push({ time, value: decimal(digits, fraction) });
-    if (readings.length > MAX_SLOTS) readings.shift();
-    return time ? `<time${whole.split(/\D+/).length}>` : "#";
+    // Only a plain number can be longer than MAX_DIGITS (a timestamp has at most 14 digits before its fraction).
+    if (iso === undefined && clock === undefined && m.length > MAX_DIGITS && (m.split(".")[0] as string).length > MAX_DIGITS) return "<id>";
+    ring[count++ % MAX_SLOTS] = { kind: iso !== undefined ? "iso" : clock !== undefined ? "clock" : "number", text: m };
+    if (iso !== undefined) return m.length > 10 && /[T ]/i.test(m.charAt(10)) ? (m.charAt(16) === ":" ? "<time6>" : "<time5>") : "<time3>";
+    if (clock !== undefined) return m.indexOf(":", m.indexOf(":") + 1) > 0 ? "<time3>" : "<time2>";
+    return "#";
   });
+  const readings: Reading[] = [];
+  for (let i = Math.max(0, count - MAX_SLOTS); i < count; i++) readings.push(reading(ring[i % MAX_SLOTS] as Token));
   return { shape, readings };
+}
+
+function reading({ kind, text }: Token): Reading {
+  if (kind === "number") {
+    const dot = text.indexOf(".");
+    return { time: false, value: dot < 0 ? decimal(text, "") : decimal(text.slice(0, dot), text.slice(dot + 1)) };
+  }
+  const [whole = "", fraction = ""] = text.replace(ZONE, "").split(/[.,](?=\d+$)/);
+  return { time: true, value: decimal(whole.replace(/\D/g, ""), fraction) };
 }
 
 function decimal(whole: string, fraction: string): string {
