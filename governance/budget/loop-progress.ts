@@ -13,9 +13,10 @@
  * - a call counter: an integer below 10⁹ that went up by exactly one at every call so far ("attempt 3: not ready") —
  *   it counts the calls themselves, not work, so it is not progress (epoch seconds are above 10⁹: a clock);
  * - unchanged: not progress.
- * The first move of a slot counts as progress (benefit of the doubt), so random numbers are caught one or two calls
- * later than identical results, never not at all. Values are compared as exact decimal strings: `date +%s%N` has 19
- * digits, more than a double holds.
+ * The first move of a slot counts as progress (benefit of the doubt: a growing number inside an A-B cycle must not
+ * read as a repeat at its first step), and so does the move after a restart, so random numbers are caught a few calls
+ * later than identical results (docs/budgets.md gives figures), never not at all. Values are compared as exact
+ * decimal strings: `date +%s%N` has 19 digits, more than a double holds.
  */
 
 /** A number or timestamp of an output: its value as a decimal string without leading zeros ("0" for zero). */

@@ -115,6 +115,27 @@ describe("noise: the same result with numbers that do not move one way is a repe
     expect(verdicts(outputs)).toEqual(expected);
   });
 
+  it("random durations: how late noise is caught (the figures in docs/budgets.md; seeded, 500 runs of 20 calls)", () => {
+    let seed = 39;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const stopAt = (slots: number) =>
+      Array.from({ length: 500 }, () => {
+        const outputs = Array.from(
+          { length: 30 },
+          () => `Tests 3 failed | 88 passed\n${Array.from({ length: slots }, () => `${(random() * 5).toFixed(2)}s`).join(" ")}`,
+        );
+        return verdicts(outputs, "npx vitest run").indexOf("stop:repeat") + 1;
+      }).sort((a, b) => a - b);
+    const one = stopAt(1);
+    const six = stopAt(6);
+    expect(one[0]).toBeGreaterThan(0); // every run stopped
+    expect(six[0]).toBeGreaterThan(0);
+    expect([one[250], one[450], one.at(-1), six[250]]).toEqual([8, 10, 13, 10]);
+  });
+
   it("a number that grows, drops and grows is a restart; a second turn makes it noise", () => {
     // 5 → 9 grows, 2 drops (turn 1), 8 grows (progress), 1 drops (turn 2): from here on it is noise whatever it
     // does, so 8, 1 and 30 are three of a kind.
@@ -175,6 +196,26 @@ describe("properties", () => {
         },
       ),
       { numRuns: 300 },
+    );
+  });
+
+  it("a cycle of 2 to 4 calls in which one call's number grows strictly is never a cycle, whatever the others return", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 2, max: 4 }),
+        fc.array(fc.bigInt({ min: 2n, max: 10n ** 9n }), { minLength: 16, maxLength: 16 }),
+        fc.boolean(),
+        (period, steps, same) => {
+          const counts = grown(1000n, steps);
+          const list = Array.from({ length: 16 }, (_, i) =>
+            i % period === 0
+              ? { command: "wc -c < build.log", out: `${counts[i / period]}` }
+              : { command: `cat part-${i % period}`, out: same ? "unchanged" : `${i % 7}` },
+          );
+          return calls(list).every((v) => v === "-");
+        },
+      ),
+      { numRuns: 200 },
     );
   });
 
