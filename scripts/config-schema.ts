@@ -76,7 +76,7 @@ export const DESCRIPTIONS: Record<string, string> = {
   "concurrency.perParent": "Running subagents one session may have at once.",
   "concurrency.perProject": "Running subagents in the whole project (this OpenCode process) at once.",
   loops:
-    "Loop guards: the same call with the same result again and again, or a short cycle (A-B, A-B-C) with unchanged results; paths, descriptions, numbers and timestamps do not count as a change.",
+    "Loop guards: the same call with the same result again and again, or a short cycle (A-B, A-B-C) with unchanged results; paths, descriptions and numbers that jump at random or count the calls do not count as a change, a number that grows or falls from call to call (bytes, a percentage, a clock) does.",
   "loops.enabled": "Switch the loop guards on or off.",
   "loops.repeat": "Identical calls (same tool, same arguments) with identical results in a row that count as a loop.",
   "loops.pingPong": "Full cycles of 2 to 4 different calls (A-B, A-B-C, …) with unchanged results that count as a loop.",

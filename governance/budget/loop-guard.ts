@@ -1,16 +1,19 @@
 import { LOOP_STOP_PREFIX } from "../session/stop-origin.ts";
 import type { LoopConfig } from "../config/budget-config.ts";
-import { digest, normaliseArgs, normaliseOutput, pollByArgs } from "./loop-normalise.ts";
+import { digest, normaliseArgs, pollByArgs } from "./loop-normalise.ts";
+import { readOutput, type SlotTrend, stepTrends } from "./loop-progress.ts";
 
 /** A loop guard's stop request ids start with this (session/stop-origin.ts tells its abort from the user's Escape by it). */
 export { LOOP_STOP_PREFIX };
 
 /**
  * Loop guards as a pure step over a small per-session state (kept in memory by the plugin; O(window) per call, the
- * window at most a hundred short digests). docs/budgets.md states the rules and thresholds.
+ * window at most 200 short digests, each with the trends of at most 16 numbers). docs/budgets.md states the rules.
  *
  * "No progress" = the same call AND the same result, both normalised (loop-normalise.ts: paths, the `description`
- * field, numbers and timestamps in the output), so cosmetic variations do not hide a loop. Shapes:
+ * field), so cosmetic variations do not hide a loop. Results are the same when their text is the same with numbers,
+ * timestamps and ids masked, unless a number moved as progress (loop-progress.ts: a byte count or a clock that
+ * grows, a count that falls — not a call counter, not a duration or random number that jumps up and down). Shapes:
  * - repeat: the same observation `repeat` times in a row (OpenCode's own doom_loop threshold is 3 identical calls);
  * - cycle: a short sequence of 2 to {@link MAX_CYCLE} different calls (A-B, A-B-C, …) repeated `pingPong` times;
  * - poll: a call that waits — it sleeps, asks for a status, itself took `pollWait` or more, or came `pollGap` or
@@ -27,7 +30,11 @@ export type LoopCall = { tool: string; args: unknown; output: string; startedAt:
 /** The call half, computed at `tool.execute.before` (arguments are not kept, only digests). */
 export type LoopCallKey = { tool: string; key: string; poll: boolean; startedAt: number };
 
-type Seen = { key: string; poll: boolean };
+/**
+ * One observation. `progress`: its numbers moved as progress since the previous observation with the same key, so it
+ * is not a repetition of it. `trends` (non-polls only): what the next observation with this key is judged against.
+ */
+type Seen = { key: string; poll: boolean; progress: boolean; trends?: readonly SlotTrend[] };
 
 export type LoopState = {
   /** The last observations, newest last, at most {@link windowSize} of them. */
@@ -62,8 +69,14 @@ export function observeCall(
 ): { next: LoopState; verdict: LoopVerdict } {
   const waited =
     call.poll || result.endedAt - call.startedAt >= config.pollWait || (state.lastEndedAt !== null && call.startedAt - state.lastEndedAt >= config.pollGap);
-  const output = waited ? `=${digest(result.output)}` : `~${digest(normaliseOutput(result.output))}`;
-  const seen: Seen = { key: `${call.key}\0${output}`, poll: waited };
+  let seen: Seen;
+  if (waited) seen = { key: `${call.key}\0=${digest(result.output)}`, poll: true, progress: false };
+  else {
+    const { shape, readings } = readOutput(result.output);
+    const key = `${call.key}\0~${digest(shape)}`;
+    const { trends, progress } = stepTrends(lastWith(state.history, key)?.trends, readings);
+    seen = { key, poll: false, progress, trends };
+  }
   const history = [...state.history, seen].slice(-windowSize(config));
   const base = { history, lastEndedAt: result.endedAt };
   if (!config.enabled) return { next: { ...state, ...base }, verdict: { kind: "none" } };
@@ -76,12 +89,18 @@ export function observeCall(
   return { next: { ...base, noticed: true, sinceNotice, stopped: true }, verdict: { kind: "stop", ...found } };
 }
 
+function lastWith(history: readonly Seen[], key: string): Seen | undefined {
+  for (let i = history.length - 1; i >= 0; i--) if (history[i]?.key === key) return history[i];
+  return undefined;
+}
+
 /** The shortest period whose repetition at the end of the history reaches its threshold. */
 function findLoop(h: readonly Seen[], c: LoopConfig): { shape: LoopShape; count: number; period: number } | null {
   for (let p = 1; p <= MAX_CYCLE; p++) {
     if (h.length < 2 * p) continue;
     let run = p;
-    for (let i = h.length - 1 - p; i >= 0 && h[i]?.key === h[i + p]?.key; i--) run++;
+    // h[i + p] repeats h[i] when both are the same call and result and h[i + p]'s numbers did not move as progress.
+    for (let i = h.length - 1 - p; i >= 0 && h[i]?.key === h[i + p]?.key && !h[i + p]?.progress; i--) run++;
     if (run < 2 * p) continue;
     const block = h.slice(-p);
     // A-A-A-A is a repeat, not an A-A cycle: a period counts only when its calls differ.

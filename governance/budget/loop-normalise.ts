@@ -7,9 +7,8 @@ import { createHash } from "node:crypto";
  * - Arguments: the `description` field (OpenCode's bash tool asks for one; a model rewords it freely) is dropped;
  *   object keys are sorted; in every string, a leading `./` of a path is dropped, `//` and `/./` are collapsed, a
  *   path under the project folder is made relative, runs of white space become one space.
- * - Output: timestamps (ISO dates, times of day), long hex ids and UUIDs, and every other number are masked, so a
- *   counter or a clock in the output is not progress. A poll that waits is judged on its exact output instead
- *   (`waitsInCall`, loop-guard.ts).
+ * - Output: read in loop-progress.ts — its shape (numbers, timestamps and ids masked) and whether its numbers moved
+ *   as progress or as noise. A poll that waits is judged on its exact output instead (loop-guard.ts).
  */
 const COSMETIC_KEYS = new Set(["description"]);
 const MAX_DEPTH = 8;
@@ -37,16 +36,6 @@ export function normaliseText(s: string, cwd?: string): string {
     .replace(/(^|[\s'"=:(,[{<>|;&])(?:\.\/)+/g, "$1")
     .replace(/\s+/g, " ")
     .trim();
-}
-
-const ISO_TIME = /\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?/g;
-const CLOCK = /\b\d{1,2}:\d{2}(?::\d{2}(?:[.,]\d+)?)?\b/g;
-const UUID = /\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b/gi;
-const HEX_ID = /\b(?=[0-9a-f]*[a-f])(?=[0-9a-f]*\d)[0-9a-f]{8,}\b/gi;
-const NUMBER = /\d+(?:\.\d+)?/g;
-
-export function normaliseOutput(text: string): string {
-  return text.replace(ISO_TIME, "<time>").replace(CLOCK, "<time>").replace(UUID, "<id>").replace(HEX_ID, "<id>").replace(NUMBER, "#");
 }
 
 /** A command that waits on purpose (`sleep 5; …`, `timeout`, `watch`, `wait`). */

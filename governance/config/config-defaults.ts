@@ -172,7 +172,9 @@ concurrency:
   perProject: 10
 
 # Loop guards: the same tool call with the same result again and again, or a short cycle (A-B, A-B-C) with unchanged
-# results; paths, descriptions, numbers and timestamps do not count as a change (docs/budgets.md).
+# results; paths and descriptions do not count as a change, nor do numbers that jump at random or count the calls
+# ("attempt 3"); a number that grows or falls from call to call (bytes, a percentage, a clock) is progress
+# (docs/budgets.md).
 loops:
   # Switch the loop guards on or off.
   enabled: true

@@ -103,7 +103,7 @@ export type LoopKind = "repeat" | "ping-pong" | "cycle" | "poll";
 function loopWhat(kind: LoopKind, count: number, period: number, tool: string): string {
   switch (kind) {
     case "repeat":
-      return `You called \`${agentToken(tool)}\` with the same arguments ${count} times in a row and got the same result each time (paths, descriptions, numbers and timestamps aside).`;
+      return `You called \`${agentToken(tool)}\` with the same arguments ${count} times in a row and got the same result each time (paths, descriptions and numbers that only jump about or count your calls aside).`;
     case "poll":
       return `You polled with \`${agentToken(tool)}\` ${count} times, waiting between polls, and the result never changed.`;
     default:

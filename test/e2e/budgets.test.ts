@@ -1,3 +1,5 @@
+import * as fs from "node:fs";
+import * as path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   allText,
@@ -57,6 +59,12 @@ const bash = (
 
 const raiseGate = new Gate();
 const pollGate = new Gate();
+/** The project folder, for the children that play a build writing beside them (set in beforeAll). */
+let projectDir = "";
+/** Bytes the "build" appends before each poll: uneven amounts, as a compiler's output comes. */
+const LOG_CHUNKS = [412, 97, 1530, 64, 388, 2210, 150, 733];
+/** How long the "check" said it took: a duration that jumps up and down, the only thing that moves. */
+const JITTER = [41, 27, 35, 19, 44, 23, 38, 31, 29, 40, 22, 36];
 
 /** Each child acts by the marker in its first user message; it obeys a stop directive by answering at once. */
 function respond(req: ModelRequest): Reply | Promise<Reply> {
@@ -121,6 +129,18 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
       return tools < 6 ? bash("sleep 0.3; echo build running") : { text: "poll finished" };
     case "poll":
       return tools < 6 ? bash("sleep 0.2; date +%s%N") : { text: "poll finished" };
+    // Issue 39 §5: a number that grows is progress (the build writes between polls; the clock moves), a number that
+    // jumps at random beside an unchanged status is noise. None of these waits (no sleep, no status word, quick).
+    case "growlog":
+      if (tools >= 8) return { text: "build log polled" };
+      fs.appendFileSync(path.join(projectDir, "build.log"), "x".repeat(LOG_CHUNKS[tools] as number));
+      return bash("wc -c < build.log");
+    case "clock":
+      return tools < 8 ? bash("date +%s%N") : { text: "clock read" };
+    case "jitter":
+      if (tools >= 12) return { text: "never stopped" };
+      fs.writeFileSync(path.join(projectDir, "check.txt"), `not ready (took 0.${JITTER[tools]}s)\n`);
+      return bash("cat check.txt");
     case "wait":
       return tools === 0 ? pollGate.wait().then(() => bash("echo waited")) : { text: "waited" };
     case "quick":
@@ -158,6 +178,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
         },
       },
     });
+    projectDir = project.dir;
     serve = await serveOpencode(project);
   }, 60_000);
   afterAll(async () => {
@@ -286,6 +307,31 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
       ).toBeLessThan(12);
     },
   );
+
+  test.each([
+    ["growlog", "a build log that grows (`wc -c < build.log`)"],
+    ["clock", "the clock (`date +%s%N`)"],
+  ])("polling %s, whose only change is a number that grows, is progress: 8 calls, no loop notice (issue 39 §5)", async (marker) => {
+    const { child } = await runTree(`PARENT ${marker} plain`);
+    expect(events("loop_detected", child)).toEqual([]);
+    const results = ((requestsOf(child).at(-1) as ModelRequest).messages ?? []).filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    expect(results).toHaveLength(8);
+    // What the child saw is what the test claims: one number, growing at every call (read as a BigInt: %s%N has 19 digits).
+    const numbers = results.map((t) => BigInt(t.trim()));
+    expect(numbers.every((n, i) => i === 0 || n > (numbers[i - 1] as bigint))).toBe(true);
+  });
+
+  test("a duration that jumps up and down beside an unchanged status is noise: noticed, then stopped (issue 39 §5)", async () => {
+    const { child } = await runTree("PARENT jitter plain");
+    expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
+    const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
+    expect(
+      requestsOf(child)
+        .at(-1)
+        ?.messages.filter((m) => m.role === "tool").length,
+    ).toBeLessThan(12);
+  });
 
   test("a poll that waits and sees the same line is not a loop (issue 28 §3)", async () => {
     const { child: poller } = await runTree("PARENT waitpoll plain");
