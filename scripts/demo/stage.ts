@@ -1,6 +1,5 @@
 import {
   auditEvents,
-  lastOf,
   projectCli,
   sessionRecord,
   waitFor,
@@ -9,6 +8,7 @@ import {
   type ServeHandle,
   type TestProject,
 } from "../../test/harness/index.ts";
+import { turnMarker } from "./model-script.ts";
 import { bold, dim, expect, short, type Timeline } from "./timeline.ts";
 
 export const COORDINATOR = "governance-coordinator";
@@ -43,9 +43,9 @@ export class Stage {
     return this.model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
   }
 
-  /** The first agent request since `from` whose last user message (the prompt, or a child's task prompt) has `marker`. */
+  /** The first agent request since `from` whose turn plays `marker` (the demo's prompt, or a child's task prompt, starts a line with it). */
   requestWith(marker: string, from = 0): ModelRequest | undefined {
-    return this.model.requests.slice(from).find((r) => r.kind === "agent" && (lastOf(r, "user") ?? "").includes(marker));
+    return this.model.requests.slice(from).find((r) => r.kind === "agent" && turnMarker(r) === marker);
   }
 
   async sessionWith(marker: string, from = 0, timeoutMs = 10_000): Promise<string> {
