@@ -4,7 +4,7 @@ import { isMap, isScalar, parseDocument, type Document } from "yaml";
  * Scene 1's hand edit of the generated `.opencode/governance.yaml`, as a user would make it: a phase, a critical anchor,
  * the built-in `general` agent made a leaf, and a tool-call budget for the planner (scene 8's runaway). Done on the YAML
  * document (comments kept), never on the text's layout: the generated file changes as governance learns to name more
- * agents, and an edit that assumed its lines once produced a duplicate `general:` key (issue 39).
+ * agents, and an edit that assumed its lines once produced a duplicate `general:` key.
  */
 
 export const ANCHOR = "ANCHOR-DEMO";

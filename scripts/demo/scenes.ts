@@ -334,8 +334,9 @@ export async function escape(s: Stage, shared: Shared): Promise<void> {
   t.line(
     `record ${short(parent)}: ${p?.state}; record ${short(child)}: ${c?.state}, last tool call ${c?.lastToolCall?.tool ?? "-"} ${c?.lastToolCall?.summary ?? ""}`,
   );
-  expect(p?.state === "interrupted", `the aborted session is recorded ${p?.state}, not interrupted`);
-  expect(c?.state === "interrupted", `its running child is recorded ${c?.state}, not interrupted`);
+  expect(p, "the aborted session has no governance record");
+  expect(p.state === "interrupted", `the aborted session is recorded ${p.state}, not interrupted`);
+  expect(c?.state === "interrupted", `its running child is recorded ${c ? c.state : "nowhere (no governance record)"}, not interrupted`);
   await s.http.waitIdle([parent, child], 5_000);
   t.line(`OpenCode reports both idle; model streams still open: ${s.model.openStreams()}`);
 }

@@ -5,7 +5,7 @@ import { ANCHOR, editGeneratedConfig, RUNAWAY_BUDGET } from "../../scripts/demo/
 
 /**
  * Scene 1 of `npm run demo` hand-edits the generated governance.yaml and waits for the plugin to reload it. An edit
- * that breaks the file (a duplicate `general:` key once, issue 39) failed the demo at its first scene; here it fails in
+ * that breaks the file (a duplicate `general:` key once) failed the demo at its first scene; here it fails in
  * milliseconds, without OpenCode.
  */
 
@@ -22,7 +22,7 @@ function expectEdited(text: string) {
   return config;
 }
 
-/** The generated file as it may soon look: it also names the project's own agents (issue 39, item 3). */
+/** The generated file as it may soon look: it also names the project's own agents, from OpenCode's agent settings. */
 const WITH_PROJECT_AGENTS = DEFAULT_CONFIG_YAML.replace(
   /^agents:\n/m,
   "agents:\n  # From OpenCode's agent settings.\n  orchestrator:\n    role: primary\n    mayDelegateTo: [worker]\n  worker:\n    role: leaf\n    mayDelegateTo: []\n",

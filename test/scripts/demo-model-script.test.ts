@@ -7,7 +7,7 @@ import { MARK, respond, toolResultsThisTurn, turnPrompt } from "../../scripts/de
 /**
  * The demo's scripted model decides from the request alone. Governance appends its status note as the request's last
  * user message; a script that took that note for the user's turn started its turn over after every tool result, so the
- * coordinator re-read README.md until the loop guard stopped it (issue 39, scenes 2–4).
+ * coordinator re-read README.md until the loop guard stopped it (scenes 2–4).
  */
 
 const request = (messages: ChatMessage[]): ModelRequest => ({
@@ -47,7 +47,9 @@ describe("the demo's scripted model", () => {
     const req = request([first, ...read("README.md", "c1"), { role: "assistant", content: "done" }, second, note()]);
     expect(turnPrompt(req)).toContain(MARK.chain);
     expect(toolResultsThisTurn(req)).toBe(0);
-    expect(respond(req)).toEqual({ toolCalls: [expect.objectContaining({ name: "task", args: expect.objectContaining({ subagent_type: "governance-high" }) })] });
+    expect(respond(req)).toEqual({
+      toolCalls: [expect.objectContaining({ name: "task", args: expect.objectContaining({ subagent_type: "governance-high" }) })],
+    });
   });
 
   test("a child's task prompt is found under governance's context block", () => {
