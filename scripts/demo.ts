@@ -84,13 +84,16 @@ const TROUBLE = new Set([
 ]);
 
 /** Runs one scene; when it fails, prints what the audit log recorded meanwhile, or in the control run what was missing. */
-async function scene(s: Stage, n: number, title: string, missing: string, body: () => Promise<void>): Promise<boolean> {
+async function scene(s: Stage, shared: Scenes.Shared, n: number, title: string, missing: string, body: () => Promise<void>): Promise<boolean> {
   const seen = s.audit().length;
   const ok = await t.scene(n, title, body);
   if (ok) return true;
   if (withoutPlugin) {
     t.line(yellow(`without the plugin: ${missing}`));
     return false;
+  }
+  if (n > 1 && shared.pluginStarted && !shared.editLoaded) {
+    t.line(yellow("scene 1's edit of governance.yaml is not in force: general is no leaf, no anchor, no planner budget (see scene 1)"));
   }
   const trouble = s
     .audit()
@@ -136,7 +139,8 @@ async function main(): Promise<number> {
   receiver = await startOtlpReceiver();
   const serveEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_BLRP_SCHEDULE_DELAY: "100" };
   const shared: Scenes.Shared = { withoutPlugin, serveEnv };
-  const play = (n: number, title: string, missing: string, body: () => Promise<unknown>) => scene(s, n, title, missing, async () => void (await body()));
+  const play = (n: number, title: string, missing: string, body: () => Promise<unknown>) =>
+    scene(s, shared, n, title, missing, async () => void (await body()));
   const loaded = await play(1, "The plugin loads; its config is generated", MISSING.load, () => Scenes.pluginLoads(s, shared));
   if (!loaded && !withoutPlugin && shared.pluginStarted === false) {
     console.log(red(bold("\nThe plugin never started in OpenCode (no plugin_started in the audit log), so nothing else can be shown.")));

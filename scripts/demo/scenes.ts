@@ -27,6 +27,8 @@ export type Shared = {
   withoutPlugin: boolean;
   /** Scene 1's finding: false when no plugin_started was ever written. */
   pluginStarted?: boolean;
+  /** Scene 1's edit is in force (general a leaf, the anchor, the planner's budget: scenes 4, 6 and 8 rely on it). */
+  editLoaded?: boolean;
   serveEnv?: NodeJS.ProcessEnv;
   main?: string;
   escaped?: string;
@@ -100,6 +102,7 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
       .join("; ")}`,
   );
   t.line(auditLine(outcome));
+  shared.editLoaded = true;
 }
 
 export async function prefixOnEveryStep(s: Stage, shared: Shared): Promise<void> {

@@ -76,8 +76,11 @@ export class Stage {
     );
   }
 
-  /** A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo. */
-  async prompt(id: string, text: string, ms = 20_000): Promise<void> {
+  /**
+   * A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo.
+   * A turn takes 3-15 s; 20 s was too short on a loaded 2-core machine (load 10: scene 2 timed out with nothing wrong).
+   */
+  async prompt(id: string, text: string, ms = 60_000): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the prompt did not finish in ${ms / 1000} s`)), ms);
