@@ -22,7 +22,7 @@ import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/h
 import { MARK, respond } from "./demo/model-script.ts";
 import * as Peerless from "./demo/peerless-scenes.ts";
 import * as Scenes from "./demo/scenes.ts";
-import { Stage } from "./demo/stage.ts";
+import { auditLine, Stage } from "./demo/stage.ts";
 import { bold, dim, red, short, table, Timeline, yellow } from "./demo/timeline.ts";
 
 const keep = process.argv.includes("--keep");
@@ -44,6 +44,67 @@ permission:
 ---
 General-purpose agent. Do the task you are given and report the result.
 `;
+
+/** What each scene lacks without the plugin: printed under a scene that failed in the control run. */
+const MISSING = {
+  load: "nothing writes plugin_started, generates .opencode/governance.yaml or reloads the user's edit of it",
+  prefix: "no governance prefix in the model's system prompt, and no session record",
+  depth: "no depth of governance's own and no emergency halt: OpenCode's subagent_depth setting alone decides how deep a chain goes",
+  leaf: "no leaf gate: an agent governance.yaml makes a leaf delegates as far as OpenCode lets it",
+  stop: "the CLI has no plugin to hand guidance or a stop to: the subagent reads on, unguided and unstopped",
+  compaction: "no anchors in the summarizer's request, no post-compaction reminder",
+  escape: "no record says the running child was interrupted with its parent",
+  budget: "no budget: the runaway planner reads on until its own script gives up",
+  loop: "no loop guard: the verifier re-reads the same two files until its own script gives up",
+  trace: "no turn spans from opencode-governance reach the OTLP receiver",
+  resume: "no resume context for a session coming back two hours later",
+} as const;
+const MISSING_BY_SCENE = Object.values(MISSING);
+
+/**
+ * Audit events that explain a failed scene: what governance refused, rejected or could not do. Printed under the scene
+ * that failed, so its cause is read from what the plugin wrote, not guessed.
+ */
+const TROUBLE = new Set([
+  "config_problem",
+  "hook_error",
+  "store_problem",
+  "loop_detected",
+  "delegation_blocked",
+  "emergency_halt",
+  "spawn_refused_concurrency",
+  "budget_exceeded",
+  "session_error",
+  "stop_failed",
+  "illegal_transition",
+  "control_refused",
+  "directive_rejected",
+  "governance_gap",
+  "tool_blocked",
+]);
+
+/** Runs one scene; when it fails, prints what the audit log recorded meanwhile, or in the control run what was missing. */
+async function scene(s: Stage, shared: Scenes.Shared, n: number, title: string, missing: string, body: () => Promise<void>): Promise<boolean> {
+  const seen = s.audit().length;
+  const ok = await t.scene(n, title, body);
+  if (ok) return true;
+  if (withoutPlugin) {
+    t.line(yellow(`without the plugin: ${missing}`));
+    return false;
+  }
+  if (n > 1 && shared.pluginStarted && !shared.editLoaded) {
+    t.line(yellow("scene 1's edit of governance.yaml is not in force: general is no leaf, no anchor, no planner budget (see scene 1)"));
+  }
+  const trouble = s
+    .audit()
+    .slice(seen)
+    .filter((e) => TROUBLE.has(e.type));
+  if (trouble.length === 0) t.line(yellow("the audit log recorded no refusal, problem or hook error during this scene"));
+  else t.line(yellow(`the audit log during this scene (${trouble.length} refusal(s), problem(s) or error(s)):`));
+  for (const e of trouble.slice(0, 8)) t.line(`  ${auditLine(e)}`);
+  if (trouble.length > 8) t.line(dim(`  … ${trouble.length - 8} more in .opencode/governance/audit.log`));
+  return false;
+}
 
 async function main(): Promise<number> {
   console.log(bold(`opencode-governance demo: real OpenCode ${opencodeVersion()} (node_modules/.bin/opencode), a scripted model, a temp project`));
@@ -78,17 +139,19 @@ async function main(): Promise<number> {
   receiver = await startOtlpReceiver();
   const serveEnv = { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_BLRP_SCHEDULE_DELAY: "100" };
   const shared: Scenes.Shared = { withoutPlugin, serveEnv };
-  const loaded = await t.scene(1, "The plugin loads; its config is generated", () => Scenes.pluginLoads(s, shared));
-  if (!loaded || s.auditOf("plugin_started").length === 0) {
-    console.log(red(bold("\nThe plugin did not load in OpenCode, so nothing else can be shown.")));
+  const play = (n: number, title: string, missing: string, body: () => Promise<unknown>) =>
+    scene(s, shared, n, title, missing, async () => void (await body()));
+  const loaded = await play(1, "The plugin loads; its config is generated", MISSING.load, () => Scenes.pluginLoads(s, shared));
+  if (!loaded && !withoutPlugin && shared.pluginStarted === false) {
+    console.log(red(bold("\nThe plugin never started in OpenCode (no plugin_started in the audit log), so nothing else can be shown.")));
     return 1;
   }
-  await t.scene(2, "A governed session: the prefix reaches every model step", () => Scenes.prefixOnEveryStep(s, shared));
-  await t.scene(3, "Delegation to depth 3, then the emergency halt at depth 4", () => Scenes.delegationAndHalt(s, shared));
-  await t.scene(4, "Leaf agents cannot delegate", () => Scenes.leavesCannotDelegate(s, shared));
-  await t.scene(5, "Inject guidance into a running subagent, then stop it (CLI)", () => Scenes.injectThenStop(s));
-  await t.scene(6, "Compaction keeps the governance context", () => Scenes.compaction(s, shared));
-  await t.scene(7, "Escape: aborting a session interrupts its running child too", () => Scenes.escape(s, shared));
+  await play(2, "A governed session: the prefix reaches every model step", MISSING.prefix, () => Scenes.prefixOnEveryStep(s, shared));
+  await play(3, "Delegation to depth 3, then the emergency halt at depth 4", MISSING.depth, () => Scenes.delegationAndHalt(s, shared));
+  await play(4, "Leaf agents cannot delegate", MISSING.leaf, () => Scenes.leavesCannotDelegate(s, shared));
+  await play(5, "Inject guidance into a running subagent, then stop it (CLI)", MISSING.stop, () => Scenes.injectThenStop(s));
+  await play(6, "Compaction keeps the governance context", MISSING.compaction, () => Scenes.compaction(s, shared));
+  await play(7, "Escape: aborting a session interrupts its running child too", MISSING.escape, () => Scenes.escape(s, shared));
   const trees: string[] = [];
   const keepTree = async (scene: Promise<string>) => void trees.push(await scene);
   // Both trees start together and run side by side; each scene then shows its own.
@@ -96,17 +159,22 @@ async function main(): Promise<number> {
     Peerless.startTree(s, title, marker, child).catch((error: unknown) => ({ parent: "", from: 0, since: 0, done: Promise.resolve({ error }) }));
   const budgetTree = await started("budget demo", MARK.runaway, MARK.runawayChild);
   const loopTree = await started("loop demo", MARK.pingPong, MARK.pingPongChild);
-  await t.scene(8, "A runaway subagent meets its budget: notice, the stop ladder, the parent told why", () => keepTree(Peerless.budgetRunaway(s, budgetTree)));
-  await t.scene(9, "A loop caught by the loop guard (the same two reads, nothing new)", () => keepTree(Peerless.loopCaught(s, loopTree)));
+  await play(8, "A runaway subagent meets its budget: notice, the stop ladder, the parent told why", MISSING.budget, () =>
+    keepTree(Peerless.budgetRunaway(s, budgetTree)),
+  );
+  await play(9, "A loop caught by the loop guard (the same two reads, nothing new)", MISSING.loop, () => keepTree(Peerless.loopCaught(s, loopTree)));
   const spans = receiver.spans;
-  await t.scene(10, "The session tree as an OpenTelemetry trace, from a local OTLP receiver", () => Peerless.traceTree(s, spans, trees));
-  await t.scene(11, "Resume two hours later: the resume context", () => Scenes.resume(s, shared));
+  await play(10, "The session tree as an OpenTelemetry trace, from a local OTLP receiver", MISSING.trace, () => Peerless.traceTree(s, spans, trees));
+  await play(11, "Resume two hours later: the resume context", MISSING.resume, () => Scenes.resume(s, shared));
 
   summary(s);
   const failed = t.results.filter((r) => !r.ok);
   console.log("");
   if (failed.length === 0) console.log(bold(`All ${t.results.length} scenes happened in ${((Date.now() - t.started) / 1000).toFixed(1)} s.`));
-  else {
+  else if (withoutPlugin) {
+    console.log(yellow(bold(`Control run, no plugin: ${failed.length} of ${t.results.length} scenes did not happen. What each lacked without governance:`)));
+    for (const f of failed) console.log(yellow(`  ✗ ${f.n}. ${f.title}: ${MISSING_BY_SCENE[f.n - 1]}`));
+  } else {
     console.log(red(bold(`${failed.length} of ${t.results.length} scenes did not happen:`)));
     for (const f of failed) console.log(red(`  ✗ ${f.n}. ${f.title}: ${f.reason?.split("\n")[0]}`));
   }

@@ -1,10 +1,9 @@
 import { lastOf, textOf, type ModelRequest, type Reply } from "../../test/harness/index.ts";
 
 /**
- * What the scripted model does, decided from the request alone. Each session is told what to play by a marker in its
- * last user message: the demo's own prompt for a root session, or the `task` prompt its parent sent for a child (the
- * plugin prefixes that prompt with a `<governance-context>` block; the marker is still in it). Request counts are
- * never used: OpenCode's housekeeping could shift them.
+ * What the scripted model does, decided from the request alone. Each session is told what to play by the marker of
+ * its turn's prompt (see {@link turnPrompt}): the demo's own prompt for a root session, or the `task` prompt its parent
+ * sent for a child. Request counts are never used: OpenCode's housekeeping could shift them.
  */
 export const MARK = {
   prefix: "[demo:prefix]",
@@ -32,15 +31,33 @@ export const MARK = {
 /** Safety cap for the looping child if the stop never lands. */
 export const LOOP_CAP = 60;
 
-/** Tool results since the last user message: how far this turn has got. */
+/**
+ * A demo prompt names its part on a line of its own start: `[demo:chain] Review the README.` (a child's task prompt has
+ * governance's `<governance-context>` block above that line). Only such a message starts a turn: the status note
+ * governance appends after the last message, or any other text it adds, is not the user speaking, even when it quotes
+ * a prompt.
+ */
+const MARKER_LINE = /^\[demo:[a-z-]+\]/m;
+
+/** Index of the message that started this turn: the last user message with a marker line; -1 when there is none. */
+function turnStart(req: ModelRequest): number {
+  return req.messages.findLastIndex((m) => m.role === "user" && MARKER_LINE.test(textOf(m.content)));
+}
+
+/** The prompt this turn answers (the demo's prompt, or the child's task prompt); "" when none carries a marker. */
+export function turnPrompt(req: ModelRequest): string {
+  const i = turnStart(req);
+  return i < 0 ? "" : textOf(req.messages[i]!.content);
+}
+
+/** The part this turn plays: the marker its prompt's marker line starts with (a marker quoted elsewhere does not count). */
+export function turnMarker(req: ModelRequest): string | undefined {
+  return MARKER_LINE.exec(turnPrompt(req))?.[0];
+}
+
+/** Tool results since the prompt of this turn: how far this turn has got. */
 export function toolResultsThisTurn(req: ModelRequest): number {
-  let n = 0;
-  for (let i = req.messages.length - 1; i >= 0; i--) {
-    const m = req.messages[i]!;
-    if (m.role === "user") break;
-    if (m.role === "tool") n++;
-  }
-  return n;
+  return req.messages.slice(turnStart(req) + 1).filter((m) => m.role === "tool").length;
 }
 
 /** Every tool result text of the request, oldest first. */
@@ -60,9 +77,9 @@ function delegateOnce(req: ModelRequest, target: string, description: string, pr
 export function respond(req: ModelRequest): Reply {
   if (req.kind === "compaction")
     return { text: "## Objective\n- Demo project: inspect README, delegate checks.\n## Progress\n- Delegation chain ran; verifier hit the depth limit." };
-  const user = lastOf(req, "user") ?? "";
+  const marker = turnMarker(req);
   const done = toolResultsThisTurn(req);
-  const has = (m: string) => user.includes(m);
+  const has = (m: string) => marker === m;
 
   // Children first: their prompt carries only their own marker.
   if (has(MARK.loop)) {

@@ -1,6 +1,7 @@
 import type { ReceivedSpan } from "../../test/harness/otlp-receiver.ts";
 import { textOf, waitFor } from "../../test/harness/index.ts";
 import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
+import { RUNAWAY_BUDGET } from "./config-edit.ts";
 import { toolResults } from "./model-script.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
 import { dim, expect, short } from "./timeline.ts";
@@ -9,9 +10,6 @@ import { dim, expect, short } from "./timeline.ts";
  * The scenes of what no other OpenCode plugin (nor Claude Code, Codex, Cline, Roo) does: a runaway subagent meeting
  * its budget, a loop caught by the loop guard, and the session tree exported as an OpenTelemetry trace.
  */
-
-/** What scene 1 writes into governance.yaml for these scenes: the planner's budget, the ones below left as shipped. */
-export const RUNAWAY_BUDGET = 6;
 
 /** The note governance put in front of the parent's task result (not the prefix's rule that names the heading). */
 export function parentNote(s: Stage, parent: string, from: number): string | undefined {

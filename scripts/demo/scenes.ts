@@ -1,10 +1,11 @@
 import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
-import { allText, lastOf, patchSessionRecord, runOpencode, serveOpencode, statusNote, waitFor } from "../../test/harness/index.ts";
+import { allText, patchSessionRecord, runOpencode, serveOpencode, statusNote, waitFor } from "../../test/harness/index.ts";
 import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
-import { MARK, toolResults } from "./model-script.ts";
-import { parentNote, RUNAWAY_BUDGET } from "./peerless-scenes.ts";
+import { MARK, toolResults, turnPrompt } from "./model-script.ts";
+import { ANCHOR, editGeneratedConfig, RUNAWAY_BUDGET } from "./config-edit.ts";
+import { parentNote } from "./peerless-scenes.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
 import { dim, expect, short, yellow } from "./timeline.ts";
 
@@ -16,14 +17,23 @@ import { dim, expect, short, yellow } from "./timeline.ts";
 export const PREFIX = "## Governance Context (opencode-governance)";
 export const REMINDER = "## Post-Compaction Context Recovery (opencode-governance)";
 export const RESUME = "## Resumed Session (opencode-governance)";
-export const ANCHOR = "ANCHOR-DEMO";
 const HOUR = 3_600_000;
 const STOP_HEADINGS = ["⚠️ SESSION STOP REQUESTED", "🛑 SESSION STOP — IMMEDIATE", "❌ SESSION TERMINATED"] as const;
 /** The parent's note starts with the heading and the parent's seal (`⚠️ SUBAGENT INTERRUPTED [seal:…]: agent …`). */
 const NOTE = SUBAGENT_INTERRUPTED_HEADING;
 
 /** `serveEnv`: the environment `opencode serve` gets (the demo's OTLP receiver). */
-export type Shared = { withoutPlugin: boolean; serveEnv?: NodeJS.ProcessEnv; main?: string; escaped?: string; escapedChild?: string };
+export type Shared = {
+  withoutPlugin: boolean;
+  /** Scene 1's finding: false when no plugin_started was ever written. */
+  pluginStarted?: boolean;
+  /** Scene 1's edit is in force (general a leaf, the anchor, the planner's budget: scenes 4, 6 and 8 rely on it). */
+  editLoaded?: boolean;
+  serveEnv?: NodeJS.ProcessEnv;
+  main?: string;
+  escaped?: string;
+  escapedChild?: string;
+};
 
 export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
   const { t } = s;
@@ -31,12 +41,20 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
   t.line(`opencode serve listening on ${s.serve.url}`);
   await s.http.status(); // the first request for the project makes OpenCode create its instance, loading plugins
   const started = await waitFor(() => s.auditOf("plugin_started")[0], "plugin_started", shared.withoutPlugin ? 5_000 : 15_000).catch(() => undefined);
-  expect(started, "the plugin did not load: no plugin_started in .opencode/governance/audit.log (OpenCode loads a broken plugin silently)");
+  if (!started) {
+    shared.pluginStarted = false;
+    throw new Error(
+      shared.withoutPlugin
+        ? "no plugin_started in .opencode/governance/audit.log: no plugin, so nothing generates governance.yaml or watches it"
+        : "the plugin never started: no plugin_started in .opencode/governance/audit.log (OpenCode loads a broken plugin silently; `opencode serve --print-logs` shows why)",
+    );
+  }
+  shared.pluginStarted = true;
   t.line(auditLine(started));
   for (const e of s.auditOf("host_limit_raised")) t.line(`${auditLine(e)}  ${dim("(else OpenCode refuses every subagent's own task call)")}`);
 
   const configFile = path.join(s.project.dir, ".opencode", "governance.yaml");
-  expect(fs.existsSync(configFile), ".opencode/governance.yaml was not generated");
+  expect(fs.existsSync(configFile), "the plugin started but .opencode/governance.yaml was not generated");
   const yaml = fs.readFileSync(configFile, "utf8");
   const config = YAML.parse(yaml) as {
     enforcement: string;
@@ -46,14 +64,14 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
     stop: { deadline: string };
   };
   const byRole = (role: string) =>
-    Object.entries(config.agents)
-      .filter(([, a]) => a.role === role)
+    Object.entries(config.agents ?? {})
+      .filter(([, a]) => a?.role === role)
       .map(([n]) => n)
       .join(", ");
   t.line(`config .opencode/governance.yaml generated: ${yaml.split("\n").length} lines, every field commented. In short:`);
   t.quote(
     [
-      `enforcement: ${config.enforcement}, maxDepth: ${config.delegation.maxDepth}, resume window ${config.resume.minIdle}–${config.resume.maxIdle}, stop deadline ${config.stop.deadline}`,
+      `enforcement: ${config.enforcement}, maxDepth: ${config.delegation?.maxDepth}, resume window ${config.resume?.minIdle}–${config.resume?.maxIdle}, stop deadline ${config.stop?.deadline}`,
       `primary: ${byRole("primary")}`,
       `delegating: ${byRole("delegating")}`,
       `leaf: ${byRole("leaf")}`,
@@ -63,24 +81,28 @@ export async function pluginLoads(s: Stage, shared: Shared): Promise<void> {
   t.line("state folder .opencode/governance/ created, git-ignored by its own .gitignore");
 
   // A user hand-edits the generated file while OpenCode runs; the plugin notices and reloads it.
-  const edited = yaml
-    .replace(/^phase: .*$/m, "phase: release-review")
-    .replace(/^anchors: \[\]$/m, `anchors:\n  - id: ${ANCHOR}\n    text: The README is the single source of truth for users.\n    priority: critical`)
-    .replace(/^agents:$/m, "agents:\n  # The built-in general agent may not delegate in this project.\n  general:\n    role: leaf\n    mayDelegateTo: []")
-    .replace(/^ {2}agents: \{\}$/m, `  agents:\n    governance-planner: { toolCalls: ${RUNAWAY_BUDGET} }`);
-  expect(
-    edited.includes(ANCHOR) && edited.includes("  general:") && edited.includes("governance-planner: { toolCalls"),
-    "could not edit the generated config (its layout changed?)",
-  );
-  fs.writeFileSync(configFile, edited);
+  const since = Date.now();
+  fs.writeFileSync(configFile, editGeneratedConfig(yaml));
   t.line(
     `user edits it: phase release-review, anchor ${ANCHOR} (critical), the built-in "general" agent a leaf, governance-planner a budget of ${RUNAWAY_BUDGET} tool calls`,
   );
   t.line("the running plugin notices the edit (it checks the file every 2 s) and reloads it, no restart");
-  const again = await waitFor(() => s.auditOf("config_loaded")[1], "the edited config reloaded", 8_000);
-  const problems = s.auditOf("config_problem");
-  expect(problems.length === 0, `the edited config was rejected: ${JSON.stringify(problems[0])}`);
-  t.line(auditLine(again));
+  // Whichever comes first: the reload, or the plugin's word on what is wrong with the edited file.
+  const outcome = await waitFor(
+    () => s.auditOf("config_problem", { since })[0] ?? s.auditOf("config_loaded", { since })[0],
+    "the edited config reloaded (config_loaded) or rejected (config_problem)",
+    8_000,
+  ).catch(() => undefined);
+  expect(outcome, "the plugin started, but wrote neither config_loaded nor config_problem within 8 s of the edit: it did not notice the edited file");
+  const problems = s.auditOf("config_problem", { since });
+  expect(
+    problems.length === 0,
+    `the plugin started, but the edited config was not loaded: ${problems
+      .map((p) => `config_problem ${path.relative(s.project.dir, String(p.file))}:${p.line ?? "?"}:${p.column ?? "?"} ${p.message}`)
+      .join("; ")}`,
+  );
+  t.line(auditLine(outcome));
+  shared.editLoaded = true;
 }
 
 export async function prefixOnEveryStep(s: Stage, shared: Shared): Promise<void> {
@@ -117,7 +139,7 @@ export async function delegationAndHalt(s: Stage, shared: Shared): Promise<void>
   await s.tail(["child_linked", "emergency_halt"], () => s.prompt(main, `${MARK.chain} Review the README.`));
   const [high, exec, verify] = [MARK.chainHigh, MARK.chainExec, MARK.chainVerify].map((m) => s.requestWith(m, from)?.sessionId);
   expect(high && exec && verify, `the chain stopped early: high=${short(high)} executor=${short(exec)} verifier=${short(verify)}`);
-  const childPrompt = lastOf(s.stepsOf(high, from)[0]!, "user") ?? "";
+  const childPrompt = turnPrompt(s.stepsOf(high, from)[0]!);
   t.line(`${short(high)}'s task prompt begins with the block the plugin put in front of it:`);
   t.quote(childPrompt.slice(0, childPrompt.indexOf("</governance-context>") + "</governance-context>".length), 3);
   let parent = main;
@@ -315,8 +337,9 @@ export async function escape(s: Stage, shared: Shared): Promise<void> {
   t.line(
     `record ${short(parent)}: ${p?.state}; record ${short(child)}: ${c?.state}, last tool call ${c?.lastToolCall?.tool ?? "-"} ${c?.lastToolCall?.summary ?? ""}`,
   );
-  expect(p?.state === "interrupted", `the aborted session is recorded ${p?.state}, not interrupted`);
-  expect(c?.state === "interrupted", `its running child is recorded ${c?.state}, not interrupted`);
+  expect(p, "the aborted session has no governance record");
+  expect(p.state === "interrupted", `the aborted session is recorded ${p.state}, not interrupted`);
+  expect(c?.state === "interrupted", `its running child is recorded ${c ? c.state : "nowhere (no governance record)"}, not interrupted`);
   await s.http.waitIdle([parent, child], 5_000);
   t.line(`OpenCode reports both idle; model streams still open: ${s.model.openStreams()}`);
 }

@@ -1,6 +1,5 @@
 import {
   auditEvents,
-  lastOf,
   projectCli,
   sessionRecord,
   waitFor,
@@ -9,6 +8,7 @@ import {
   type ServeHandle,
   type TestProject,
 } from "../../test/harness/index.ts";
+import { turnMarker } from "./model-script.ts";
 import { bold, dim, expect, short, type Timeline } from "./timeline.ts";
 
 export const COORDINATOR = "governance-coordinator";
@@ -43,9 +43,9 @@ export class Stage {
     return this.model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
   }
 
-  /** The first agent request since `from` whose last user message (the prompt, or a child's task prompt) has `marker`. */
+  /** The first agent request since `from` whose turn plays `marker` (the demo's prompt, or a child's task prompt, starts a line with it). */
   requestWith(marker: string, from = 0): ModelRequest | undefined {
-    return this.model.requests.slice(from).find((r) => r.kind === "agent" && (lastOf(r, "user") ?? "").includes(marker));
+    return this.model.requests.slice(from).find((r) => r.kind === "agent" && turnMarker(r) === marker);
   }
 
   async sessionWith(marker: string, from = 0, timeoutMs = 10_000): Promise<string> {
@@ -76,8 +76,11 @@ export class Stage {
     );
   }
 
-  /** A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo. */
-  async prompt(id: string, text: string, ms = 20_000): Promise<void> {
+  /**
+   * A synchronous prompt as the coordinator, bounded: a stuck turn is aborted and reported instead of hanging the demo.
+   * A turn takes 3-15 s; 20 s was too short on a loaded 2-core machine (load 10: scene 2 timed out with nothing wrong).
+   */
+  async prompt(id: string, text: string, ms = 60_000): Promise<void> {
     let timer: ReturnType<typeof setTimeout> | undefined;
     const timeout = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new Error(`the prompt did not finish in ${ms / 1000} s`)), ms);
