@@ -58,13 +58,18 @@ function respond(req: ModelRequest): Reply {
     if (toolResults === 2) return shell("echo three");
     return { text: "tools done" };
   }
-  if (toolResults > 0) return { text: `${who} finished` };
-  if (firstUser.includes("CHAIN")) {
+  if (firstUser.includes("CHAIN") && toolResults === 0) {
     if (who === "coordinator") return subagent("governance-high", "CHAIN high level work");
     if (who === "high") return subagent("governance-executor", "CHAIN execute it");
     if (who === "executor") return subagent("governance-verifier", "CHAIN verify it");
     if (who === "verifier") return subagent("governance-validator", "CHAIN validate it");
   }
+  if (firstUser.includes("STOP-LADDER")) {
+    // The child calls `shell` until governance refuses its call; the CLI stops it meanwhile.
+    if (who === "coordinator") return toolResults === 0 ? subagent("governance-executor", "STOP-LADDER child") : { text: "coordinator done" };
+    if (who === "executor") return toolResults < 200 ? { ...shell(`echo step ${toolResults}`), delayMs: 150 } : { text: "executor gave up" };
+  }
+  if (toolResults > 0) return { text: `${who} finished` };
   if (firstUser.includes("LEAF-SPAWN")) {
     if (who === "coordinator") return subagent("governance-high", "LEAF-SPAWN go");
     if (who === "high") return subagent("governance-builder", "LEAF-SPAWN build");
@@ -92,7 +97,8 @@ if (!found.ok) {
 
     beforeAll(async () => {
       model = await startScriptedModel(respond);
-      project = createTestProject({ modelUrl: model.url, host, agents: true });
+      // The stop scenario's child repeats one call: the loop guard (test/e2e/budgets.test.ts) would stop it by itself.
+      project = createTestProject({ modelUrl: model.url, host, agents: true, governanceYaml: "loops:\n  enabled: false\n" });
       serve = await serveOpencode2(project);
     });
     afterAll(async () => {
@@ -163,6 +169,36 @@ if (!found.ok) {
       expect(auditEvents(project.governanceDir).some((e) => e.type === "delegation_blocked" && e.kind === "leaf")).toBe(true);
       expect((await serve.api.children(builder!.sessionId)).length).toBe(0);
       expect(lastOf(requestsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
+    });
+
+    test("a CLI stop climbs L1 → L2 → L3 on the child's `shell` results, and the parent is told its last call by the host's name (`shell`)", async () => {
+      const root = await serve.api.createSession({ agent: "governance-coordinator" });
+      const since = Date.now() - 5;
+      await serve.api.prompt(root.id, "STOP-LADDER start");
+      const child = await waitFor(
+        () => allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id && r.counters?.toolCalls > 0),
+        "the child running shell calls",
+        30_000,
+      );
+      const stop = await projectCli(project, ["stop", child.sessionId, "--reason", "wrong approach"]);
+      expect(stop.code, stop.stderr).toBe(0);
+      const stopped = await waitFor(
+        () => {
+          const r = allSessionRecords(project.governanceDir).find((x) => x.sessionId === child.sessionId);
+          return r?.control === "stopped" ? r : undefined;
+        },
+        "child stopped",
+        45_000,
+      );
+      expect(stopped.stop.delivered).toEqual([1, 2, 3]);
+      await serve.api.waitIdle(root.id, since, 45_000);
+      const told = requestsOf(root.id)
+        .map((r) => toolText(r))
+        .find((t) => t.includes("SUBAGENT INTERRUPTED"));
+      expect(told, "the parent read that its child was stopped").toBeDefined();
+      // 2.0.15 has no `bash` ("No tool named \"bash\""): the text names the tool the child really called.
+      expect(told).toContain("Its last tool call: `shell`");
+      expect(told).not.toContain("`bash`");
     });
   });
 }
