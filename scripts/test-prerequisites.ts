@@ -14,6 +14,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import { pathToFileURL } from "node:url";
+import { ensureOpencode2 } from "../test/harness/opencode-2-binary.ts";
 
 export const APT_GET = "/usr/bin/apt-get";
 export const SUDO = "/usr/bin/sudo";
@@ -69,6 +70,9 @@ const shown = (commands: readonly string[][]) => commands.map((c) => c.join(" ")
 
 function main(argv: readonly string[]): void {
   const dryRun = argv.includes("--dry-run");
+  // The released OpenCode 2 the suite runs beside OpenCode 1: `npm pack` of the pinned package into .e2e-cache/, once,
+  // checksum-verified (test/harness/opencode-2-binary.ts). No root power is involved.
+  if (!dryRun) ensureOpencode2();
   const absent = absentPackages();
   const plan = planInstall({ absent, uid: process.getuid?.(), noApt: process.env.OPENCODE_GOVERNANCE_NO_APT === "1", exists: fs.existsSync });
   let installed = false;

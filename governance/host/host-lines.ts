@@ -40,6 +40,15 @@ export function coreToolName(line: HostLine, tool: string): string {
   return tool;
 }
 
+/** The name `line` offers for a core tool name: what a text must say so the model can call it (`shell`, not `bash`). */
+export function hostToolName(line: HostLine, coreTool: string): string {
+  if (line === 1) return coreTool;
+  const core = HOST_LINES[1];
+  if (coreTool === core.delegateTool) return HOST_LINES[2].delegateTool;
+  if (coreTool === core.shellTool) return HOST_LINES[2].shellTool;
+  return coreTool;
+}
+
 /**
  * The host depth limit governance needs: one more than its own max depth, so the attempt beyond the limit reaches
  * governance's gate (which halts it with an explanation) instead of the host's opaque refusal.

@@ -8,6 +8,7 @@ import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import { buildStatusNote } from "../../governance/texts/status-note.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
+import { hostNamed } from "../runtime/host-api.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -73,7 +74,8 @@ async function resumeText(rt: Runtime, record: SessionRecord): Promise<string> {
     previousActivityAt: resume.previousActivityAt,
     previousState: resume.previousState,
     interrupted: resume.interrupted,
-    interruptedWork: await interruptedWork(rt.ctx, record),
+    // Each cut-off child's last tool call as the host names it ("last tool call `shell`" on OpenCode 2).
+    interruptedWork: (await interruptedWork(rt.ctx, record)).map((w) => ({ ...w, lastToolCall: hostNamed(rt.ctx.api, w.lastToolCall) ?? null })),
     anchors: rt.ctx.config.anchors,
     todo: record.todo,
   });

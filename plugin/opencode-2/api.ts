@@ -1,3 +1,4 @@
+import { hostToolName } from "../../governance/host/host-lines.ts";
 import type { HostApi } from "../runtime/host-api.ts";
 import type { V2Context } from "./types.ts";
 import { settle } from "../runtime/settle.ts";
@@ -66,5 +67,8 @@ export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (me
     async toast(message, variant) {
       notice(message, variant);
     },
+    // Records keep the core's names; the model on OpenCode 2 can only call `shell` and `subagent` (2.0.15 answers
+    // "No tool named \"bash\"").
+    toolName: (coreTool) => hostToolName(2, coreTool),
   };
 }

@@ -90,8 +90,10 @@ export function parseV2Event(raw: unknown): HostEvent[] {
     }
     case "session.tool.success":
     case "session.tool.failed": {
-      // The host reports a tool call finished: set against the calls the gate saw.
-      const callId = str(data.callID);
+      // The host reports a tool call finished: set against the calls the gate saw. 2.0.15 names the call `id` (the
+      // same id `execute.before` gave the gate: test/fixtures/opencode-2.0.15/event.session.tool.success.json); a
+      // `callID` here was a double's invention, and with it coverage counted 0 tools on the real host (issue 40).
+      const callId = str(data.id);
       return callId ? [{ type: "output", sessionId, toolEnded: callId }] : [{ type: "output", sessionId }];
     }
     case "session.text.delta":

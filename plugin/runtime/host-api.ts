@@ -10,4 +10,16 @@ export type HostApi = {
   status(): Promise<Record<string, string> | undefined>;
   parentOf(sessionId: string): Promise<{ parentId: string | null; agent: string | null } | undefined>;
   toast(message: string, variant: "info" | "warning" | "error"): Promise<void>;
+  /**
+   * The name this host offers for a tool the core names (records keep the core's `bash`/`task`; OpenCode 2 offers
+   * `shell`/`subagent`): every text a model reads names tools as it can call them. Absent: the core's name.
+   */
+  toolName?(coreTool: string): string;
 };
+
+/** A record's last tool call as this host names it (for the texts that quote it). */
+export function hostNamed<T extends { tool: string }>(api: HostApi, call: T): T;
+export function hostNamed<T extends { tool: string }>(api: HostApi, call: T | null | undefined): T | null | undefined;
+export function hostNamed<T extends { tool: string }>(api: HostApi, call: T | null | undefined): T | null | undefined {
+  return call && api.toolName ? { ...call, tool: api.toolName(call.tool) } : call;
+}

@@ -4,6 +4,7 @@ import { notesOnStep, notesOnToolResult } from "../../governance/stop/parent-not
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
+import { hostNamed } from "../runtime/host-api.ts";
 import type { StopController } from "./stop-controller.ts";
 
 /** What `tool.execute.after` already has for this result: the spawn gate's note and the budget guards' notices. */
@@ -74,7 +75,9 @@ async function renderNotes(runner: EffectRunner, sessionId: string, directives: 
   const notes: RenderedNote[] = [];
   for (const d of directives) {
     if (d.kind !== "notify") continue;
-    const child = runner.sessions.peek(d.childId) ?? (await runner.ctx.store.read(d.childId));
+    const record = runner.sessions.peek(d.childId) ?? (await runner.ctx.store.read(d.childId));
+    // The child's last tool call as the host names it ("Its last tool call: `shell`" on OpenCode 2).
+    const child = record ? { ...record, lastToolCall: hostNamed(runner.ctx.api, record.lastToolCall) ?? null } : record;
     notes.push({ directiveId: d.id, rendered: renderNotification(d, sessionId, child, runner.ctx.sealOf(sessionId)) });
   }
   return notes;

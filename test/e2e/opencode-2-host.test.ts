@@ -1,20 +1,204 @@
 /**
- * OpenCode 2 on the real host. This registry has no OpenCode 2 binary (`npm view @opencode/cli` → 404), so by default
- * this file only says what it skipped. With one:
- *   OPENCODE_BIN=/path/to/opencode npx vitest run test/e2e/opencode-2-host.test.ts test/e2e/governance-prefix.test.ts
- * runs the smoke scenario (test/compat/host-smoke.test.ts) and the prefix file on it; the harness writes `plugins`
- * and `experimental.subagent_depth` for OpenCode 2 (test/harness/host-under-test.ts). Until then OpenCode 2 is proven
- * against its pinned contract only: test/host-contract/opencode-2-scenarios.test.ts.
+ * OpenCode 2 on the real host: the released 2.0.15 (installed on demand by the test prerequisites into .e2e-cache/,
+ * test/harness/opencode-2-binary.ts), or the OpenCode 2 that `OPENCODE_BIN` names. One `opencode serve` started as its
+ * users start it (the v2 API, OPENCODE_SERVER_PASSWORD and Basic auth), OpenCode 2's own config shape, the built plugin
+ * in `.opencode/plugins/`, and the scripted model behind the OpenAI-compatible provider 2.0.15 bundles.
+ * Without a binary (not linux-x64, the download refused or failed) every scenario is skipped with the reason.
  */
-import { describe, test } from "vitest";
-import { hostUnderTest } from "../harness/host-under-test.ts";
+import fs from "fs-extra";
+import path from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { opencode2Host } from "../harness/host-under-test.ts";
+import {
+  allSessionRecords,
+  auditEvents,
+  createTestProject,
+  lastOf,
+  type ModelRequest,
+  projectCli,
+  type Reply,
+  type ScriptedModel,
+  type ServeHandle2,
+  serveOpencode2,
+  startScriptedModel,
+  type TestProject,
+  textOf,
+  toolCallsOf,
+  waitFor,
+} from "../harness/index.ts";
 
-const host = hostUnderTest();
+const PREFIX = "## Governance Context (opencode-governance)";
+const found = opencode2Host();
 
-if (host.line === 2) {
-  await import("../compat/host-smoke.test.ts");
-} else {
+/** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
+function agentOf(req: ModelRequest): string {
+  const s = req.system;
+  if (s.includes("You are the governance coordinator")) return "coordinator";
+  if (s.includes("You are a delegating governance agent")) return "high";
+  if (s.includes("You are an executor")) return "executor";
+  if (s.includes("You are a verifier")) return "verifier";
+  if (s.includes("You are a builder")) return "builder";
+  return "other";
+}
+
+const subagent = (agent: string, prompt: string): Reply => ({
+  toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt } }],
+});
+const shell = (command: string): Reply => ({ toolCalls: [{ name: "shell", args: { command, description: command } }] });
+
+/** Markers in a session's first user message decide what it does. */
+function respond(req: ModelRequest): Reply {
+  const firstUser = textOf(req.messages.find((m) => m.role === "user")?.content);
+  const toolResults = req.messages.filter((m) => m.role === "tool").length;
+  const who = agentOf(req);
+  if (firstUser.includes("TOOLS")) {
+    // Three shell calls, one of them failing: each one is a tool call the host ran and the gate must have seen.
+    if (toolResults === 0) return shell("echo one");
+    if (toolResults === 1) return shell("false");
+    if (toolResults === 2) return shell("echo three");
+    return { text: "tools done" };
+  }
+  if (firstUser.includes("CHAIN") && toolResults === 0) {
+    if (who === "coordinator") return subagent("governance-high", "CHAIN high level work");
+    if (who === "high") return subagent("governance-executor", "CHAIN execute it");
+    if (who === "executor") return subagent("governance-verifier", "CHAIN verify it");
+    if (who === "verifier") return subagent("governance-validator", "CHAIN validate it");
+  }
+  if (firstUser.includes("STOP-LADDER")) {
+    // The child calls `shell` until governance refuses its call; the CLI stops it meanwhile.
+    if (who === "coordinator") return toolResults === 0 ? subagent("governance-executor", "STOP-LADDER child") : { text: "coordinator done" };
+    if (who === "executor") return toolResults < 200 ? { ...shell(`echo step ${toolResults}`), delayMs: 150 } : { text: "executor gave up" };
+  }
+  if (toolResults > 0) return { text: `${who} finished` };
+  if (firstUser.includes("LEAF-SPAWN")) {
+    if (who === "coordinator") return subagent("governance-high", "LEAF-SPAWN go");
+    if (who === "high") return subagent("governance-builder", "LEAF-SPAWN build");
+    if (who === "builder") return subagent("general", "LEAF-SPAWN sneak");
+  }
+  return { text: `${who} done` };
+}
+
+if (!found.ok) {
   describe("OpenCode 2, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary (OPENCODE_BIN is OpenCode ${host.version}); run with OPENCODE_BIN=<opencode 2> to prove it on the real host`, () => {});
+    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
+  });
+} else {
+  const host = found.host;
+  describe(`OpenCode ${host.version}, real host (${path.relative(process.cwd(), host.bin) || host.bin})`, () => {
+    let model: ScriptedModel;
+    let project: TestProject;
+    let serve: ServeHandle2;
+    const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+    const toolText = (req: ModelRequest | undefined) =>
+      (req?.messages ?? [])
+        .filter((m) => m.role === "tool")
+        .map((m) => textOf(m.content))
+        .join("\n");
+
+    beforeAll(async () => {
+      model = await startScriptedModel(respond);
+      // The stop scenario's child repeats one call: the loop guard (test/e2e/budgets.test.ts) would stop it by itself.
+      project = createTestProject({ modelUrl: model.url, host, agents: true, governanceYaml: "loops:\n  enabled: false\n" });
+      serve = await serveOpencode2(project);
+    });
+    afterAll(async () => {
+      await serve?.stop();
+      await model?.close();
+      project?.cleanup();
+    });
+
+    test("the server is OpenCode 2's: 401 without the password; the plugin loads from .opencode/plugins/ and says host 2", async () => {
+      expect((await serve.api.raw("GET", "/api/session", { auth: false })).status).toBe(401);
+      // The location boots (and loads its plugins) with its first session's first prompt.
+      const root = await serve.api.createSession();
+      expect((await serve.api.run(root.id, "HELLO")).outcome).toBe("succeeded");
+      const started = await waitFor(() => auditEvents(project.governanceDir).find((e) => e.type === "plugin_started"), "plugin_started");
+      expect(started).toMatchObject({ host: 2, hostVersion: host.version });
+      const plugin = (await serve.api.plugins()).find((p) => p.id === "opencode-governance");
+      expect(plugin).toMatchObject({ source: { type: "local" }, state: { status: "active" } });
+      expect(auditEvents(project.governanceDir).find((e) => e.type === "host_detected")).toMatchObject({ line: 2, version: host.version });
+      for (const r of requestsOf(root.id)) expect(r.system).toContain(PREFIX);
+    });
+
+    test("every model step carries the prefix, and coverage counts every tool call the host ran as gated (3/3)", async () => {
+      const root = await serve.api.createSession();
+      const idle = await serve.api.run(root.id, "TOOLS run three commands");
+      expect(idle.outcome).toBe("succeeded");
+      const calls = toolCallsOf(await serve.api.messages(root.id));
+      expect(calls.map((c) => c.name)).toEqual(["shell", "shell", "shell"]);
+      const steps = requestsOf(root.id);
+      expect(steps.length).toBe(4);
+      for (const r of steps) expect(r.system).toContain(PREFIX);
+      // The host's tool events (`session.tool.success` / `failed`, by `id`) set against the calls the gate saw.
+      const coverage = await waitFor(() => {
+        const c = fs.readJsonSync(path.join(project.governanceDir, "coverage.json"), { throws: false }) as { last?: Record<string, unknown> } | null;
+        return c?.last?.sessionId === root.id && c.last.tools === 3 ? c.last : undefined;
+      }, "coverage of the root's 3 tool calls");
+      expect(coverage).toMatchObject({ steps: 4, prefixed: 4, tools: 3, gated: 3, gaps: [] });
+      const status = await projectCli(project, ["status"]);
+      expect(status.stdout).toContain("3/3 tool calls gated");
+    });
+
+    test("delegation through `subagent`: depths 1, 2, 3; the fourth-level spawn is an EMERGENCY_HALT and spawns nothing", async () => {
+      const root = await serve.api.createSession({ agent: "governance-coordinator" });
+      await serve.api.run(root.id, "CHAIN start", 90_000);
+      const records = allSessionRecords(project.governanceDir);
+      const byAgent = (a: string) => records.filter((r) => r.agent === a && r.rootId === root.id);
+      const [high, executor, verifier] = [byAgent("governance-high")[0], byAgent("governance-executor")[0], byAgent("governance-verifier")[0]];
+      expect(high).toMatchObject({ depth: 1, parentId: root.id });
+      expect(executor).toMatchObject({ depth: 2, parentId: high!.sessionId });
+      expect(verifier).toMatchObject({ depth: 3, parentId: executor!.sessionId });
+      expect(byAgent("governance-validator")).toEqual([]);
+      expect(verifier!.children).toEqual([]);
+      expect(toolText(requestsOf(verifier!.sessionId).at(-1))).toContain("MAX_DELEGATION_DEPTH_EXCEEDED");
+      expect(auditEvents(project.governanceDir).find((e) => e.type === "emergency_halt")).toMatchObject({
+        sessionId: verifier!.sessionId,
+        targetAgent: "governance-validator",
+        childDepth: 4,
+      });
+      expect((await serve.api.children(verifier!.sessionId)).length).toBe(0);
+    });
+
+    test("a leaf agent's `subagent` call is refused (LEAF_AGENT) and creates no session", async () => {
+      const root = await serve.api.createSession({ agent: "governance-coordinator" });
+      await serve.api.run(root.id, "LEAF-SPAWN start", 90_000);
+      const builder = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-builder" && r.rootId === root.id);
+      expect(builder).toBeDefined();
+      expect(builder!.children).toEqual([]);
+      expect(toolText(requestsOf(builder!.sessionId).at(-1))).toContain("LEAF_AGENT");
+      expect(auditEvents(project.governanceDir).some((e) => e.type === "delegation_blocked" && e.kind === "leaf")).toBe(true);
+      expect((await serve.api.children(builder!.sessionId)).length).toBe(0);
+      expect(lastOf(requestsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
+    });
+
+    test("a CLI stop climbs L1 → L2 → L3 on the child's `shell` results, and the parent is told its last call by the host's name (`shell`)", async () => {
+      const root = await serve.api.createSession({ agent: "governance-coordinator" });
+      const since = Date.now() - 5;
+      await serve.api.prompt(root.id, "STOP-LADDER start");
+      const child = await waitFor(
+        () => allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id && r.counters?.toolCalls > 0),
+        "the child running shell calls",
+        30_000,
+      );
+      const stop = await projectCli(project, ["stop", child.sessionId, "--reason", "wrong approach"]);
+      expect(stop.code, stop.stderr).toBe(0);
+      const stopped = await waitFor(
+        () => {
+          const r = allSessionRecords(project.governanceDir).find((x) => x.sessionId === child.sessionId);
+          return r?.control === "stopped" ? r : undefined;
+        },
+        "child stopped",
+        45_000,
+      );
+      expect(stopped.stop.delivered).toEqual([1, 2, 3]);
+      await serve.api.waitIdle(root.id, since, 45_000);
+      const told = requestsOf(root.id)
+        .map((r) => toolText(r))
+        .find((t) => t.includes("SUBAGENT INTERRUPTED"));
+      expect(told, "the parent read that its child was stopped").toBeDefined();
+      // 2.0.15 has no `bash` ("No tool named \"bash\""): the text names the tool the child really called.
+      expect(told).toContain("Its last tool call: `shell`");
+      expect(told).not.toContain("`bash`");
+    });
   });
 }

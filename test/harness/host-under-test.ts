@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { hostLineOf } from "../../governance/host/host-lines.ts";
+import { opencode2 } from "./opencode-2-binary.ts";
 import { DEFAULT_OPENCODE_BIN, OPENCODE_BIN, REPO_ROOT } from "./paths.ts";
 
 export type HostUnderTest = { bin: string; version: string; line: 1 | 2 | undefined };
@@ -27,6 +28,18 @@ export function hostUnderTest(): HostUnderTest {
   }
   cached = { bin: OPENCODE_BIN, version, line: hostLineOf(version) };
   return cached;
+}
+
+/**
+ * The OpenCode 2 the suite runs beside OpenCode 1 (issue 40): `OPENCODE_BIN` when it names an OpenCode 2, else the
+ * released 2.0.15 the test prerequisites installed (test/harness/opencode-2-binary.ts); `reason` when there is none.
+ */
+export function opencode2Host(): { ok: true; host: HostUnderTest } | { ok: false; reason: string } {
+  const chosen = hostUnderTest();
+  if (chosen.line === 2) return { ok: true, host: chosen };
+  const installed = opencode2();
+  if (!installed.ok) return installed;
+  return { ok: true, host: { bin: installed.bin, version: installed.version, line: 2 } };
 }
 
 /**

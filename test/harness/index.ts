@@ -9,3 +9,4 @@ export * from "./project-cli.ts";
 export * from "./gate.ts";
 export * from "./event-stream.ts";
 export * from "./governance-text.ts";
+export * from "./opencode-2-http.ts";

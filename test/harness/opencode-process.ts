@@ -1,7 +1,8 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { OPENCODE_BIN } from "./paths.ts";
 import type { TestProject } from "./test-project.ts";
+import { V2_SERVER_PASSWORD } from "./test-project.ts";
 import { OpencodeHttp } from "./opencode-http.ts";
+import { OpencodeV2Http } from "./opencode-2-http.ts";
 
 const live = new Set<ChildProcess>();
 
@@ -23,11 +24,16 @@ process.once("exit", killAll);
 
 export type RunResult = { code: number | null; stdout: string; stderr: string; ms: number };
 
-/** `opencode run …` in the project; resolves when it exits (killed after `timeoutMs`). */
+/**
+ * `opencode run …` in the project; resolves when it exits (killed after `timeoutMs`). On OpenCode 2 it is `run
+ * --standalone`: a private server that ends with the command (plain `run` starts the shared background service,
+ * `opencode serve --service`, which outlives it).
+ */
 export function runOpencode(project: TestProject, args: string[], opts: { timeoutMs?: number; env?: NodeJS.ProcessEnv } = {}): Promise<RunResult> {
   const started = Date.now();
   return new Promise((resolve) => {
-    const child = spawn(OPENCODE_BIN, ["run", "--model", "scripted/scripted-model", ...args], {
+    const run = project.host.line === 2 ? ["run", "--standalone"] : ["run"];
+    const child = spawn(project.host.bin, [...run, "--model", "scripted/scripted-model", ...args], {
       cwd: project.dir,
       env: { ...project.env, ...opts.env },
       stdio: ["ignore", "pipe", "pipe"],
@@ -57,11 +63,27 @@ export type ServeHandle = {
   crash(): Promise<void>;
 };
 
+/** OpenCode 2's `serve`: its v2 API (`/api/…`) behind HTTP Basic auth (the project's OPENCODE_SERVER_PASSWORD). */
+export type ServeHandle2 = Omit<ServeHandle, "http"> & { api: OpencodeV2Http };
+
 /** `opencode serve` on a free port; resolves once it listens. */
 export async function serveOpencode(project: TestProject, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<ServeHandle> {
-  const child = spawn(OPENCODE_BIN, ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", "INFO"], {
+  if (project.host.line === 2) throw new Error("an OpenCode 2 project is served with serveOpencode2 (its v2 API)");
+  const { url, ...rest } = await startServer(project, "INFO", opts.env);
+  return { url, http: new OpencodeHttp(url, project.dir), ...rest };
+}
+
+/** `opencode serve` of an OpenCode 2 project, as its users start it: the v2 API with the server password set. */
+export async function serveOpencode2(project: TestProject, opts: { env?: NodeJS.ProcessEnv } = {}): Promise<ServeHandle2> {
+  if (project.host.line !== 2) throw new Error(`serveOpencode2 needs an OpenCode 2 project (this one is for OpenCode ${project.host.version})`);
+  const { url, ...rest } = await startServer(project, "info", opts.env);
+  return { url, api: new OpencodeV2Http(url, project.dir, V2_SERVER_PASSWORD), ...rest };
+}
+
+async function startServer(project: TestProject, logLevel: string, extraEnv: NodeJS.ProcessEnv | undefined): Promise<Omit<ServeHandle, "http">> {
+  const child = spawn(project.host.bin, ["serve", "--port", "0", "--hostname", "127.0.0.1", "--print-logs", "--log-level", logLevel], {
     cwd: project.dir,
-    env: { ...project.env, ...opts.env },
+    env: { ...project.env, ...extraEnv },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true,
   });
@@ -83,7 +105,6 @@ export async function serveOpencode(project: TestProject, opts: { env?: NodeJS.P
   });
   return {
     url,
-    http: new OpencodeHttp(url, project.dir),
     logs: () => out,
     crash: async () => {
       killGroup(child, "SIGKILL");

@@ -1,4 +1,4 @@
-import { configForHost, hostUnderTest } from "./host-under-test.ts";
+import { configForHost, type HostUnderTest, hostUnderTest } from "./host-under-test.ts";
 import { auditEvents } from "./governance-files.ts";
 import { execFileSync } from "node:child_process";
 import fs from "fs-extra";
@@ -29,6 +29,8 @@ export type ProjectOptions = {
    * other project's `cleanup()` fails the test when the plugin wrote a `governance_gap` line (issue 25 item 5).
    */
   allowGovernanceGaps?: boolean;
+  /** The OpenCode this project is for (its config shape, plugin folder, binary): the suite's host by default. */
+  host?: HostUnderTest;
 };
 
 export type TestProject = {
@@ -36,8 +38,13 @@ export type TestProject = {
   home: string;
   env: NodeJS.ProcessEnv;
   governanceDir: string;
+  /** The OpenCode that runs in this project (runOpencode / serveOpencode start this binary). */
+  host: HostUnderTest;
   cleanup(): void;
 };
+
+/** OpenCode 2's server answers 401 without HTTP Basic `opencode:<this>` (the harness sets it for every V2 project). */
+export const V2_SERVER_PASSWORD = "governance-e2e";
 
 export const MODEL_ID = "scripted/scripted-model";
 
@@ -52,34 +59,20 @@ export function createTestProject(opts: ProjectOptions): TestProject {
   const home = path.join(root, "home");
   fs.mkdirpSync(dir);
   for (const sub of ["config/opencode", "data", "cache", "state"]) fs.mkdirpSync(path.join(home, sub));
-  linkWarmDeps(path.join(home, "config", "opencode"));
+  const host = opts.host ?? hostUnderTest();
+  linkWarmDeps(path.join(home, "config", "opencode"), host.line);
 
-  const config = {
-    $schema: "https://opencode.ai/config.json",
-    autoupdate: false,
-    share: "disabled",
-    lsp: false,
-    formatter: false,
-    model: MODEL_ID,
-    small_model: MODEL_ID,
-    permission: { edit: "allow", bash: "allow", webfetch: "deny", external_directory: "allow" },
-    provider: {
-      scripted: {
-        npm: "@ai-sdk/openai-compatible",
-        name: "Scripted model",
-        options: { baseURL: opts.modelUrl, apiKey: "scripted" },
-        models: {
-          "scripted-model": { name: "Scripted model", tool_call: true, limit: { context: 200_000, output: 8_000 } },
-        },
-      },
-    },
-    ...opts.opencodeConfig,
-  };
-  fs.writeJsonSync(path.join(dir, "opencode.json"), configForHost(config, hostUnderTest().line), { spaces: 2 });
-  linkWarmDeps(path.join(dir, ".opencode"));
+  const config = host.line === 2 ? { ...v2Config(opts.modelUrl), ...opts.opencodeConfig } : { ...v1Config(opts.modelUrl), ...opts.opencodeConfig };
+  fs.writeJsonSync(path.join(dir, "opencode.json"), configForHost(config, host.line), { spaces: 2 });
+  linkWarmDeps(path.join(dir, ".opencode"), host.line);
 
   if ((opts.plugin ?? "local") === "local") {
-    fs.outputFileSync(path.join(dir, ".opencode", "plugin", "governance.js"), `export { default } from ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n`);
+    // OpenCode 2 loads a file in `.opencode/plugins/` (a package directory in `plugins` it resolves as `<dir>/server` or
+    // `<dir>/index`); OpenCode 1 reads `.opencode/plugin/`.
+    fs.outputFileSync(
+      path.join(dir, ".opencode", host.line === 2 ? "plugins" : "plugin", "governance.js"),
+      `export { default } from ${JSON.stringify(pathToFileURL(PLUGIN_ENTRY).href)};\n`,
+    );
   }
   if (opts.governanceYaml !== undefined) fs.outputFileSync(path.join(dir, ".opencode", "governance.yaml"), opts.governanceYaml);
   if (opts.agents) {
@@ -115,12 +108,14 @@ export function createTestProject(opts: ProjectOptions): TestProject {
     npm_config_fetch_retries: "0",
     npm_config_audit: "false",
     npm_config_fund: "false",
+    ...(host.line === 2 ? { OPENCODE_SERVER_PASSWORD: V2_SERVER_PASSWORD } : {}),
   };
   return {
     dir,
     home,
     env,
     governanceDir: path.join(dir, ".opencode", "governance"),
+    host,
     cleanup: () => {
       // With everything working, governance never reports itself missing: asserted for every end-to-end project here,
       // so no test file can forget it (read before the folder goes).
@@ -128,5 +123,50 @@ export function createTestProject(opts: ProjectOptions): TestProject {
       fs.removeSync(root);
       if (gaps.length > 0) throw new Error(`governance reported itself missing in this end-to-end test: ${JSON.stringify(gaps)}`);
     },
+  };
+}
+
+/** OpenCode 1's config: the scripted provider through `@ai-sdk/openai-compatible` (bundled in the 1.18 binary). */
+function v1Config(modelUrl: string): Record<string, unknown> {
+  return {
+    $schema: "https://opencode.ai/config.json",
+    autoupdate: false,
+    share: "disabled",
+    lsp: false,
+    formatter: false,
+    model: MODEL_ID,
+    small_model: MODEL_ID,
+    permission: { edit: "allow", bash: "allow", webfetch: "deny", external_directory: "allow" },
+    provider: {
+      scripted: {
+        npm: "@ai-sdk/openai-compatible",
+        name: "Scripted model",
+        options: { baseURL: modelUrl, apiKey: "scripted" },
+        models: {
+          "scripted-model": { name: "Scripted model", tool_call: true, limit: { context: 200_000, output: 8_000 } },
+        },
+      },
+    },
+  };
+}
+
+/**
+ * OpenCode 2's own config shape (as compiled into 2.0.15): `providers` with the OpenAI-compatible provider it bundles,
+ * `update: "disable"`, `share: "disabled"`; `plugins` and `experimental.subagent_depth` come from configForHost.
+ */
+function v2Config(modelUrl: string): Record<string, unknown> {
+  return {
+    model: MODEL_ID,
+    providers: {
+      scripted: {
+        package: "@opencode/ai/providers/openai-compatible",
+        settings: { baseURL: modelUrl, apiKey: "scripted" },
+        models: {
+          "scripted-model": { capabilities: { tools: true, input: ["text"], output: ["text"] }, limit: { context: 200_000, output: 8_000 } },
+        },
+      },
+    },
+    update: "disable",
+    share: "disabled",
   };
 }

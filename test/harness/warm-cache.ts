@@ -58,9 +58,9 @@ export function ensureWarmDeps(): void {
 }
 
 /** Gives an OpenCode config folder (project `.opencode/` or the global one) the warm dependencies. */
-export function linkWarmDeps(dir: string): void {
+export function linkWarmDeps(dir: string, line = hostUnderTest().line): void {
   fs.mkdirpSync(dir);
-  if (hostUnderTest().line === 2) return;
+  if (line === 2) return;
   const WARM_DEPS = warmDeps();
   fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify(depsManifest()));
   const lock = path.join(WARM_DEPS, "package-lock.json");

@@ -18,7 +18,7 @@
  * - Release line (docs/opencode-2.md, "The pinned contract"): the `context` payload has NO `kind` (the host calls it for
  *   the agent loop only; compaction has its own hook, title and generate too) — packages/core/src/session/
  *   model-request.ts @ 0330149c (upstream, `@opencode/*`) and @ 605708ad (521ox fork, 2.0.16). Each model step is
- *   announced by `session.step.started`; each finished tool call by `session.tool.success | failed` (`callID`)
+ *   announced by `session.step.started`; each finished tool call by `session.tool.success | failed` (`id`, as captured from 2.0.15)
  *   (packages/schema/src/session-event.ts @ 03130971). `interrupted.reason` may be `inactivity` (the host's idle
  *   timeout; release line, not in the 03130971 literal list).
  *
@@ -376,7 +376,7 @@ export class OpenCode2Double {
     // The host reports the finished call (packages/schema/src/session-event.ts: `session.tool.success | failed`).
     this.#emit(after.status === "completed" ? "session.tool.success" : "session.tool.failed", sessionID, {
       assistantMessageID: before.messageID,
-      callID: id,
+      id,
       executed: true,
     });
     if (after.status === "completed") {

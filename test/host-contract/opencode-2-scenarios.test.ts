@@ -138,6 +138,8 @@ const RUN: Record<string, () => Promise<void>> = {
     const result = await call;
     expect(result.status).toBe("error");
     expect(result.text).toContain("SUBAGENT INTERRUPTED");
+    // The child's last call named as the model can call it on OpenCode 2 (2.0.15 has no `bash`): issue 40.
+    expect(result.text).toContain("Its last tool call: `shell`");
   },
   async "hard-stop"() {
     const r = await f.root();
@@ -273,6 +275,7 @@ describe("a process that stays up (issue 21 item 1 on OpenCode 2)", () => {
     const note = (await f.host.request(r)).messages.at(-1)!;
     expect(note.text).toContain("## Resumed Session (opencode-governance)");
     expect(note.text).toContain("governance-executor");
+    expect(note.text).toContain("last tool call `shell`");
     expect(f.audit().filter((e) => e.type === "session_resumed" && e.sessionId === r)).toHaveLength(1);
     // Idle past 48 h in the same process: the next prompt starts fresh, with no resume context.
     f.host.succeed(r);

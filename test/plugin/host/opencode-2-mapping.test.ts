@@ -1,7 +1,7 @@
 import { Ajv } from "ajv";
 import { describe, expect, test } from "vitest";
 import * as z from "../../../governance/zod.ts";
-import { compareVersions, coreToolName, hostLineOf } from "../../../governance/host/host-lines.ts";
+import { compareVersions, coreToolName, hostLineOf, hostToolName } from "../../../governance/host/host-lines.ts";
 import { taskOutcome } from "../../../plugin/opencode-2/tool-calls.ts";
 import { parseV2Event } from "../../../plugin/opencode-2/events.ts";
 import { GOVERNANCE_TOOL_ARGS, GOVERNANCE_TOOL_INPUT } from "../../../plugin/hooks/governance-tool.ts";
@@ -49,8 +49,8 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
   });
   test("what the host reports for the coverage check: a model step, a finished tool call (issue 25 item 5)", () => {
     expect(parseV2Event(ev("session.step.started", { agent: "a" }))).toEqual([{ type: "output", sessionId: S, step: true }]);
-    expect(parseV2Event(ev("session.tool.success", { callID: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_1" }]);
-    expect(parseV2Event(ev("session.tool.failed", { callID: "call_2" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_2" }]);
+    expect(parseV2Event(ev("session.tool.success", { id: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_1" }]);
+    expect(parseV2Event(ev("session.tool.failed", { id: "call_2" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_2" }]);
     expect(parseV2Event(ev("session.tool.failed", {}))).toEqual([{ type: "output", sessionId: S }]);
   });
   test("`inactivity` (release line): the host stopped a stalled turn — aborted with cause host, not idle", () => {
@@ -70,6 +70,12 @@ describe("names and versions in one place", () => {
     expect(coreToolName(2, "shell")).toBe("bash");
     expect(coreToolName(2, "read")).toBe("read");
     expect(coreToolName(1, "subagent")).toBe("subagent");
+  });
+  test("and back: a text names the core's tools as the host offers them (issue 40: 2.0.15 has no `bash`)", () => {
+    expect(hostToolName(2, "bash")).toBe("shell");
+    expect(hostToolName(2, "task")).toBe("subagent");
+    expect(hostToolName(2, "read")).toBe("read");
+    expect(hostToolName(1, "bash")).toBe("bash");
   });
   test("host lines from `opencode --version`", () => {
     expect(hostLineOf("1.18.33")).toBe(1);
