@@ -99,9 +99,9 @@ const STOP_HOW: Record<string, string> = {
 /** Who aborted a session (governance/session/stop-origin.ts `AbortCause`, plus the machine's `cascade` and `host`). */
 export const ABORT_CAUSES: Record<string, string> = {
   user: "Escape (or another client's abort)",
-  stop: "the stop's hard abort",
-  budget: "a budget's stop (hard abort)",
-  loop: "the loop guard's stop (hard abort)",
+  stop: "aborted by governance for its stop",
+  budget: "aborted by governance for a budget's stop",
+  loop: "aborted by governance for the loop guard's stop",
   cascade: "its parent was interrupted",
   host: "the host ended the turn",
 };
