@@ -58,7 +58,7 @@ h1 { font-size: 1.2rem; } h2 { font-size: 1.05rem; margin-top: 1.6rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
 td.tool, td.mono, code, pre { font-family: ui-monospace, monospace; font-size: 12px; }
-td.tool { color: #555; max-width: 28rem; overflow-wrap: anywhere; }
+td.tool { color: #555; min-width: 10rem; max-width: 28rem; overflow-wrap: anywhere; }
 tr.done td { color: #999; }
 .branch { font-family: ui-monospace, monospace; color: #888; white-space: pre; }
 .word { font-weight: 600; } .word.running { color: #1b5e20; } .word.stopping { color: #b00020; } .word.stopped, .word.interrupted { color: #8a3b00; }
@@ -93,7 +93,8 @@ input[type=text] { width: 14rem; }
 .legend .swatch { display: inline-block; width: .5rem; height: .9rem; border-radius: .15rem; }
 .legend .span-sample { width: 1.2rem; height: .5rem; border-radius: .25rem; background: #90caf9; } .legend .span-sample.done { background: #cfd8dc; }
 .legend .mark.tool { width: 2px; }
-td.title { max-width: 22rem; overflow-wrap: anywhere; } td.title .untitled { color: #999; }
+td.title { max-width: 24rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; } td.title .untitled { color: #999; }
+td.state { min-width: 16rem; max-width: 30rem; }
 .empty { color: #555; }
 #resumable li { margin: .4rem 0; }
 #resumable pre { background: #f6f6f6; padding: .5rem; white-space: pre-wrap; max-width: 60rem; }
@@ -176,7 +177,7 @@ function renderSessions() {
     const row = rowFor(s);
     const [title, id, agent, state, budget, tool, controls] = row.cells;
     title.replaceChildren(el("span", s.branch, "branch"), s.title ? document.createTextNode(s.title) : el("span", "(untitled)", "untitled"));
-    title.title = "depth " + s.depth;
+    title.title = (s.title ? s.title + "\\n" : "") + "depth " + s.depth;
     if (s.cycle) title.appendChild(el("span", " (parent cycle)", "cycle"));
     id.textContent = s.sessionId;
     agent.textContent = s.agent || "?";

@@ -152,10 +152,10 @@ describe.skipIf(SKIP !== "")(SKIP || "the dashboard panel in Chromium (issue 33)
     await p.put(stop.next);
     await write(CHILD, stop.effects);
     const inject = { kind: "inject" as const, id: "inj_panel", at: now, text: "use the cache", by: "dashboard:alice" };
-    await write(
-      CHILD,
-      planDelivery(stop.next, { injects: [inject], notes: [], output: "OUT", at: now, maxLength: 500, seal: "seal:0123456789abcdef" }).effects,
-    );
+    // Its next tool result carried L1 and dropped the guidance queued with the stop.
+    const delivered = planDelivery(stop.next, { injects: [inject], notes: [], output: "OUT", at: now, maxLength: 500, seal: "seal:0123456789abcdef" });
+    await p.put(delivered.next!);
+    await write(CHILD, delivered.effects);
     // The executor's own subagent, cut off when its parent was aborted; and a finished sibling.
     const cut = transition(
       await p.put({
@@ -200,7 +200,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the dashboard panel in Chromium (issue 33)
         .locator(".note")
         .evaluateAll((n) => n.map((x) => `${x.getAttribute("data-kind")}: ${x.textContent}`));
     expect(await notes(CHILD)).toEqual([
-      "stop: stop asked by the user, from the dashboard (alice) · “wrong branch” · no level delivered yet, L1 on its next tool result",
+      "stop: stop asked by the user, from the dashboard (alice) · “wrong branch” · L1 delivered, L2 on its next tool result",
       "dropped: 1 guidance dropped: stop wins over inject",
     ]);
     expect(await notes(ROOT)).toEqual(["blocked: delegation blocked: governance-coordinator → governance-builder · target not in its allow-list"]);
