@@ -58,7 +58,7 @@ h1 { font-size: 1.2rem; } h2 { font-size: 1.05rem; margin-top: 1.6rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
 td.tool, td.mono, code, pre { font-family: ui-monospace, monospace; font-size: 12px; }
-td.tool { color: #555; min-width: 10rem; max-width: 28rem; overflow-wrap: anywhere; }
+td.tool { color: #555; min-width: 8rem; max-width: 28rem; overflow-wrap: anywhere; }
 tr.done td { color: #999; }
 .branch { font-family: ui-monospace, monospace; color: #888; white-space: pre; }
 .word { font-weight: 600; } .word.running { color: #1b5e20; } .word.stopping { color: #b00020; } .word.stopped, .word.interrupted { color: #8a3b00; }
@@ -66,7 +66,7 @@ tr.done .word { color: #777; }
 .note { font-size: 12px; margin-top: .15rem; } .note.stop, .note.interrupted { color: #8a3b00; } .note.blocked { color: #b00020; } .note.dropped { color: #6a1b9a; }
 details#audit-box { margin-top: 1.6rem; } details#audit-box summary { font-weight: 600; cursor: pointer; }
 .controls { display: flex; gap: .3rem; white-space: nowrap; }
-input[type=text] { width: 14rem; }
+input[type=text] { width: 10rem; }
 #status { margin: .5rem 0; min-height: 1.2em; }
 .err { color: #b00020; } .ok { color: #1b5e20; }
 .live { font-size: 12px; padding: .1rem .5rem; border-radius: 1rem; background: #e8f5e9; color: #1b5e20; }
@@ -93,8 +93,9 @@ input[type=text] { width: 14rem; }
 .legend .swatch { display: inline-block; width: .5rem; height: .9rem; border-radius: .15rem; }
 .legend .span-sample { width: 1.2rem; height: .5rem; border-radius: .25rem; background: #90caf9; } .legend .span-sample.done { background: #cfd8dc; }
 .legend .mark.tool { width: 2px; }
-td.title { max-width: 24rem; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; } td.title .untitled { color: #999; }
-td.state { min-width: 16rem; max-width: 30rem; }
+td.title { min-width: 12rem; max-width: 22rem; overflow-wrap: break-word; } td.title .untitled { color: #999; }
+.tree { display: flex; } .tree .branch { flex: none; }
+td.state { min-width: 13rem; max-width: 30rem; }
 .empty { color: #555; }
 #resumable li { margin: .4rem 0; }
 #resumable pre { background: #f6f6f6; padding: .5rem; white-space: pre-wrap; max-width: 60rem; }
@@ -176,9 +177,12 @@ function renderSessions() {
   shown.forEach((s, i) => {
     const row = rowFor(s);
     const [title, id, agent, state, budget, tool, controls] = row.cells;
-    title.replaceChildren(el("span", s.branch, "branch"), s.title ? document.createTextNode(s.title) : el("span", "(untitled)", "untitled"));
+    // The connectors stay on the first line; a long title wraps at its words beside them.
+    const tree = el("div", undefined, "tree");
+    tree.append(el("span", s.branch, "branch"), s.title ? el("span", s.title) : el("span", "(untitled)", "untitled"));
+    title.replaceChildren(tree);
     title.title = (s.title ? s.title + "\\n" : "") + "depth " + s.depth;
-    if (s.cycle) title.appendChild(el("span", " (parent cycle)", "cycle"));
+    if (s.cycle) tree.appendChild(el("span", " (parent cycle)", "cycle"));
     id.textContent = s.sessionId;
     agent.textContent = s.agent || "?";
     // One word for where it stands (the CLI's sessionStatus); the record's state and control in the tooltip.
