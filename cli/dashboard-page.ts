@@ -21,8 +21,8 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <div id="status" role="status"></div>
 <div id="notice" class="hint"></div>
 <table id="sessions">
-  <thead><tr><th>title</th><th>session</th><th>agent</th><th>depth</th><th>state / control</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
-  <tbody id="rows"><tr><td colspan="8">loading…</td></tr></tbody>
+  <thead><tr><th>session tree</th><th>session</th><th>agent</th><th>state</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
+  <tbody id="rows"><tr><td colspan="7">loading…</td></tr></tbody>
 </table>
 <h2>Timeline <span class="hint">(each session from its start to its end or now — hover a mark for details)</span></h2>
 <ul id="legend" class="legend" aria-label="timeline legend">
@@ -31,21 +31,23 @@ export const DASHBOARD_PAGE = `<!doctype html>
   <li data-kind="stop"><span class="swatch mark stop"></span>stop requested, delivered or done</li>
   <li data-kind="budget"><span class="swatch mark budget"></span>budget warned, exceeded or raised</li>
   <li data-kind="loop"><span class="swatch mark loop"></span>loop noticed</li>
-  <li data-kind="guidance"><span class="swatch mark guidance"></span>guidance delivered</li>
-  <li data-kind="escape"><span class="swatch mark escape"></span>Escape (aborted)</li>
+  <li data-kind="guidance"><span class="swatch mark guidance"></span>guidance delivered or dropped</li>
+  <li data-kind="escape"><span class="swatch mark escape"></span>Escape (or its parent's abort)</li>
   <li data-kind="end"><span class="swatch mark end"></span>ended</li>
-  <li data-kind="refused"><span class="swatch mark refused"></span>refused (spawn or tool call)</li>
+  <li data-kind="refused"><span class="swatch mark refused"></span>refused (delegation or tool call)</li>
   <li data-kind="tool"><span class="swatch mark tool"></span>last tool call</li>
 </ul>
 <div id="timeline"></div>
 <h2>Resumable sessions</h2>
 <p class="hint">Interrupted, or idle within the resume window. Resume one in its project folder with the command shown; OpenCode then starts with the resume context below it.</p>
 <ul id="resumable"><li>loading…</li></ul>
-<h2>Audit log <span class="hint">(latest first)</span></h2>
+<details id="audit-box">
+<summary>Audit log <span class="hint">(the latest governance events, newest first)</span></summary>
 <table id="audit">
   <thead><tr><th>time</th><th>event</th><th>session</th><th>detail</th></tr></thead>
   <tbody id="audit-rows"></tbody>
 </table>
+</details>
 </body>
 </html>
 `;
@@ -56,10 +58,15 @@ h1 { font-size: 1.2rem; } h2 { font-size: 1.05rem; margin-top: 1.6rem; }
 table { border-collapse: collapse; width: 100%; }
 th, td { text-align: left; padding: .35rem .5rem; border-bottom: 1px solid #ddd; vertical-align: top; }
 td.tool, td.mono, code, pre { font-family: ui-monospace, monospace; font-size: 12px; }
-td.tool { color: #555; max-width: 28rem; overflow-wrap: anywhere; }
+td.tool { color: #555; min-width: 8rem; max-width: 28rem; overflow-wrap: anywhere; }
 tr.done td { color: #999; }
+.branch { font-family: ui-monospace, monospace; color: #888; white-space: pre; }
+.word { font-weight: 600; } .word.running { color: #1b5e20; } .word.stopping { color: #b00020; } .word.stopped, .word.interrupted { color: #8a3b00; }
+tr.done .word { color: #777; }
+.note { font-size: 12px; margin-top: .15rem; } .note.stop, .note.interrupted { color: #8a3b00; } .note.blocked { color: #b00020; } .note.dropped { color: #6a1b9a; }
+details#audit-box { margin-top: 1.6rem; } details#audit-box summary { font-weight: 600; cursor: pointer; }
 .controls { display: flex; gap: .3rem; white-space: nowrap; }
-input[type=text] { width: 14rem; }
+input[type=text] { width: 10rem; }
 #status { margin: .5rem 0; min-height: 1.2em; }
 .err { color: #b00020; } .ok { color: #1b5e20; }
 .live { font-size: 12px; padding: .1rem .5rem; border-radius: 1rem; background: #e8f5e9; color: #1b5e20; }
@@ -86,7 +93,9 @@ input[type=text] { width: 14rem; }
 .legend .swatch { display: inline-block; width: .5rem; height: .9rem; border-radius: .15rem; }
 .legend .span-sample { width: 1.2rem; height: .5rem; border-radius: .25rem; background: #90caf9; } .legend .span-sample.done { background: #cfd8dc; }
 .legend .mark.tool { width: 2px; }
-td.title { max-width: 22rem; overflow-wrap: anywhere; } td.title .untitled { color: #999; }
+td.title { min-width: 12rem; max-width: 22rem; overflow-wrap: break-word; } td.title .untitled { color: #999; }
+.tree { display: flex; } .tree .branch { flex: none; }
+td.state { min-width: 13rem; max-width: 30rem; }
 .empty { color: #555; }
 #resumable li { margin: .4rem 0; }
 #resumable pre { background: #f6f6f6; padding: .5rem; white-space: pre-wrap; max-width: 60rem; }
@@ -104,6 +113,9 @@ let clockOffset = 0;
 function say(text, ok) { $("status").textContent = text; $("status").className = ok ? "ok" : "err"; }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
 function span(ms) { const s = Math.max(0, Math.round(ms / 1000)); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + " min" : Math.round(s / 3600) + " h"; }
+/** Running, stopping, idle and interrupted say for how long; a finished state says how long ago it began. */
+const ONGOING = new Set(["running", "stopping", "idle", "interrupted"]);
+function since(s) { const d = Date.now() + clockOffset - s.since; return ONGOING.has(s.status) ? "for " + span(d) : span(d) + " ago"; }
 function ago(at) { const s = Math.max(0, Math.round((Date.now() + clockOffset - at) / 1000)); return s < 120 ? s + "s ago" : s < 7200 ? Math.round(s / 60) + " min ago" : Math.round(s / 3600) + " h ago"; }
 
 async function post(path, body) {
@@ -121,7 +133,7 @@ function rowFor(s) {
   if (row) return row;
   const tr = el("tr");
   tr.dataset.session = s.sessionId;
-  const cells = ["title", "id", "agent", "depth", "state", "budget", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : k === "id" ? "mono" : k === "title" ? "title" : ""); tr.appendChild(td); return td; });
+  const cells = ["title", "id", "agent", "state", "budget", "tool", "controls"].map((k) => { const td = el("td", "", k === "tool" ? "tool" : k === "id" ? "mono" : k === "title" ? "title" : k === "state" ? "state" : ""); tr.appendChild(td); return td; });
   const box = el("div", undefined, "controls");
   const level = el("select");
   for (const l of [1, 2, 3]) { const o = el("option", "L" + l); o.value = String(l); level.appendChild(o); }
@@ -134,33 +146,53 @@ function rowFor(s) {
   inject.addEventListener("click", send);
   text.addEventListener("keydown", (e) => { if (e.key === "Enter") send(); });
   box.append(level, stop, text, inject);
-  row = { tr, cells, box };
+  const word = el("span", "", "word"); const dur = el("span", "", "since"); const notes = el("div");
+  cells[3].append(word, document.createTextNode(" "), dur, notes);
+  row = { tr, cells, box, word, dur, notes };
   rowsById.set(s.sessionId, row);
   return row;
+}
+
+/** The root of a session's tree (a cycle or a missing parent ends the walk). */
+function rootOf(s) { const byId = new Map(snapshot.sessions.map((x) => [x.sessionId, x])); let r = s; for (let i = 0; i < 64 && r.parentId && byId.has(r.parentId); i++) r = byId.get(r.parentId); return r.sessionId; }
+/** Whole trees: a tree with a running session is shown with its finished members (the connectors stay true); "show finished" shows every tree. */
+function shownSessions() {
+  if ($("all").checked) return snapshot.sessions;
+  const live = new Set(snapshot.sessions.filter((s) => s.running).map(rootOf));
+  return snapshot.sessions.filter((s) => live.has(rootOf(s)));
 }
 
 function renderSessions() {
   const all = $("all").checked;
   const tbody = $("rows");
-  const shown = snapshot.sessions.filter((s) => all || s.running);
+  const shown = shownSessions();
   const live = new Set(shown.map((s) => s.sessionId));
   for (const id of [...rowsById.keys()]) if (!live.has(id)) { rowsById.get(id).tr.remove(); rowsById.delete(id); }
   for (const child of [...tbody.children]) if (!child.dataset.session) child.remove();
   if (shown.length === 0) {
     const finished = snapshot.sessions.length;
     const text = finished === 0 ? "No governed session has run in this project yet — start OpenCode here." : all ? "No governed sessions." : "No running sessions — tick “show finished sessions” to see the " + finished + " that ran.";
-    const tr = el("tr", undefined, "empty"); const td = el("td", text); td.colSpan = 8; tr.appendChild(td); tbody.appendChild(tr); return;
+    const tr = el("tr", undefined, "empty"); const td = el("td", text); td.colSpan = 7; tr.appendChild(td); tbody.appendChild(tr); return;
   }
   shown.forEach((s, i) => {
     const row = rowFor(s);
-    const [title, id, agent, depth, state, budget, tool, controls] = row.cells;
-    title.replaceChildren(document.createTextNode("\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 3)), s.title ? document.createTextNode(s.title) : el("span", "(untitled)", "untitled"));
-    if (s.cycle) title.appendChild(el("span", " (parent cycle)", "cycle"));
+    const [title, id, agent, state, budget, tool, controls] = row.cells;
+    // The connectors stay on the first line; a long title wraps at its words beside them.
+    const tree = el("div", undefined, "tree");
+    tree.append(el("span", s.branch, "branch"), s.title ? el("span", s.title) : el("span", "(untitled)", "untitled"));
+    title.replaceChildren(tree);
+    title.title = (s.title ? s.title + "\\n" : "") + "depth " + s.depth;
+    if (s.cycle) tree.appendChild(el("span", " (parent cycle)", "cycle"));
     id.textContent = s.sessionId;
     agent.textContent = s.agent || "?";
-    depth.textContent = String(s.depth);
-    state.textContent = s.status + (s.running ? " for " + span(Date.now() + clockOffset - s.createdAt) : "") + " (" + s.state + " / " + s.control + ")" + (s.verified ? "" : " — unverified record (not written by your governance)");
-    if (s.warnings.length > 0) state.appendChild(el("span", " \\u26a0 " + s.warnings.join("; "), "checks"));
+    // One word for where it stands (the CLI's sessionStatus); the record's state and control in the tooltip.
+    row.word.textContent = s.status; row.word.className = "word " + s.status;
+    row.dur.textContent = since(s);
+    state.title = "state " + s.state + " / control " + s.control;
+    row.notes.replaceChildren();
+    for (const n of s.notes) { const d = el("div", n.text, "note " + n.kind); d.dataset.kind = n.kind; row.notes.appendChild(d); }
+    if (!s.verified) row.notes.appendChild(el("div", "unverified record (not written by your governance)", "checks"));
+    if (s.warnings.length > 0) row.notes.appendChild(el("div", "\\u26a0 " + s.warnings.join("; "), "checks"));
     tool.textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")";
     renderBudget(budget, s.budget);
     row.tr.className = s.running ? "" : "done";
@@ -210,12 +242,7 @@ function renderBudget(td, b) {
 function renderTimeline() {
   const box = $("timeline");
   box.replaceChildren();
-  const all = $("all").checked;
-  // A tree with a running session is shown whole (its finished subagents too); "show finished" shows every tree.
-  const byId = new Map(snapshot.sessions.map((s) => [s.sessionId, s]));
-  const rootOf = (s) => { let r = s; for (let i = 0; i < 64 && r.parentId && byId.has(r.parentId); i++) r = byId.get(r.parentId); return r.sessionId; };
-  const live = new Set(snapshot.sessions.filter((s) => s.running).map(rootOf));
-  const rows = snapshot.sessions.filter((s) => all || live.has(rootOf(s)));
+  const rows = shownSessions();
   if (rows.length === 0) { box.appendChild(el("p", snapshot.sessions.length === 0 ? "Nothing yet: governed sessions appear here once OpenCode runs in this project." : "No running session trees (tick “show finished sessions”).", "hint")); return; }
   const now = snapshot.now;
   const t0 = Math.min(...rows.map((s) => s.createdAt));
@@ -226,7 +253,8 @@ function renderTimeline() {
   for (const s of rows) {
     const line = el("div", undefined, "line");
     line.dataset.session = s.sessionId;
-    const who = el("div", "\\u00a0".repeat(Math.min(8, Math.max(0, s.indent)) * 2) + (s.title ? s.title + " · " : "") + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s"), "who");
+    const who = el("div", undefined, "who");
+    who.append(el("span", s.branch, "branch"), document.createTextNode((s.title ? s.title + " · " : "") + (s.agent || "?") + " · " + s.toolCalls + " tool call" + (s.toolCalls === 1 ? "" : "s")));
     who.title = (s.title ? s.title + "\\n" : "") + s.sessionId;
     const track = el("div", undefined, "track");
     const end = s.endedAt !== null ? s.endedAt : s.running ? now : s.lastActivityAt;
@@ -313,6 +341,6 @@ function connect() {
 document.addEventListener("DOMContentLoaded", () => {
   $("all").addEventListener("change", render);
   connect();
-  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) row.cells[6].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } }, 1000);
+  setInterval(() => { if (snapshot) for (const s of snapshot.sessions) { const row = rowsById.get(s.sessionId); if (row) { row.dur.textContent = since(s); row.cells[5].textContent = (s.lastToolCall ? s.lastToolCall.tool + " " + s.lastToolCall.summary : "-") + " (" + ago(s.lastActivityAt) + ")"; } } }, 1000);
 });
 `;

@@ -3,12 +3,13 @@ import { budgetLimitPath, type BudgetView, budgetView } from "../governance/budg
 import type { GovernanceConfig, LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
-import type { AuditEvent } from "../governance/storage/audit-log.ts";
 import { currentAuditType } from "../governance/storage/audit-names.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
+import { type AuditLine, auditDetail } from "./audit-detail.ts";
+import { type RowFacts, rowFacts, treeBranches } from "./dashboard-rows.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
 import { type Resumable, resumableSessions } from "./resumable.ts";
 
@@ -49,9 +50,15 @@ export type TimelineMark = { at: number; sessionId: string; kind: MarkKind; type
 type MarkKind = "stop" | "budget" | "loop" | "guidance" | "escape" | "end" | "refused";
 
 /** Everything the page shows, sent whole on every change (small: a project has tens of sessions, not thousands). */
+/**
+ * A row as the page draws it: the tree's connectors before its title, since when it is in its state, the cause of a
+ * stop or interruption, and what governance refused or dropped in it (cli/dashboard-rows.ts).
+ */
+export type DashboardRow = SessionRow & { branch: string } & RowFacts;
+
 export type Snapshot = {
   now: number;
-  sessions: SessionRow[];
+  sessions: DashboardRow[];
   resumable: Resumable[];
   audit: AuditRow[];
   /** Stops, budget and loop notices, guidance, Escapes and ends, per session, oldest first (the timeline). */
@@ -77,28 +84,26 @@ const MARK_KINDS: Record<string, MarkKind> = {
   budget_raised: "budget",
   loop_detected: "loop",
   session_injected: "guidance",
+  inject_dropped: "guidance",
   session_aborted: "escape",
+  descendant_aborted: "escape",
   session_ended: "end",
   session_error: "end",
+  delegation_blocked: "refused",
   emergency_halt: "refused",
   tool_blocked: "refused",
   spawn_refused_concurrency: "refused",
 };
+/** An abort governance sent for a stop (its hard abort, or the one after L3) is part of the stop, not an Escape. */
+function markKind(type: string, event: Record<string, unknown>): MarkKind | undefined {
+  if (type === "session_aborted" && (event.cause === "stop" || event.cause === "budget" || event.cause === "loop")) return "stop";
+  if (type === "session_aborted" && event.cause === "host") return "end";
+  return MARK_KINDS[type];
+}
 const MAX_MARKS = 500;
 const MAX_ROWS = 500;
 
 const AUDIT_TAIL = 30;
-const DETAIL_KEYS = ["agent", "level", "reason", "key", "used", "limit", "cause", "preview", "state", "from", "to", "detail", "by"] as const;
-
-function auditDetail(event: Record<string, unknown>): string {
-  const parts: string[] = [];
-  for (const key of DETAIL_KEYS) {
-    const v = event[key];
-    if (v === undefined || v === null || v === "") continue;
-    parts.push(`${key}=${typeof v === "string" ? v.slice(0, 80) : JSON.stringify(v).slice(0, 80)}`);
-  }
-  return parts.join(" ");
-}
 
 /** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
 export function sessionRows(
@@ -151,7 +156,21 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   // the rows the user's own sessions need come first and the rest are counted.
   const trust = trustOf(ctx);
   const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins });
-  const sessions = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
+  const kept = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
+  const events = (await ctx.audit.read()) as AuditLine[];
+  const bySession = new Map<string, AuditLine[]>();
+  for (const e of events) {
+    if (typeof e.sessionId !== "string") continue;
+    const list = bySession.get(e.sessionId);
+    if (list) list.push(e);
+    else bySession.set(e.sessionId, [e]);
+  }
+  const recordOf = new Map(records.map((r) => [r.sessionId, r]));
+  const branches = treeBranches(kept.map((r) => r.indent));
+  const sessions: DashboardRow[] = kept.map((row, i) => {
+    const record = recordOf.get(row.sessionId)!;
+    return { ...row, branch: branches[i]!, ...plainDeep(rowFacts(record, bySession.get(row.sessionId) ?? [])) };
+  });
   const resumable = resumableSessions(records, {
     now,
     minIdleMs: loaded.config.resume.minIdle,
@@ -159,25 +178,23 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     anchors: loaded.config.anchors,
     trust,
   });
-  const events = await ctx.audit.read();
   const shown = new Set(sessions.map((r) => r.sessionId));
   const titles = new Map(sessions.map((r) => [r.sessionId, r.title]));
   const marks: TimelineMark[] = [];
   for (const e of events) {
-    const type = currentAuditType(e as AuditEvent & Record<string, unknown>);
-    const kind = MARK_KINDS[type];
-    if (kind && typeof e.sessionId === "string" && shown.has(e.sessionId))
-      marks.push({ at: e.at, sessionId: e.sessionId, kind, type, detail: auditDetail(e as Record<string, unknown>) });
+    const type = currentAuditType(e);
+    const kind = markKind(type, e);
+    if (kind && typeof e.sessionId === "string" && shown.has(e.sessionId)) marks.push({ at: e.at, sessionId: e.sessionId, kind, type, detail: auditDetail(e) });
   }
   const audit = events
     .slice(-AUDIT_TAIL)
     .reverse()
     .map((e) => ({
       at: e.at,
-      type: e.type,
+      type: currentAuditType(e),
       sessionId: typeof e.sessionId === "string" ? e.sessionId : null,
       title: typeof e.sessionId === "string" ? (titles.get(e.sessionId) ?? null) : null,
-      detail: auditDetail(e as Record<string, unknown>),
+      detail: auditDetail(e),
     }));
   return {
     now,

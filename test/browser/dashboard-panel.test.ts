@@ -7,12 +7,20 @@ import { type Dashboard, startDashboard } from "../../cli/dashboard-server.ts";
 import { readConfig } from "../../cli/read-config.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
+import { DEFAULT_CONFIG } from "../../governance/config/config.ts";
+import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
+import type { Effect } from "../../governance/session/effects.ts";
+import { transition } from "../../governance/session/session-machine.ts";
+import { planDelivery } from "../../governance/stop/delivery-plan.ts";
+import { startStop } from "../../governance/stop/stop-ladder.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { type CliProject, createCliProject } from "../cli/cli-project.ts";
 import { CHROMIUM, missing } from "../harness/system-tools.ts";
 
 const ROOT = "ses_panelroot0000000000000001";
 const CHILD = "ses_panelchild000000000000001";
+const GRAND = "ses_panelgrand000000000000001";
+const DONE = "ses_paneldone0000000000000001";
 
 /**
  * Seed 000's panel, the parts the live test (dashboard.test.ts) does not look at, in Chromium against the dashboard
@@ -105,7 +113,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the dashboard panel in Chromium (issue 33)
     const row = page.locator(`tr[data-session="${ROOT}"]`);
     await row.waitFor();
     // Elapsed since the record's creation, on the server's clock: 95 s (the page shows seconds below two minutes).
-    const state = (await row.locator("td").nth(4).textContent()) ?? ""; // title, session, agent, depth, state
+    const state = (await row.locator("td.state").textContent()) ?? ""; // title, session, agent, state
     const elapsed = Number(/running for (\d+)s/.exec(state)?.[1]);
     expect(elapsed, state).toBeGreaterThanOrEqual(95);
     expect(elapsed, state).toBeLessThan(110);
@@ -116,7 +124,100 @@ describe.skipIf(SKIP !== "")(SKIP || "the dashboard panel in Chromium (issue 33)
     expect(await box.inputValue()).toBe("g".repeat(40));
     // The builder edited before reading: the row says so.
     const child = page.locator(`tr[data-session="${CHILD}"]`);
-    expect(await child.locator("td").nth(4).textContent()).toContain("first action missed: edit first (LEAF)");
+    expect(await child.locator("td.state").textContent()).toContain("first action missed: edit first (LEAF)");
+  });
+
+  test("the tree with connectors, one state word per session, and on each row its stop's cause, a blocked delegation, dropped guidance", async () => {
+    const now = Date.now();
+    const audit = new AuditLog({ paths: new SessionStore({ projectDir: p.dir, clock: systemClock }).paths, clock: systemClock });
+    // Each line as the plugin's own step writes it (its effects), under the session the step ran for.
+    const write = async (sessionId: string, effects: readonly Effect[]) => {
+      for (const e of effects) if (e.type === "audit") await audit.append(e.event, { sessionId, ...e.data });
+    };
+    const root = await p.put({ sessionId: ROOT, agent: "governance-coordinator", title: "Plan the release", createdAt: now - 600_000 });
+    // The coordinator tried to hand work to an agent outside its allow-list.
+    await write(ROOT, decideSpawn(root, { targetAgent: "governance-builder", config: DEFAULT_CONFIG }).effects);
+    // Its executor, five minutes old, asked to stop from the dashboard twelve seconds ago; guidance queued for it lost to the stop.
+    const child = await p.put({
+      sessionId: CHILD,
+      parentId: ROOT,
+      rootId: ROOT,
+      level: 2,
+      depth: 1,
+      agent: "governance-executor",
+      title: "Run the tests",
+      createdAt: now - 300_000,
+    });
+    const stop = startStop(child, { requestId: "stop_panel", at: now - 12_000, level: 1, reason: "wrong branch", by: "dashboard:alice", deadlineMs: 60_000 });
+    await p.put(stop.next);
+    await write(CHILD, stop.effects);
+    const inject = { kind: "inject" as const, id: "inj_panel", at: now, text: "use the cache", by: "dashboard:alice" };
+    // Its next tool result carried L1 and dropped the guidance queued with the stop.
+    const delivered = planDelivery(stop.next, { injects: [inject], notes: [], output: "OUT", at: now, maxLength: 500, seal: "seal:0123456789abcdef" });
+    await p.put(delivered.next!);
+    await write(CHILD, delivered.effects);
+    // The executor's own subagent, cut off when its parent was aborted; and a finished sibling.
+    const cut = transition(
+      await p.put({
+        sessionId: GRAND,
+        parentId: CHILD,
+        rootId: ROOT,
+        level: 3,
+        depth: 2,
+        agent: "governance-builder",
+        title: "Read the logs",
+        createdAt: now - 200_000,
+      }),
+      { type: "aborted", at: now - 10_000, cascade: true },
+      { config: { minIdleMs: 60_000, maxIdleMs: 172_800_000 }, sessionId: GRAND },
+    );
+    await p.put(cut.next!);
+    await write(GRAND, cut.effects);
+    await p.put({
+      sessionId: DONE,
+      parentId: ROOT,
+      rootId: ROOT,
+      level: 2,
+      depth: 1,
+      agent: "governance-validator",
+      title: "Check the notes",
+      createdAt: now - 100_000,
+      control: "completed",
+    });
+    await open();
+    const row = (id: string) => page.locator(`tr[data-session="${id}"]`);
+    await row(DONE).waitFor();
+    // The tree, whole (its finished members too, the root runs), drawn with connectors in tree order.
+    const titles = await page.locator("#rows tr td.title").evaluateAll((cells) => cells.map((c) => c.textContent));
+    expect(titles).toEqual(["Plan the release", "├─ Run the tests", "│  └─ Read the logs", "└─ Check the notes"]);
+    // One state word per session, the same word the CLI's `sessions` uses (sessionStatus).
+    const words = await page.locator("#rows tr .word").evaluateAll((w) => w.map((x) => x.textContent));
+    expect(words).toEqual(["running", "stopping", "interrupted", "completed"]);
+    // "stopping for" counts from the stop's request (12 s ago), not from the executor's start (5 min ago).
+    expect(await row(CHILD).locator(".since").textContent()).toMatch(/^for 1\ds$/);
+    const notes = async (id: string) =>
+      row(id)
+        .locator(".note")
+        .evaluateAll((n) => n.map((x) => `${x.getAttribute("data-kind")}: ${x.textContent}`));
+    expect(await notes(CHILD)).toEqual([
+      "stop: stop asked by the user, from the dashboard (alice) · “wrong branch” · L1 delivered, L2 on its next tool result",
+      "dropped: 1 guidance dropped: stop wins over inject",
+    ]);
+    expect(await notes(ROOT)).toEqual(["blocked: delegation blocked: governance-coordinator → governance-builder · target not in its allow-list"]);
+    expect(await notes(GRAND)).toEqual(["interrupted: interrupted: its parent was interrupted"]);
+    // The audit log is folded under the sessions; opened, each line says its key facts.
+    const box = page.locator("#audit-box");
+    expect(await box.getAttribute("open")).toBeNull();
+    expect(await page.locator("#audit").isVisible()).toBe(false);
+    await box.locator("summary").click();
+    await page.locator("#audit").waitFor({ state: "visible" });
+    const detail = (type: string) => page.locator("#audit-rows tr", { hasText: type }).first().locator("td").nth(3).textContent();
+    expect(await detail("session_stop_requested")).toBe("L1 taken · by the dashboard (alice) · “wrong branch”");
+    expect(await detail("inject_dropped")).toBe("1 guidance dropped · stop wins over inject");
+    expect(await detail("delegation_blocked")).toBe("governance-coordinator → governance-builder · target not in its allow-list");
+    expect(await detail("session_aborted")).toContain("its parent was interrupted");
+    // The refused delegation is a mark on the coordinator's timeline line too.
+    expect(await page.locator(`#timeline .line[data-session="${ROOT}"] .mark.refused[data-type="delegation_blocked"]`).count()).toBe(1);
   });
 
   test("closing the page releases its live connection on the server", async () => {

@@ -47,6 +47,12 @@ const GUIDANCE = "please keep the commits small";
 /** The child's task description: OpenCode titles the subagent's session with it (issue 32: the page shows titles). */
 const CHILD_TASK = "Read the notes in a loop";
 const CHILD_TITLE = `${CHILD_TASK} (@governance-executor subagent)`;
+/** Guidance sent together with the stop: the stop wins, and the page says this guidance was dropped and why. */
+const LATE_GUIDANCE = "also update the changelog";
+/** The coordinator's second delegation, to an agent outside its allow-list in this project's governance.yaml. */
+const BLOCKED_AGENT = "governance-planner";
+/** Where the coordinator of this walk-through looks for the final page (outside the repository). */
+const AFTER_SCREENSHOT = process.env.DASHBOARD_AFTER_SCREENSHOT;
 
 const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
@@ -73,6 +79,8 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     if (first.includes("PARENT")) {
       if (tools === 0)
         return { toolCalls: [{ name: "task", args: { description: CHILD_TASK, prompt: "CHILD-LOOP keep reading", subagent_type: "governance-executor" } }] };
+      // Its stopped child returned: it tries an agent governance does not let it delegate to.
+      if (tools === 1) return { toolCalls: [{ name: "task", args: { description: "Plan the rest", prompt: "PLAN the rest", subagent_type: BLOCKED_AGENT } }] };
       return { text: "parent done" };
     }
     if (first.includes("CHILD-LOOP")) {
@@ -89,7 +97,19 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     project = createTestProject({
       modelUrl: model.url,
       agents: true,
-      governanceYaml: "loops:\n  enabled: false\n",
+      // The coordinator may delegate to the executor only (OpenCode's own permission also allows the planner).
+      governanceYaml: [
+        "loops:",
+        "  enabled: false",
+        "agents:",
+        "  governance-coordinator:",
+        "    role: primary",
+        "    mayDelegateTo: [governance-executor]",
+        "  governance-executor:",
+        "    role: delegating",
+        "    mayDelegateTo: [governance-builder]",
+        "",
+      ].join("\n"),
       files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
     });
     // An earlier session, interrupted two hours ago: the page lists it as resumable with its command.
@@ -188,7 +208,7 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     expect(order.indexOf(parent)).toBeGreaterThanOrEqual(0);
     expect(order.indexOf(child)).toBe(order.indexOf(parent) + 1);
     // The title OpenCode gave the subagent is the row's first column (indented under its parent), then its id and agent.
-    await expect.poll(() => childRow.locator("td").first().textContent(), { timeout: 30_000 }).toBe(`${"\u00a0".repeat(3)}${CHILD_TITLE}`);
+    await expect.poll(() => childRow.locator("td").first().textContent(), { timeout: 30_000 }).toBe(`└─ ${CHILD_TITLE}`);
     expect(await childRow.locator("td").nth(1).textContent()).toBe(child);
     expect(await childRow.locator("td").nth(2).textContent()).toBe("governance-executor");
     await expect.poll(() => childRow.locator("td.tool").textContent(), { timeout: 30_000 }).toMatch(/^read .*notes-/);
@@ -219,12 +239,16 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     expect(parseUntrustedBlock(block)?.body, block).toBe(GUIDANCE);
     await expect.poll(() => page.locator("#audit-rows tr", { hasText: "inject_queued" }).count()).toBeGreaterThan(0);
 
-    // Stop (L1, the default) from the page: the child's next tool result carries the L1 directive.
+    // More guidance, then Stop (L1, the default), both while the child waits: its next tool result carries the L1
+    // directive, and the guidance is dropped — stop wins over inject.
+    await childRow.locator("input[type=text]").fill(LATE_GUIDANCE);
+    await childRow.getByRole("button", { name: "Inject" }).click();
+    await page.locator("#status.ok", { hasText: "inject requested" }).waitFor();
     await childRow.getByRole("button", { name: "Stop" }).click();
     await page.locator("#status.ok", { hasText: "stop requested" }).waitFor();
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "the plugin took the stop", 30_000);
     // The page follows by itself: the row says stopping, the audit tail shows the request.
-    await expect.poll(() => childRow.locator("td").nth(4).textContent(), { timeout: 30_000 }).toContain("stopping");
+    await expect.poll(() => childRow.locator(".word").textContent(), { timeout: 30_000 }).toBe("stopping");
     await expect.poll(() => page.locator("#audit-rows tr", { hasText: "stop_queued" }).count()).toBeGreaterThan(0);
     // The audit view names the session by its title too.
     expect(await page.locator("#audit-rows tr", { hasText: "stop_queued" }).first().locator("td.title").textContent()).toBe(`${CHILD_TITLE}${child}`);
@@ -234,13 +258,24 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     expect(l1).toContain(STOP_HEADINGS[1]);
     expect(l1).toContain("stopped from the dashboard");
     expect(l1).toMatch(/loop-output-(even|odd)/);
+    expect(l1).not.toContain(LATE_GUIDANCE);
     await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "stop_level_delivered" && e.sessionId === child), "L1 delivered", 30_000);
+    // The row: stopping for as long as the stop has been pending (not the child's age), who asked, the dropped guidance.
+    const notes = () => childRow.locator(".note").evaluateAll((n) => n.map((x) => `${x.getAttribute("data-kind")}: ${x.textContent}`));
+    await expect.poll(notes, { timeout: 30_000 }).toContain("dropped: 1 guidance dropped: stop wins over inject");
+    expect((await notes())[0]).toMatch(
+      /^stop: stop asked by the user, from the dashboard \(.+\) · “stopped from the dashboard” · L1 delivered, L2 on its next tool result$/,
+    );
+    const childRecord = sessionRecord(project.governanceDir, child)!;
+    const stoppingFor = Number(/^for (\d+)s$/.exec((await childRow.locator(".since").textContent()) ?? "")?.[1]);
+    expect(stoppingFor).toBeLessThanOrEqual(Math.ceil((Date.now() - childRecord.stop!.requestedAt) / 1000) + 1);
+    expect(stoppingFor).toBeLessThan(Math.floor((Date.now() - childRecord.createdAt) / 1000));
 
     // Seeing it: the child's budget as a bar (the default runaway guards of a subagent), and its line on the timeline
     // with the guidance and the stop marked where they happened.
-    const meter = childRow.locator("td").nth(5).locator('[role="meter"]');
+    const meter = childRow.locator("td").nth(4).locator('[role="meter"]');
     await expect.poll(() => meter.count(), { timeout: 30_000 }).toBeGreaterThan(0);
-    expect(await childRow.locator("td").nth(5).textContent()).toMatch(/own (modelRequests|toolCalls|activeTime) \S+\/(500|1000|2h)/);
+    expect(await childRow.locator("td").nth(4).textContent()).toMatch(/own (modelRequests|toolCalls|activeTime) \S+\/(500|1000|2h)/);
     const line = page.locator(`#timeline .line[data-session="${child}"]`);
     await expect.poll(() => line.locator('.mark.stop[data-type="stop_queued"]').count(), { timeout: 30_000 }).toBe(1);
     await expect.poll(() => line.locator('.mark.guidance[data-type="session_injected"]').count(), { timeout: 30_000 }).toBe(1);
@@ -269,8 +304,43 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     expect(await colour('#legend li[data-kind="stop"] .swatch')).toBe(await colour('#timeline .mark.stop[data-type="stop_queued"]'));
     expect(await colour('#legend li[data-kind="guidance"] .swatch')).toBe(await colour("#timeline .mark.guidance"));
 
+    // The child keeps calling tools: L2, then L3 ends it (stopped, aborted by governance, the parent's task returns).
+    for (const level of [2, 3]) {
+      const at = agentRequests(child).length;
+      gate.release();
+      await waitFor(() => agentRequests(child)[at], `child step carrying L${level}`, 60_000);
+    }
+    await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopped", "the child stopped by the ladder", 30_000);
+    // The coordinator then delegates outside its allow-list: governance blocks it.
+    await waitFor(
+      () => auditEvents(project.governanceDir).some((e) => e.type === "delegation_blocked" && e.sessionId === parent),
+      `the coordinator's delegation to ${BLOCKED_AGENT} blocked\n${auditEvents(project.governanceDir)
+        .map((e) => e.type)
+        .join(" ")}`,
+      60_000,
+    );
+    // Both trees are finished now: the user ticks "show finished sessions".
+    await page.locator("#all").check();
+    const parentNotes = () => parentRow.locator(".note").evaluateAll((n) => n.map((x) => `${x.getAttribute("data-kind")}: ${x.textContent}`));
+    await expect
+      .poll(parentNotes, { timeout: 30_000 })
+      .toContain(`blocked: delegation blocked: governance-coordinator → ${BLOCKED_AGENT} · target not in its allow-list`);
+    await expect.poll(() => childRow.locator(".word").textContent(), { timeout: 30_000 }).toBe("stopped");
+    await expect
+      .poll(async () => (await notes())[0], { timeout: 30_000 })
+      .toMatch(/^stop: stop asked by the user, from the dashboard \(.+\) · “stopped from the dashboard” · L1→L2→L3 delivered · ended: after L3$/);
+    expect(await notes()).toContain("dropped: 1 guidance dropped: stop wins over inject");
+    expect(await childRow.locator("td.title .branch").textContent()).toBe("└─ ");
+    // Governance's abort after L3 is drawn as part of the stop, never as an Escape; the refusal is on the parent's line.
+    await expect.poll(() => line.locator('.mark.stop[data-type="session_stopped"]').count(), { timeout: 30_000 }).toBe(1);
+    expect(await line.locator(".mark.escape").count()).toBe(0);
+    expect(await page.locator(`#timeline .line[data-session="${parent}"] .mark.refused[data-type="delegation_blocked"]`).count()).toBe(1);
+    // The audit log is folded under the sessions.
+    expect(await page.locator("#audit-box").getAttribute("open")).toBeNull();
+
     mkdirSync(path.dirname(SCREENSHOT), { recursive: true });
     expect((await page.screenshot({ path: SCREENSHOT, fullPage: true })).length).toBeGreaterThan(10_000);
+    if (AFTER_SCREENSHOT) await page.screenshot({ path: AFTER_SCREENSHOT, fullPage: true });
     expect(navigations).toBe(1);
     expect(errors).toEqual([]);
   });
