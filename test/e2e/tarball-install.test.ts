@@ -16,7 +16,7 @@ const tarball = () => (packed ??= packRepository(scratch));
 afterAll(() => fs.removeSync(scratch));
 
 /**
- * The install route that works while the package is not on the public npm registry (issue 39 item 2, decision 0031),
+ * The install route that works while the package is not on the public npm registry (docs/decisions/0031-install-without-registry.md),
  * on the real OpenCode 1.18.33: the tarball `npm pack` makes of this build, installed into a fresh project with
  * `npm install --save-dev <tarball>` (its dependencies from the machine's registry, as a user's would come), then
  * `npx opencode-governance init` — the copy in the project's node_modules — and `opencode run`. OpenCode runs with
