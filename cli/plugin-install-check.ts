@@ -30,7 +30,7 @@ function specsByName(files: string[]): string[] {
 }
 
 /** How a newcomer gets the package while it is not on the public registry (README, "Install it"). */
-export const TARBALL_ROUTE = `in a checkout of ${PLUGIN_NAME}, \`npm run build && npm pack\`; here, \`npm install --save-dev <path to ${PLUGIN_NAME}-<version>.tgz>\` and \`npx ${PLUGIN_NAME} init\` (OpenCode then loads the installed copy, no registry)`;
+export const TARBALL_ROUTE = `in a checkout of ${PLUGIN_NAME}, \`npm ci && npm run build && npm pack\`; here, \`npm install --save-dev <path to ${PLUGIN_NAME}-<version>.tgz>\` and \`npx ${PLUGIN_NAME} init\` (OpenCode then loads the installed copy, no registry)`;
 
 /**
  * A plugin OpenCode was told to install and could not, which it never reports (decision 0005: nothing in the TUI, in
