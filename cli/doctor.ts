@@ -13,6 +13,7 @@ import { stateFolderProblems } from "../governance/storage/state-health.ts";
 import { configCandidates, globalConfigDir, listedUnder, listsPlugin, readOpencodeConfig } from "./opencode-config.ts";
 import { PLUGIN_NAME } from "./package-files.ts";
 import { lastSessionLine, readCoverage } from "./coverage-view.ts";
+import { pluginInstallChecks } from "./plugin-install-check.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
@@ -197,7 +198,7 @@ function costUnreportedCheck(log: readonly AuditEvent[]): Check | undefined {
 
 export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = process.env, opts: { json?: boolean } = {}): Promise<number> {
   const paths = governancePaths(dir);
-  const checks: Check[] = pluginChecks(dir, env);
+  const checks: Check[] = [...pluginChecks(dir, env), ...pluginInstallChecks(dir, env)];
 
   const config = await readConfig(paths.configFile, env);
   if (config.source === "defaults" && !fs.existsSync(paths.configFile)) {

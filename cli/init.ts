@@ -17,6 +17,7 @@ import { HOST_LINES, hostDepthNeeded } from "../governance/host/host-lines.ts";
 import { readConfig } from "./read-config.ts";
 import { type DetectedHost, detectHost, pluginKeyOf } from "./opencode-host.ts";
 import { PLUGIN_NAME, SCHEMA_FILE_NAME, packageRoot } from "./package-files.ts";
+import { planLocalPlugin, projectInstall } from "./local-install.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 
@@ -36,7 +37,8 @@ type Change = { say: string; apply: () => void | Promise<void> };
 
 /**
  * Installs governance into an OpenCode project (or, with `global`, for the user): the plugin in OpenCode's config
- * (`"plugin": ["opencode-governance"]`, which OpenCode installs from the npm registry itself), the governed agents
+ * (`"plugin": ["opencode-governance"]`, which OpenCode installs from the npm registry itself; when the package is
+ * installed in the project's node_modules, a local plugin file that loads that copy: cli/local-install.ts), the governed agents
  * and the OpenCode commands, and in a project the default `governance.yaml`, its JSON Schema and the git-ignored
  * state folder.
  *
@@ -57,13 +59,16 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
   const host = options.host ?? detectHost(dir, env);
   notes.push(`OpenCode ${host.line}${host.version ? ` (${host.version})` : ""}: ${host.how}; plugins go under "${pluginKeyOf(host.line)}".`);
   const maxDepth = (await readConfig(governancePaths(dir).configFile)).config.delegation.maxDepth;
-  const planned = planConfig(scope, dir, env, show, host, maxDepth);
+  // Installed in the project's node_modules: OpenCode loads that copy, never the registry (decision 0031).
+  const local = scope === "project" ? projectInstall(dir) : undefined;
+  const planned = local ? planLocalPlugin(dir, env, show, host, maxDepth, local) : planConfig(scope, dir, env, show, host, maxDepth);
   if (!planned.ok) {
     io.err(`${planned.reason}\nNothing was changed.`);
     return 1;
   }
   changes.push(...planned.changes);
-  if (planned.note) notes.push(planned.note);
+  if ("notes" in planned) notes.push(...planned.notes);
+  else if (planned.note) notes.push(planned.note);
 
   for (const kind of ["agent", "command"] as const) {
     const source = path.join(packageRoot(), kind === "agent" ? "agents" : "commands");
@@ -113,7 +118,7 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
   return 0;
 }
 
-const PAST: Record<string, string> = { add: "added", write: "wrote", install: "installed", update: "updated", create: "created" };
+const PAST: Record<string, string> = { add: "added", write: "wrote", install: "installed", update: "updated", create: "created", remove: "removed" };
 
 type ConfigPlan = { ok: true; changes: Change[]; note?: string } | { ok: false; reason: string };
 

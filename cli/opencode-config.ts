@@ -201,3 +201,33 @@ export function raiseNumberInConfig(text: string, at: readonly string[], min: nu
   if (typeof cur === "number" && cur >= min) return undefined;
   return applyEdits(text, modify(text, [...at], min, { formattingOptions: detectFormatting(text) }));
 }
+
+/**
+ * The config text without this plugin's by-name entries in `key`'s list (`"opencode-governance"`,
+ * `"opencode-governance@1.2.3"`), everything else untouched; undefined when there is none. An entry with options
+ * (`[name, {…}]` / `{ package, options }`) is the user's and stays: the caller says so instead. Each entry is cut out
+ * with its separator (and a comment on its line), as a person would delete it: jsonc-parser's `modify` re-indents the
+ * list and, with a trailing comma after it, leaves text that no longer parses.
+ */
+export function removePluginByName(text: string, file: string, key: PluginKey): string | undefined {
+  if (!parseOpencodeConfig(text, file).ok) return undefined;
+  const byName = (n: Node) => n.type === "string" && (n.value === PLUGIN_NAME || String(n.value).startsWith(`${PLUGIN_NAME}@`));
+  let next = text;
+  // One entry at a time, each on a fresh parse, so every offset used is the current text's.
+  for (;;) {
+    const tree = parseTree(next, [], { allowTrailingComma: true });
+    const array = tree && findNodeAtLocation(tree, [key]);
+    const items = array?.type === "array" ? (array.children ?? []) : [];
+    const at = items.findIndex(byName);
+    if (at < 0) return next === text ? undefined : next;
+    if (items.length === 1) {
+      next = `${next.slice(0, array!.offset)}[]${next.slice(array!.offset + array!.length)}`;
+      continue;
+    }
+    const n = items[at]!;
+    const following = items[at + 1];
+    const before = items[at - 1];
+    const [from, to] = following ? [n.offset, following.offset] : [before!.offset + before!.length, n.offset + n.length];
+    next = next.slice(0, from) + next.slice(to);
+  }
+}
