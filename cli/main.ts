@@ -33,8 +33,8 @@ Commands:
   inject <session|agent|title> <text> [--json]
                                            deliver guidance with its next tool result (validated, max 500 chars)
   budget <session> [--tree] [--add key=value ...] [--json]
-                                           use against each budget; --add raises a running (or budget-stopped) session's
-                                           budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
+                                           use against each budget; --add raises a running (or budget-stopped, not a
+                                           user-stopped) session's budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
   resume [--json]                          sessions you can resume, the exact \`opencode -s <id>\` and the resume context it brings
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
