@@ -27,6 +27,10 @@ const userStop = (requestedBy: string) => ({
   nextLevel: 3 as const,
   delivered: [1 as const],
   deadlineAt: Date.now() + 60_000,
+  quietMs: null,
+  capAt: null,
+  abortAttempts: 0,
+  parentNotified: false,
 });
 
 /** Durations read as people read them in every CLI output (issue 39): `6s/2h` in `status`, so `budget` too. */
