@@ -5,6 +5,7 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { type Clock, systemClock } from "../../governance/time/clock.ts";
 import { AuditSink } from "./audit-sink.ts";
 import { CallNotes } from "../sessions/call-notes.ts";
+import { offerResumable, RESUME_OFFER_DELAY_MS } from "../sessions/resume-offer.ts";
 import { ConfigWatcher } from "./config-watcher.ts";
 import { PluginContext } from "./context.ts";
 import { DirectiveInbox } from "../stop/directive-inbox.ts";
@@ -164,6 +165,8 @@ export class Runtime {
     // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
     // own record, and the sweep re-checks staleness under the record's lock before moving it. flush() waits for it.
     this.maintenance.start();
+    // A session to come back to is said once per start, not per session (issue 39).
+    ctx.timers.setTimeout(() => offerResumable(ctx), RESUME_OFFER_DELAY_MS);
   }
 
   /**
