@@ -103,11 +103,7 @@ export class CoverageWatch {
     s.children.add(child);
   }
 
-  /**
-   * The host reported a child of `parent` — its `session.created` naming the parent, or a delegation result naming the
-   * child — linked already, or (`onDisk`) linked by an earlier instance. Counted once per child, whichever report
-   * comes first: a child whose task never returns (Escape, a stop, a crash) was still a child.
-   */
+  /** The host reported a child (created naming its parent, or a task result): counted once, linked here or `onDisk`. */
   hostChild(parent: string, child: string, onDisk: boolean): void {
     this.#isChild.add(child);
     const s = this.#of(parent);
@@ -117,11 +113,7 @@ export class CoverageWatch {
     this.#feed(parent, s, { type: "host_child", linked: s.children.has(child) || onDisk });
   }
 
-  /**
-   * After the host's `session.created` of a child was handled: linked when the child's record names its parent. The
-   * host reported a child then and there — the count does not wait for the task's result, which an Escape or a stop
-   * never delivers (issue 39: "0/0 children linked" for a session that had a child).
-   */
+  /** The host created a child: counted now, not at its task's result, which an Escape never delivers (issue 39). */
   async afterCreated(child: string, parent: string | null | undefined): Promise<void> {
     if (!parent) return;
     const record = await this.ctx.store.read(child).catch(() => undefined);
