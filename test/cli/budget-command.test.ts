@@ -74,6 +74,17 @@ describe("budget: durations are human", () => {
   });
 });
 
+describe("stop: durations are human", () => {
+  it("refusing an idle session says how long ago its turn ended in hours and minutes, not seconds", async () => {
+    const p = await project();
+    const idleAt = Date.now() - (2 * 3600 + 5 * 60) * 1000;
+    await p.put({ sessionId: ROOT, idleAt, lastActivityAt: idleAt });
+    const res = await runCli(["stop", ROOT], { cwd: p.dir });
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain("its turn ended 2 hours 5 minutes ago");
+  });
+});
+
 /** A raise does not undo the user's own stop (issue 39): said, non-zero, nothing queued. */
 describe("budget --add on a session the user stopped", () => {
   for (const control of ["stopped", "stopping"] as const) {
