@@ -33,8 +33,8 @@ Commands:
   inject <session|agent|title> <text> [--json]
                                            deliver guidance with its next tool result (validated, max 500 chars)
   budget <session> [--tree] [--add key=value ...] [--json]
-                                           use against each budget; --add raises a running (or budget-stopped) session's
-                                           budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
+                                           use against each budget; --add raises a running (or budget-stopped, not a
+                                           user-stopped) session's budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
   resume [--json]                          sessions you can resume, the exact \`opencode -s <id>\` and the resume context it brings
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
@@ -108,7 +108,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
       },
     });
   } catch (error) {
-    return usage(io, (error as Error).message);
+    return usage(io, argumentMistake(error as NodeJS.ErrnoException));
   }
   const options: Options = parsed.values;
   const [command, ...args] = parsed.positionals;
@@ -136,7 +136,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
     });
   }
   const run = COMMANDS[command];
-  if (!run) return usage(io, `unknown command: ${command}`);
+  if (!run) return usage(io, `unknown command ${JSON.stringify(command)}`);
 
   const store = new SessionStore({
     projectDir: dir,
@@ -191,9 +191,22 @@ function projectProblem(dir: string, anyFolder: boolean): string | undefined {
   return undefined;
 }
 
+/**
+ * A usage mistake is one line on stderr — the mistake, then where the help is — and exit code 2: the help itself
+ * would bury the one line that matters (`--help` prints it).
+ */
 function usage(io: Io, message: string): number {
-  io.err(`${message}\n\n${HELP}`);
+  io.err(`opencode-governance: ${message} (run \`opencode-governance --help\`)`);
   return 2;
+}
+
+/** node:util's parseArgs errors in the CLI's words: the option named, without its advice about `--`. */
+function argumentMistake(error: NodeJS.ErrnoException): string {
+  const option = /'(-[^' ]+)/.exec(error.message)?.[1];
+  if (error.code === "ERR_PARSE_ARGS_UNKNOWN_OPTION" && option) return `unknown option ${option}`;
+  if (error.code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE" && option)
+    return /does not take/.test(error.message) ? `${option} takes no value` : `${option} needs a value`;
+  return error.message.split(". ")[0] ?? error.message;
 }
 
 function invokedDirectly(): boolean {

@@ -47,19 +47,38 @@ function render(parts: Part[], color: boolean): string {
     .join("");
 }
 
+/**
+ * A writer that drops what nobody reads any more: once the stream's reader went away (`log | head`, `status | head`:
+ * EPIPE), the rest of the output is dropped and the command ends as it would have — quietly, its own exit code (0
+ * for a listing), no stack trace, and a write it had begun (a budget raise, a queued stop) still completes. Any other
+ * write error is still thrown.
+ */
+export function quietWriter(stream: NodeJS.WriteStream): (text: string) => void {
+  let readerGone = false;
+  stream.on("error", (error: NodeJS.ErrnoException) => {
+    if (error.code !== "EPIPE") throw error;
+    readerGone = true;
+  });
+  return (text) => {
+    if (!readerGone && !stream.destroyed) stream.write(text);
+  };
+}
+
 export function createOutput(opts: { stdout?: NodeJS.WriteStream; stderr?: NodeJS.WriteStream; env?: NodeJS.ProcessEnv } = {}): Output {
   const stdout = opts.stdout ?? process.stdout;
   const stderr = opts.stderr ?? process.stderr;
+  const write = quietWriter(stdout);
+  const writeErr = quietWriter(stderr);
   const env = opts.env ?? process.env;
   const color = colorEnabled(stdout, env);
   const errColor = colorEnabled(stderr, env);
   return {
     color,
-    out: (s) => stdout.write(`${render([s], false)}\n`),
-    err: (s) => stderr.write(`${render([s], false)}\n`),
-    line: (...parts) => stdout.write(`${render(parts, color)}\n`),
-    errLine: (...parts) => stderr.write(`${render(parts, errColor)}\n`),
-    json: (value) => stdout.write(`${safeJson(value, 2)}\n`),
+    out: (s) => write(`${render([s], false)}\n`),
+    err: (s) => writeErr(`${render([s], false)}\n`),
+    line: (...parts) => write(`${render(parts, color)}\n`),
+    errLine: (...parts) => writeErr(`${render(parts, errColor)}\n`),
+    json: (value) => write(`${safeJson(value, 2)}\n`),
   };
 }
 

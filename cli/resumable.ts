@@ -1,7 +1,7 @@
 import type { Anchor } from "../governance/config/config.ts";
 import { cutOffWork } from "../governance/delegation/descendants.ts";
-import { classifyResume, idleMs } from "../governance/session/resume-window.ts";
-import { isIdle } from "../governance/session/running.ts";
+import { idleMs } from "../governance/session/resume-window.ts";
+import { resumableRoots, resumeCommand } from "../governance/session/resumable-roots.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { buildResumeContext } from "../governance/texts/resume-context.ts";
@@ -28,53 +28,39 @@ export type Resumable = {
 };
 
 /**
- * Resumable root sessions, most recently active first. Pure: the caller passes the records, the config and now.
- * Only records this user's governance wrote (`trust`) are listed, as `sessions` lists them: a planted record's agent
- * name or resume context never reaches the user as one of theirs (docs/security.md); `unverifiedRecords` counts them.
+ * Resumable root sessions (governance/session/resumable-roots.ts decides which), most recently active first, each with
+ * the resume context it would bring. Pure: the caller passes the records, the config and now. `unverifiedRecords`
+ * counts the records left out because this user's governance did not write them.
  */
 export function resumableSessions(
   records: readonly SessionRecord[],
   opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; trust: RecordTrust; timeZone?: string },
 ): Resumable[] {
-  const trusted = records.filter((r) => opts.trust.verified(r));
-  const byId = new Map(trusted.map((r) => [r.sessionId, r]));
-  return (
-    trusted
-      .filter((r) => !r.parentId || !byId.has(r.parentId))
-      .filter((r) => r.control !== "completed" && r.control !== "orphaned")
-      .map((r) => ({ r, interrupted: r.state === "interrupted" }))
-      // A turn still under way is not something to resume, however long it has run (found by the model-based test).
-      .filter(({ r, interrupted }) => interrupted || isIdle(r))
-      .filter(
-        ({ r, interrupted }) =>
-          classifyResume({ lastActivityAt: r.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) === "resume",
-      )
-      .sort((a, b) => b.r.lastActivityAt - a.r.lastActivityAt)
-      .map(({ r, interrupted }) => {
-        const idle = idleMs(r.lastActivityAt, opts.now);
-        const context = buildResumeContext({
-          idleMs: idle,
-          previousActivityAt: r.lastActivityAt,
-          previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
-          interrupted,
-          interruptedWork: cutOffWork(r, byId),
-          anchors: opts.anchors,
-          todo: r.todo,
-          timeZone: opts.timeZone,
-        });
-        return {
-          sessionId: r.sessionId,
-          title: r.title ?? null,
-          agent: r.agent,
-          state: r.state,
-          interrupted,
-          lastActivityAt: r.lastActivityAt,
-          idleMs: idle,
-          command: `opencode -s ${r.sessionId}`,
-          context,
-        };
-      })
-  );
+  const byId = new Map(records.filter((r) => opts.trust.verified(r)).map((r) => [r.sessionId, r]));
+  return resumableRoots(records, opts).map(({ record: r, interrupted }) => {
+    const idle = idleMs(r.lastActivityAt, opts.now);
+    const context = buildResumeContext({
+      idleMs: idle,
+      previousActivityAt: r.lastActivityAt,
+      previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
+      interrupted,
+      interruptedWork: cutOffWork(r, byId),
+      anchors: opts.anchors,
+      todo: r.todo,
+      timeZone: opts.timeZone,
+    });
+    return {
+      sessionId: r.sessionId,
+      title: r.title ?? null,
+      agent: r.agent,
+      state: r.state,
+      interrupted,
+      lastActivityAt: r.lastActivityAt,
+      idleMs: idle,
+      command: resumeCommand(r.sessionId),
+      context,
+    };
+  });
 }
 
 /** How many records the resumable list left out because this user's governance did not write them. */

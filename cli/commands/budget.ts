@@ -1,5 +1,6 @@
 import { parseAmounts, requestRaise } from "../../governance/stop/budget-request.ts";
-import { type BudgetUseLine, budgetView } from "../../governance/budget/budget-view.ts";
+import { type BudgetUseLine, budgetView, formatAmount } from "../../governance/budget/budget-view.ts";
+import type { BudgetAmounts, BudgetKey } from "../../governance/config/budget-config.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { formatDollars } from "../../governance/texts/budget-notices.ts";
 import { readConfig } from "../read-config.ts";
@@ -28,7 +29,7 @@ export async function budgetCommand(c: CommandContext): Promise<number> {
       return 1;
     }
     for (const w of res.warnings) c.io.errLine(["yellow", "warning: "], w);
-    c.io.line(["green", `${c.options.tree ? "tree " : ""}budget raise queued for ${res.sessionIds.join(", ")}: ${JSON.stringify(amounts.add)}`]);
+    c.io.line(["green", `${c.options.tree ? "tree " : ""}budget raise queued for ${res.sessionIds.join(", ")}: ${addedText(amounts.add)}`]);
     return 0;
   }
   const record = await c.store.read(target);
@@ -49,11 +50,31 @@ export async function budgetCommand(c: CommandContext): Promise<number> {
     for (const l of view.tree) c.io.line(`  ${formatLine(l)}`);
   }
   if (!view.costReported) c.io.line(["yellow", "cost: not reported by the provider (no model prices in the OpenCode config)"]);
-  if (view.exceeded) c.io.line(["red", `exceeded: ${view.exceeded.scope} ${view.exceeded.key} ${view.exceeded.used} of ${view.exceeded.limit}`]);
+  if (view.exceeded) {
+    const { scope, key, used, limit } = view.exceeded;
+    c.io.line(["red", `exceeded: ${scope} ${key} ${amount(key, used, limit)} of ${amount(key, limit, limit)}`]);
+  }
   return 0;
 }
 
+/**
+ * An amount as the rest of the CLI prints it: dollars, a duration for activeTime (`6s`, `12m`, `2h`, as `status` and
+ * `sessions` show it — never milliseconds), an exact count otherwise.
+ */
+function amount(key: BudgetKey, value: number, limit: number | null): string {
+  if (key === "cost") return formatDollars(value, Math.min(limit ?? 0.0001, 0.0001));
+  if (key === "activeTime") return formatAmount(key, value);
+  return String(value);
+}
+
 function formatLine(l: BudgetUseLine): string {
-  const used = l.key === "cost" ? formatDollars(l.used, Math.min(l.limit ?? 0.0001, 0.0001)) : String(l.used);
-  return `${l.key.padEnd(17)} ${used}${l.limit === null ? "" : ` of ${l.limit} (${Math.round((l.share ?? 0) * 100)}%)`}`;
+  const limit = l.limit === null ? "" : ` of ${l.key === "cost" ? formatDollars(l.limit, l.limit) : amount(l.key, l.limit, l.limit)}`;
+  return `${l.key.padEnd(17)} ${amount(l.key, l.used, l.limit)}${limit}${l.limit === null ? "" : ` (${Math.round((l.share ?? 0) * 100)}%)`}`;
+}
+
+/** `activeTime +10m, toolCalls +50`: what a raise adds, in the units it was typed in. */
+function addedText(add: BudgetAmounts): string {
+  return Object.entries(add)
+    .map(([key, value]) => `${key} +${amount(key as BudgetKey, value as number, value as number)}`)
+    .join(", ");
 }

@@ -2,6 +2,7 @@ import { constants } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { matchesAuditType } from "../../governance/storage/audit-names.ts";
+import { formatAmount } from "../../governance/budget/budget-view.ts";
 import { safeJson } from "../output.ts";
 import type { Style } from "../output.ts";
 import type { CommandContext } from "./command-context.ts";
@@ -57,9 +58,20 @@ function print(c: CommandContext, e: AuditEvent): void {
   }
   const { at, type, sessionId, ...rest } = e;
   const detail = Object.entries(rest)
-    .map(([k, v]) => `${k}=${typeof v === "string" ? v : JSON.stringify(v)}`.slice(0, 160))
+    .map(([k, v]) => `${k}=${typeof v === "string" ? v : (duration(rest, k, v) ?? JSON.stringify(v))}`.slice(0, 160))
     .join(" ");
   c.io.line(["dim", new Date(at).toISOString()], "  ", [typeStyle(type), type], `  ${sessionId ?? "-"}`, detail ? `  ${detail}` : "");
+}
+
+/**
+ * A duration field as people read it (`startupMs=350ms`, `idleMs=3h`, a budget's activeTime `used=6s limit=2h`), the
+ * way `status` and `sessions` print them; `--json` keeps the stored milliseconds.
+ */
+function duration(event: Record<string, unknown>, key: string, value: unknown): string | undefined {
+  if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
+  const isDuration = /Ms$/.test(key) || ((key === "used" || key === "limit") && event.key === "activeTime");
+  if (!isDuration) return undefined;
+  return Math.abs(value) < 1000 ? `${Math.round(value)}ms` : formatAmount("activeTime", value);
 }
 
 /**

@@ -1,5 +1,6 @@
 import { budgetSummary, budgetView } from "../../governance/budget/budget-view.ts";
-import { isRunningSession } from "../../governance/session/running.ts";
+import { isRunningSession, statusCounts, statusCountsLine } from "../../governance/session/running.ts";
+import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { trustOf } from "../../governance/stop/control-requests.ts";
@@ -27,6 +28,10 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const events = (await c.audit.read()).slice(-10);
   const coverage = await readCoverage(c.store.paths.root);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
+  // A record that still says running is a live turn only while its OpenCode process lives (a crash leaves it behind).
+  const gone = new Set<string>();
+  for (const r of records) if (isRunningSession(r) && r.hostedBy && (await ownerIsGone(r.hostedBy))) gone.add(r.sessionId);
+  const counts = statusCounts(records, (r) => gone.has(r.sessionId));
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
   const now = c.control.clock.now();
   const budgets = records
@@ -51,7 +56,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
         warnings: config.warnings.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
       },
       stateFolder: { problems: stateProblems },
-      sessions: { recorded: records.length, active, unverified: unverified.length },
+      sessions: { recorded: records.length, running: counts.running, byStatus: counts.byStatus, active, unverified: unverified.length },
       budgets,
       coverage: coverage ?? null,
       checks,
@@ -68,7 +73,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   for (const p of stateProblems) c.io.line(["bold", "state folder: "], ["red", p]);
   c.io.line(
     ["bold", "sessions: "],
-    `${records.length} recorded, ${active} active`,
+    statusCountsLine(counts),
     unverified.length > 0
       ? ["yellow", `; ${unverified.length} record(s) not written by your governance (planted, copied in, or an older build's): not counted`]
       : "",

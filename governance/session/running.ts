@@ -40,3 +40,32 @@ export function sessionStatus(r: SessionRecord): SessionStatus {
   if (isIdle(r)) return "idle";
   return r.control === "stopping" ? "stopping" : "running";
 }
+
+/** The order status words are listed in: what needs attention first. */
+const STATUS_ORDER: readonly SessionStatus[] = ["running", "stopping", "interrupted", "idle", "orphaned", "stopped", "failed", "completed", "deleted"];
+
+/** Sessions by status word, for a headline (`status`): `running` only where a turn is under way in a live process. */
+export type StatusCounts = { recorded: number; running: number; byStatus: Partial<Record<SessionStatus, number>> };
+
+/**
+ * Counts sessions by where they stand. A record can still say running after its process died (a crash, a kill: the
+ * next process that starts marks it orphaned); `processGone` — decided by the caller, which can look at processes —
+ * tells those apart, and they are counted `orphaned`, never `running`: "running" is a promise that something is busy
+ * now and can be stopped.
+ */
+export function statusCounts(records: readonly SessionRecord[], processGone: (r: SessionRecord) => boolean): StatusCounts {
+  const byStatus: Partial<Record<SessionStatus, number>> = {};
+  for (const r of records) {
+    const said = sessionStatus(r);
+    const status = (said === "running" || said === "stopping") && processGone(r) ? "orphaned" : said;
+    byStatus[status] = (byStatus[status] ?? 0) + 1;
+  }
+  const ordered = Object.fromEntries(STATUS_ORDER.filter((s) => byStatus[s]).map((s) => [s, byStatus[s]])) as StatusCounts["byStatus"];
+  return { recorded: records.length, running: (byStatus.running ?? 0) + (byStatus.stopping ?? 0), byStatus: ordered };
+}
+
+/** "0 running now; 11 recorded: 6 idle, 3 completed, 2 stopped" — the headline `status` prints. */
+export function statusCountsLine(c: StatusCounts): string {
+  const parts = Object.entries(c.byStatus).map(([status, n]) => `${n} ${status}`);
+  return `${c.running} running now; ${c.recorded} recorded${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`;
+}

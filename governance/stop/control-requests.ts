@@ -10,6 +10,7 @@ import { cleanLine } from "../text-safety/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../session/session-store.ts";
 import { isRunningChild, isRunningSession, sessionStatus } from "../session/running.ts";
+import { formatIdle } from "../time/time-format.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 import { type RecordTrust, recordTrust, splitByTrust } from "../storage/record-attestation.ts";
 
@@ -54,10 +55,10 @@ function notRunning(r: SessionRecord, now: number): string {
   const id = r.sessionId;
   switch (sessionStatus(r)) {
     case "idle": {
-      const ago = Math.max(0, Math.round((now - (r.idleAt ?? now)) / 1000));
+      const ago = formatIdle(now - (r.idleAt ?? now));
       return r.parentId === null
-        ? `session ${id} is not running: it is idle, waiting for its user's next prompt (its turn ended ${ago}s ago)`
-        : `session ${id} is not running: its turn ended ${ago}s ago and its task returned to its parent`;
+        ? `session ${id} is not running: it is idle, waiting for its user's next prompt (its turn ended ${ago} ago)`
+        : `session ${id} is not running: its turn ended ${ago} ago and its task returned to its parent`;
     }
     case "deleted":
       return `session ${id} is not running: it was deleted`;

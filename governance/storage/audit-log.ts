@@ -72,6 +72,7 @@ export const AuditEventType = z.enum([
   "record_tampered",
   "directive_replayed",
   "key_redacted",
+  "resume_offered",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 // Renamed types (old lines keep their names; readers match both): audit-names.ts.

@@ -5,6 +5,7 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { type Clock, systemClock } from "../../governance/time/clock.ts";
 import { AuditSink } from "./audit-sink.ts";
 import { CallNotes } from "../sessions/call-notes.ts";
+import { offerResumable, RESUME_OFFER_DELAY_MS } from "../sessions/resume-offer.ts";
 import { ConfigWatcher } from "./config-watcher.ts";
 import { PluginContext } from "./context.ts";
 import { DirectiveInbox } from "../stop/directive-inbox.ts";
@@ -160,10 +161,10 @@ export class Runtime {
     ctx.configWatcher.watch();
     this.stops.start();
     if (this.#signals) this.#unregisterExit = onProcessExit(() => this.#finish());
-    // The sweep reads and parses every record (10 000 records: 2-6 s) and OpenCode waits for start() before the
-    // project's first session, so it runs behind (docs/performance.md). Safe: a session's first activity checks its
-    // own record, and the sweep re-checks staleness under the record's lock before moving it. flush() waits for it.
+    // The sweep (every record: 2-6 s for 10 000) and the resume offer run behind: OpenCode waits for start() before the
+    // project's first session (docs/performance.md); the sweep re-checks staleness under each record's lock, flush() waits.
     this.maintenance.start();
+    ctx.timers.setTimeout(() => offerResumable(ctx), RESUME_OFFER_DELAY_MS);
   }
 
   /**

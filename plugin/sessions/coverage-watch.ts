@@ -14,7 +14,7 @@ const MAX_CALL_IDS = 64;
 /** How long after a change the summary file is rewritten (never on the hot path: a timer, and at exit). */
 export const COVERAGE_WRITE_MS = 15_000;
 
-type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children: Set<string> };
+type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children: Set<string>; hostChildren: Set<string> };
 
 /** `coverage.json` in the state folder: the last session's coverage, for `doctor` and `status`. */
 export const coverageFile = (root: string) => path.join(root, "coverage.json");
@@ -44,7 +44,7 @@ export class CoverageWatch {
   #of(sessionId: string): PerSession {
     let s = this.#sessions.get(sessionId);
     if (!s) {
-      s = { c: EMPTY_COVERAGE, gated: new Set(), done: new Set(), children: new Set() };
+      s = { c: EMPTY_COVERAGE, gated: new Set(), done: new Set(), children: new Set(), hostChildren: new Set() };
       this.#sessions.set(sessionId, s);
     }
     return s;
@@ -103,18 +103,23 @@ export class CoverageWatch {
     s.children.add(child);
   }
 
-  /** A delegation result named its child session: linked already, or (`onDisk`) linked by an earlier instance. */
+  /** The host reported a child (created naming its parent, or a task result): counted once, linked here or `onDisk`. */
   hostChild(parent: string, child: string, onDisk: boolean): void {
     this.#isChild.add(child);
     const s = this.#of(parent);
+    if (s.hostChildren.has(child)) return;
+    if (s.hostChildren.size >= MAX_CALL_IDS) s.hostChildren.clear();
+    s.hostChildren.add(child);
     this.#feed(parent, s, { type: "host_child", linked: s.children.has(child) || onDisk });
   }
 
-  /** After the host's `session.created` of a child was handled: linked when the child's record names its parent. */
+  /** The host created a child: counted now, not at its task's result, which an Escape never delivers (issue 39). */
   async afterCreated(child: string, parent: string | null | undefined): Promise<void> {
     if (!parent) return;
     const record = await this.ctx.store.read(child).catch(() => undefined);
-    if (record?.parentId === parent) this.linked(parent, child);
+    const linked = record?.parentId === parent;
+    if (linked) this.linked(parent, child);
+    this.hostChild(parent, child, linked);
   }
 
   /** A delegation result named its child: was it linked here (or by an earlier instance, its record says so)? */

@@ -1,0 +1,40 @@
+import type { RecordTrust } from "../storage/record-attestation.ts";
+import { classifyResume } from "./resume-window.ts";
+import { isIdle } from "./running.ts";
+import type { SessionRecord } from "./session-record.ts";
+
+/** A root session `opencode -s <id>` brings back with a resume context, and why it qualifies. */
+export type ResumableRoot = { record: SessionRecord; interrupted: boolean };
+
+/**
+ * The root sessions the user can resume, most recently active first: interrupted (Escape, an abort, cut off by its
+ * process's ordinary exit) or idle within the resume window (`resume.minIdle`–`resume.maxIdle`, 1 h–48 h by default),
+ * as the plugin decides it when the session comes back. Never one whose turn is still under way, nor one a crash
+ * orphaned or whose task completed. Only records this user's governance wrote (`trust`): a planted record is never
+ * offered to the user as one of theirs (docs/security.md). The one rule behind `resume`, the dashboard's list and the
+ * plugin's notice at start.
+ */
+export function resumableRoots(
+  records: readonly SessionRecord[],
+  opts: { now: number; minIdleMs: number; maxIdleMs: number; trust: RecordTrust },
+): ResumableRoot[] {
+  const trusted = records.filter((r) => opts.trust.verified(r));
+  const ids = new Set(trusted.map((r) => r.sessionId));
+  return (
+    trusted
+      .filter((r) => !r.parentId || !ids.has(r.parentId))
+      .filter((r) => r.control !== "completed" && r.control !== "orphaned")
+      .map((record) => ({ record, interrupted: record.state === "interrupted" }))
+      // A turn still under way is not something to resume, however long it has run (found by the model-based test).
+      .filter(({ record, interrupted }) => interrupted || isIdle(record))
+      .filter(
+        ({ record, interrupted }) =>
+          classifyResume({ lastActivityAt: record.lastActivityAt, now: opts.now, interrupted, minIdleMs: opts.minIdleMs, maxIdleMs: opts.maxIdleMs }) ===
+          "resume",
+      )
+      .sort((a, b) => b.record.lastActivityAt - a.record.lastActivityAt)
+  );
+}
+
+/** The exact command that resumes a session. */
+export const resumeCommand = (sessionId: string) => `opencode -s ${sessionId}`;
