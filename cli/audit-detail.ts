@@ -152,6 +152,7 @@ export const AUDIT_DETAILS = {
   compaction_context_added: (e) => `${num(e, "lines") ?? "?"} lines`,
   descendants_interrupted: (e) => `${num(e, "count") ?? "?"} running descendant(s) cut off`,
   descendant_aborted: (e) => `its root ${str(e, "rootId") ?? "?"} was interrupted`,
+  resume_offered: (e) => `${num(e, "count") ?? "?"} resumable session(s) offered at start: opencode -s ${str(e, "sessionId") ?? "?"}`,
   session_expired: (e) => join(`idle ${duration(num(e, "idleMs")) ?? "?"}`, "past the resume window: started fresh"),
   session_error: (e) => join(str(e, "message"), str(e, "state") ? `in ${str(e, "state")}` : null),
   phase_changed: (e) => `${str(e, "from") ?? "?"} → ${str(e, "to") ?? "?"}`,
