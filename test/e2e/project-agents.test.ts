@@ -120,6 +120,12 @@ describe("a project's own agents keep working", () => {
     expect(toolResults(rootRequests.at(-1)!)).toContain("worker done");
     expect(rootRequests[0]!.system).toContain("orchestrator, PRIMARY");
     expect(rootRequests[0]!.system).not.toContain("LEAF");
+    // The texts name only tools the orchestrator is offered (OpenCode 1.18 has `todowrite`, no `todoread`).
+    const prefix = rootRequests[0]!.system.slice(rootRequests[0]!.system.indexOf("## Governance Context"));
+    const named = [...prefix.matchAll(/`([a-z_]+)`/g)].map((m) => m[1] as string);
+    console.log(`tools offered to the orchestrator: ${rootRequests[0]!.tools.join(", ")}; tools its prefix names: ${named.join(", ")}`);
+    expect(named.length).toBeGreaterThan(0);
+    for (const tool of named) expect(rootRequests[0]!.tools).toContain(tool);
   });
 
   test("an agent added later is refused in the user's terms, with the lines to add; the root is not told to return to a parent", async () => {
