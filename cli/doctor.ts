@@ -14,6 +14,7 @@ import { configCandidates, globalConfigDir, listedUnder, listsPlugin, readOpenco
 import { PLUGIN_NAME } from "./package-files.ts";
 import { lastSessionLine, readCoverage } from "./coverage-view.ts";
 import { pluginInstallChecks } from "./plugin-install-check.ts";
+import { agentRoleLines, agentRoles } from "./agent-roles.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
@@ -211,6 +212,10 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
     else checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
   }
   checks.push(orgPolicyCheck(config.policy.org.file, config.policy.org.source));
+  // Every agent, its role and where the role came from; one OpenCode lets delegate that the file does not name is a warning.
+  const roles = await agentRoles(dir, paths.configFile, config.config, env);
+  checks.push({ ok: true, text: ["agents and their roles:", ...agentRoleLines(roles.map(({ add: _, ...r }) => r))].join("\n") });
+  for (const r of roles.filter((r) => r.add)) checks.push({ ok: true, warn: true, text: agentRoleLines([r]).slice(1).join("\n") });
   const schema = schemaCheck(paths.configFile);
   if (schema) checks.push(schema);
 

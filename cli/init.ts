@@ -1,6 +1,9 @@
 import fs from "node:fs";
 import path from "node:path";
-import { DEFAULT_CONFIG_YAML } from "../governance/config/config.ts";
+import { readOpencodeAgents } from "../governance/config/opencode-agents.ts";
+import { agentsToName, deriveAgentPolicy, generatedConfigYaml } from "../governance/config/project-agents.ts";
+import { describeTargets } from "../governance/text-safety/text-parts.ts";
+import { cleanLine } from "../governance/text-safety/untrusted-text.ts";
 import { ensureGovernanceDir, governancePaths } from "../governance/storage/governance-paths.ts";
 import {
   addPluginToConfig,
@@ -80,7 +83,16 @@ export async function runInit(dir: string, io: Io, options: InitOptions = {}): P
   if (scope === "project") {
     const paths = governancePaths(dir);
     if (!fs.existsSync(paths.configFile)) {
-      changes.push({ say: `write ${show(paths.configFile)} with the defaults`, apply: () => writeFile(paths.configFile, DEFAULT_CONFIG_YAML) });
+      // The project's own agents keep the roles OpenCode gives them (docs/decisions/0030-project-agents-named.md).
+      const agents = await readOpencodeAgents(dir, env);
+      const named = agentsToName(agents).map(deriveAgentPolicy);
+      const roles = named.map(
+        (d) => `\n  ${cleanLine(`${d.name}: ${d.policy.role} → ${describeTargets(d.policy.mayDelegateTo)} (from ${d.source}: ${d.settings})`, 200)}`,
+      );
+      changes.push({
+        say: `write ${show(paths.configFile)} with the defaults${named.length > 0 ? `, naming the project's own agents with the roles OpenCode's settings give them:${roles.join("")}` : ""}`,
+        apply: () => writeFile(paths.configFile, generatedConfigYaml(agents)),
+      });
     }
     const schemaSource = path.join(packageRoot(), "schema", SCHEMA_FILE_NAME);
     const schemaTarget = path.join(path.dirname(paths.configFile), SCHEMA_FILE_NAME);

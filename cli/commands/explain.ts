@@ -1,5 +1,6 @@
 import type { LoadedConfig } from "../../governance/config/config.ts";
 import { readConfig } from "../read-config.ts";
+import { agentRoleLines, agentRoles } from "../agent-roles.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
 /** One effective setting and the layer it came from (`organisation`, `user`, `project`, `built-in`, `default`). */
@@ -43,6 +44,7 @@ function show(path: string, value: unknown): string {
 export async function explainCommand(c: CommandContext): Promise<number> {
   const loaded = await readConfig(c.store.paths.configFile);
   const settings = explainSettings(loaded);
+  const agents = await agentRoles(c.dir, c.store.paths.configFile, loaded.config);
   const layers = {
     organisation: { file: loaded.policy.org.file, source: loaded.policy.org.source },
     user: { file: loaded.policy.userFile },
@@ -54,6 +56,7 @@ export async function explainCommand(c: CommandContext): Promise<number> {
       project: c.dir,
       layers,
       settings,
+      agents,
       refused: loaded.policy.refused.map(({ path, layer, value, ceiling, ceilingLayer, message }) => ({ path, layer, value, ceiling, ceilingLayer, message })),
       problems: loaded.problems.map((p) => ({ path: p.path, line: p.line ?? null, column: p.column ?? null, message: p.message })),
     });
@@ -70,5 +73,7 @@ export async function explainCommand(c: CommandContext): Promise<number> {
   for (const r of loaded.policy.refused) c.io.line("  ", ["yellow", r.message]);
   const others = loaded.problems.filter((p) => !loaded.policy.refused.some((r) => r.message === p.message));
   for (const p of others) c.io.line(["bold", "problem: "], ["red", p.message]);
+  c.io.line(["bold", "agents (role, targets, where the role came from):"]);
+  for (const l of agentRoleLines(agents)) c.io.line(l);
   return 0;
 }

@@ -1,8 +1,10 @@
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "../config/config.ts";
 import { levelOf, type SessionRecord } from "../session/session-record.ts";
+import { type HostAgentSettings, PROJECT_CONFIG_SHOWN, suggestedEntry } from "../config/project-agents.ts";
 import {
   buildHaltMessage,
   buildLeafBlockedMessage,
+  buildNotNamedMessage,
   buildNotAllowedMessage,
   buildNotOwnSubagentMessage,
   buildStoppedSubagentMessage,
@@ -33,7 +35,7 @@ export { levelOf } from "../session/session-record.ts";
 export { isTargetAllowed, matchesGlob } from "../config/target-lists.ts";
 import { isTargetAllowed } from "../config/target-lists.ts";
 
-export type SpawnRefusal = "leaf" | "not_allowed" | "max_depth" | "not_own_subagent" | "stopped_subagent";
+export type SpawnRefusal = "leaf" | "not_named" | "not_allowed" | "max_depth" | "not_own_subagent" | "stopped_subagent";
 
 /**
  * The session a `task` call with `task_id` would continue (OpenCode 1 continues ANY session of the project it is
@@ -44,7 +46,8 @@ export type ContinuedSession = { sessionId: string; parentId: string | null | un
 
 /** Where the child would stand; the same for an allowed and a refused spawn (a log-only refusal still spawns). */
 export type SpawnPlacement = { childDepth: number; childLevel: number; targetRole: AgentRole };
-export type SpawnCheck = ({ ok: true } | { ok: false; kind: SpawnRefusal; message: string }) & SpawnPlacement;
+/** A refusal; `add` (for `not_named`) holds the lines under `agents:` that would let the caller delegate. */
+export type SpawnCheck = ({ ok: true } | { ok: false; kind: SpawnRefusal; message: string; add?: string[] }) & SpawnPlacement;
 
 export interface SpawnRequest {
   /** The caller's session id: only its own subagents may be continued. */
@@ -56,10 +59,13 @@ export interface SpawnRequest {
   /** Set for a `task_id` continuation. */
   continues?: ContinuedSession;
   config: PolicyConfig;
+  /** What the host's own settings say of the caller's agent (OpenCode 1's `config` hook): the lines a refusal suggests. */
+  callerHost?: HostAgentSettings;
 }
 
 /**
- * Decides a `task` spawn. Checks run most-specific first: a leaf caller (it may not delegate at all), then what a
+ * Decides a `task` spawn. Checks run most-specific first: a leaf caller (it may not delegate at all; one the config
+ * does not name is told so, with the lines that would name it — decision 0030), then what a
  * `task_id` continues (only the caller's own subagent, and not one a stop ended), then the depth limit (the emergency
  * halt: child depth > `delegation.maxDepth`), then the caller's allow-list. Enforcement mode is not consulted here;
  * the adapter blocks or only logs (see `buildLogOnlyNote`).
@@ -71,7 +77,12 @@ export function checkSpawn(request: SpawnRequest): SpawnCheck {
   const at: SpawnPlacement = { childDepth, childLevel: levelOf(childDepth), targetRole: roleOf(targetAgent, config).role };
   const maxDepth = config.delegation.maxDepth;
   if (caller.role === "leaf") {
-    return { ok: false, kind: "leaf", ...at, message: buildLeafBlockedMessage({ callerAgent, targetAgent }) };
+    if (callerAgent !== null && !Object.hasOwn(config.agents, callerAgent)) {
+      const add = suggestedEntry(callerAgent, request.callerHost);
+      const message = buildNotNamedMessage({ callerAgent, callerDepth, targetAgent, configFile: PROJECT_CONFIG_SHOWN, add });
+      return { ok: false, kind: "not_named", ...at, message, add };
+    }
+    return { ok: false, kind: "leaf", ...at, message: buildLeafBlockedMessage({ callerAgent, callerDepth, targetAgent }) };
   }
   const continued = request.continues;
   // A caller governance cannot name owns no session: whatever the host knows is not its subagent.
@@ -85,7 +96,7 @@ export function checkSpawn(request: SpawnRequest): SpawnCheck {
     return { ok: false, kind: "max_depth", ...at, message: buildHaltMessage({ callerAgent, callerDepth, targetAgent, maxDepth }) };
   }
   if (!isTargetAllowed(caller.mayDelegateTo, targetAgent)) {
-    return { ok: false, kind: "not_allowed", ...at, message: buildNotAllowedMessage({ callerAgent, targetAgent, allowed: caller.mayDelegateTo }) };
+    return { ok: false, kind: "not_allowed", ...at, message: buildNotAllowedMessage({ callerAgent, callerDepth, targetAgent, allowed: caller.mayDelegateTo }) };
   }
   return { ok: true, ...at };
 }

@@ -9,7 +9,8 @@ const COORDINATING = new Set(["todoread", "todowrite", "task", "subagent", "gove
 /**
  * Seed 003 S1 "First Action Required", as a check of the session's first tool call against its role — the same
  * actions the governance prefix asks for (`defaultFirstActions` in texts/governance-prefix.ts):
- * - primary: read the todo list or the governance state, or delegate (`todoread`, `todowrite`, `task`, `governance`);
+ * - primary: update the todo list, read the governance state, or delegate (`todowrite`, `task`, `governance`; `todoread`
+ *   of older OpenCode releases counts too);
  *   anything else — an edit, a shell command, even a file read — is a coordinator acting before it looked at the work;
  * - leaf: read before editing — a first call that changes a file is the miss (a shell command or a read is fine);
  * - delegating: its first action ("state your scope; plan or delegate") is not a tool, so every first call passes.

@@ -29,6 +29,7 @@ export const AuditEventType = z.enum([
   "orphan_closed",
   "config_problem",
   "config_loaded",
+  "config_agents_named",
   "policy_ceiling",
   "store_problem",
   "hook_error",

@@ -44,7 +44,9 @@ const PROTOCOL_RULE: Record<AgentRole, string> = {
 export function defaultFirstActions(role: AgentRole): string[] {
   switch (role) {
     case "primary":
-      return ["Read the todo list (`todoread`), then delegate the next step with `task`."];
+      // OpenCode 1.18 offers `todowrite` and no `todoread` (its result and the status note show the list): a text names
+      // only tools the agent is offered (test/e2e/project-agents.test.ts checks the prefix against the request's tools).
+      return ["Update the todo list (`todowrite`), then delegate the next step with `task`."];
     case "delegating":
       return ["State your scope in one line."];
     case "leaf":

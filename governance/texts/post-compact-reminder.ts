@@ -49,7 +49,7 @@ export function buildPostCompactReminder(input: PostCompactReminderInput): strin
   }
   lines.push(
     "**Recommended next:**",
-    input.who.role === "primary" ? "- Check the todo list (`todoread`) for pending tasks." : "- Re-read the task your parent gave you.",
+    input.who.role === "primary" ? "- Check what the todo list still has open before delegating again." : "- Re-read the task your parent gave you.",
     "- Verify the last action completed before starting new work.",
   );
   return lines.join("\n");

@@ -94,7 +94,8 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   const { sessionId, callId } = call;
   const targetAgent = spawn.agent;
   const continues = spawn.continues === undefined ? undefined : await continuedSession(rt, spawn.continues);
-  const request = continues ? { targetAgent, continues, config: ctx.config } : { targetAgent, config: ctx.config };
+  const hostAgent = (name: string) => ctx.hostAgents.get(name);
+  const request = continues ? { targetAgent, continues, config: ctx.config, hostAgent } : { targetAgent, config: ctx.config, hostAgent };
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, request));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
   const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, continues?.sessionId);

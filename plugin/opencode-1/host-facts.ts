@@ -1,4 +1,6 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { readOpencodeAgents } from "../../governance/config/opencode-agents.ts";
+import type { HostAgentSettings } from "../../governance/config/project-agents.ts";
 import { HOST_LINES, hostDepthNeeded } from "../../governance/host/host-lines.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
@@ -44,6 +46,9 @@ function lacksTask(name: string, entry: AgentEntry | undefined): boolean {
  *    project set for it is kept.
  * 3. Agents the host offers no `task` tool are noted, so the texts do not call them DELEGATING (`PluginContext.viewOf`,
  *    over the core's `agentView`).
+ * 4. The project's own agents, as the host configured them (before 2. adds its permissions): kept for the refusal of
+ *    an agent the config does not name, and — on the start that generated governance.yaml — named in it with the
+ *    role their settings give them, so agents that delegated before governance keep delegating (decision 0030).
  */
 export async function configHook(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
   const { depthKey, depthDefault } = HOST_LINES[1];
@@ -55,7 +60,22 @@ export async function configHook(gov: PluginContext, config: Record<string, unkn
     config[key] = needed;
     await gov.record("host_limit_raised", { setting: key, from: current, to: needed });
   }
+  await learnAgents(gov, config);
   restrictGovernanceTools(gov, config);
+}
+
+async function learnAgents(gov: PluginContext, config: Record<string, unknown>): Promise<void> {
+  const agents = config.agent && typeof config.agent === "object" ? (config.agent as Record<string, AgentEntry | undefined>) : {};
+  const files = new Map((await readOpencodeAgents(gov.directory)).map((a) => [a.name, a.source]));
+  const settings: HostAgentSettings[] = [];
+  for (const [name, entry] of Object.entries(agents)) {
+    if (!entry || typeof entry !== "object" || entry.disable === true) continue;
+    const a = { name, mode: entry.mode, permission: entry.permission, tools: entry.tools, source: files.get(name) ?? "OpenCode's config" };
+    settings.push(a);
+    gov.hostAgents.set(name, a);
+  }
+  const named = await gov.configWatcher.nameAgents(settings);
+  if (named.length > 0) await gov.record("config_agents_named", { file: gov.configWatcher.file, agents: named });
 }
 
 function restrictGovernanceTools(gov: PluginContext, config: Record<string, unknown>): void {

@@ -1,4 +1,5 @@
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
+import { readOpencodeAgents } from "../../governance/config/opencode-agents.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
 import type { Runtime } from "../runtime/runtime.ts";
@@ -15,6 +16,10 @@ import type { SessionContextEvent } from "./types.ts";
  *   agent is noted as one the texts do not call DELEGATING; offered again → no longer noted.
  * - The governance tool hidden from subagents: removed from the request's `tools` of a subagent and of a governance
  *   leaf (the host drops an entry a hook removed: same file), so its schema is not sent on their requests.
+ * - The project's own agents (docs/decisions/0030-project-agents-named.md): the release line reports an agent's name
+ *   and tools per request, never its mode or permissions, and has no `config` hook. So, like `init`, the adapter
+ *   reads the agent files OpenCode reads (`learnAgents`, at start): they are named in the governance.yaml this start
+ *   generated, and a refusal of an agent not named gives the lines from them.
  * - The depth limit: nothing. The release line has no `config` hook and no plugin API to raise
  *   `experimental.subagent_depth`; `init` writes it (max depth + 1) and `doctor` warns when it is missing
  *   (docs/opencode-2.md).
@@ -28,4 +33,12 @@ export function applyHostFacts(rt: Runtime, e: SessionContextEvent): void {
   const config = rt.ctx.config;
   const leaf = Object.hasOwn(config.agents, e.agent) && roleOf(e.agent, config).role === "leaf";
   if ((record?.parentId ?? null) !== null || leaf) delete e.tools[GOVERNANCE_TOOL_NAME];
+}
+
+/** At start: the project's own agents from OpenCode's files, named in a governance.yaml this start generated. */
+export async function learnAgents(rt: Runtime): Promise<void> {
+  const agents = await readOpencodeAgents(rt.ctx.directory);
+  for (const a of agents) rt.ctx.hostAgents.set(a.name, a);
+  const named = await rt.ctx.configWatcher.nameAgents(agents);
+  if (named.length > 0) await rt.ctx.record("config_agents_named", { file: rt.ctx.configWatcher.file, agents: named });
 }

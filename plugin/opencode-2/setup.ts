@@ -3,6 +3,7 @@ import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
 import { addGovernanceTool } from "./governance-tool.ts";
 import { detectV2Host, hostVersion } from "./host-version.ts";
+import { learnAgents } from "./host-facts.ts";
 import { LocationFilter, pumpEvents } from "./event-source.ts";
 import { createV2Api, ExecutionStates } from "./api.ts";
 import { prepareCompaction, prepareStep } from "./model-step.ts";
@@ -41,6 +42,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   try {
     await runtime.start();
     await detectV2Host(runtime, ctx);
+    await learnAgents(runtime);
   } catch (error) {
     sink("start", error);
   }

@@ -1,5 +1,16 @@
 import { statSync } from "node:fs";
-import { DEFAULT_CONFIG, type GovernanceConfig, type LastGood, type LoadedConfig, loadConfig } from "../../governance/config/config.ts";
+import {
+  DEFAULT_CONFIG,
+  DEFAULT_CONFIG_YAML,
+  type GovernanceConfig,
+  type LastGood,
+  type LoadedConfig,
+  loadConfig,
+  MAX_CONFIG_BYTES,
+} from "../../governance/config/config.ts";
+import { agentsToName, generatedConfigYaml, type HostAgentSettings } from "../../governance/config/project-agents.ts";
+import { writeFileAtomic } from "../../governance/storage/atomic-write.ts";
+import { readRegularFile } from "../../governance/storage/safe-fs.ts";
 import { orgPolicyFile } from "../../governance/config/org-policy.ts";
 import { userConfigFile } from "../../governance/config/user-config.ts";
 import type { AuditSink } from "./audit-sink.ts";
@@ -53,8 +64,28 @@ export class ConfigWatcher {
     return this.#loaded;
   }
 
+  /** This process wrote the file with the defaults (its first start in the project): the host's agents may be added once. */
+  #generated = false;
+
+  /**
+   * Names the host's own agents in the file this process just generated (docs/decisions/0030-project-agents-named.md):
+   * OpenCode 1 reports its agents in the `config` hook, after the start wrote the defaults. Only a file still exactly
+   * as generated is rewritten (a user's edit is never touched), and only once. Returns the names added.
+   */
+  async nameAgents(agents: readonly HostAgentSettings[]): Promise<string[]> {
+    if (!this.#generated) return [];
+    this.#generated = false;
+    const names = agentsToName(agents).map((a) => a.name);
+    if (names.length === 0) return [];
+    if ((await readRegularFile(this.file, MAX_CONFIG_BYTES)) !== DEFAULT_CONFIG_YAML) return [];
+    await writeFileAtomic(this.file, generatedConfigYaml(agents));
+    await this.reload();
+    return names;
+  }
+
   async reload(): Promise<void> {
     const loaded = await loadConfig(this.file, this.#lastGood, this.#env);
+    if (loaded.created) this.#generated = true;
     this.#loaded = loaded;
     this.#current = loaded.config;
     this.#guardRoots = loaded.user?.guard?.rootSessions === true;

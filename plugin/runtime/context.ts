@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
 import type { GovernanceConfig } from "../../governance/config/config.ts";
+import type { HostAgentSettings } from "../../governance/config/project-agents.ts";
 import { type AgentView, agentView } from "../../governance/delegation/agent-view.ts";
 import type { AuditEventType, AuditLog } from "../../governance/storage/audit-log.ts";
 import type { GovernancePaths } from "../../governance/storage/governance-paths.ts";
@@ -28,6 +29,11 @@ const SEALS_KEPT = 512;
 export class PluginContext {
   /** Agents the host offers no `task` tool (learned by the `config` hook); the texts call them LEAF, not DELEGATING. */
   readonly agentsWithoutTask = new AgentNames();
+  /**
+   * The agents the host configured, as its settings say (OpenCode 1's `config` hook): the refusal of an agent the
+   * config does not name gives the lines to add from them (docs/decisions/0030-project-agents-named.md).
+   */
+  readonly hostAgents = new Map<string, HostAgentSettings>();
 
   constructor(
     readonly directory: string,

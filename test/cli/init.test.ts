@@ -182,6 +182,53 @@ describe("init installs what governance needs, once", () => {
     expect(did.length).toBe(would.length);
   });
 
+  test("a project's own agents are named in the YAML with their OpenCode roles; --dry-run shows the roles (decision 0030)", async () => {
+    const agentDir = path.join(dir, ".opencode", "agent");
+    fs.mkdirSync(agentDir, { recursive: true });
+    fs.writeFileSync(path.join(agentDir, "orchestrator.md"), "---\nmode: primary\npermission:\n  task: allow\n---\nYou orchestrate.\n");
+    fs.writeFileSync(path.join(agentDir, "worker.md"), "---\nmode: subagent\n---\nYou work.\n");
+    fs.writeFileSync(
+      path.join(dir, "opencode.json"),
+      JSON.stringify({ agent: { reviewer: { mode: "subagent", permission: { task: { "*": "deny", worker: "allow" } } } } }),
+    );
+    const dry = await cli("init", "--dry-run");
+    expect(dry.out).toContain(
+      [
+        "would write .opencode/governance.yaml with the defaults, naming the project's own agents with the roles OpenCode's settings give them:",
+        "  orchestrator: primary → any agent (from .opencode/agent/orchestrator.md: mode primary, task allow)",
+        '  reviewer: delegating → worker except * (from opencode.json: mode subagent, task "*": deny, "worker": allow)',
+        "  worker: leaf → none (from .opencode/agent/worker.md: mode subagent, no task permission)",
+      ].join("\n"),
+    );
+    expect(fs.existsSync(path.join(dir, ".opencode", "governance.yaml"))).toBe(false);
+    expect((await cli("init")).code).toBe(0);
+    const yaml = fs.readFileSync(path.join(dir, ".opencode", "governance.yaml"), "utf8");
+    expect(yaml).toContain(
+      '  # from .opencode/agent/orchestrator.md: mode primary, task allow\n  orchestrator:\n    role: primary\n    mayDelegateTo: ["*"]\n',
+    );
+    expect(yaml).toContain('  reviewer:\n    role: delegating\n    mayDelegateTo: ["!*", "worker"]\n');
+
+    // doctor and status --explain list every agent with its role and where it came from; one added later is told what to add.
+    fs.writeFileSync(path.join(agentDir, "newcomer.md"), "---\nmode: subagent\npermission:\n  task: allow\n---\n");
+    for (const args of [["doctor"], ["status", "--explain"]]) {
+      const out = (await cli(...args)).out;
+      expect(out).toMatch(
+        / {2}orchestrator +primary +→ any agent +generated from OpenCode settings \(from \.opencode\/agent\/orchestrator\.md: mode primary, task allow\)/,
+      );
+      expect(out).toMatch(/ {2}governance-builder +leaf +→ none +governance\.yaml entry, as shipped/);
+      expect(out).toMatch(/ {2}newcomer +leaf +→ none +defaultRole: not named in \.opencode\/governance\.yaml/);
+      expect(out).toContain(
+        [
+          "`newcomer` is not named in .opencode/governance.yaml, so it may not delegate; to let it, add:",
+          "  # from .opencode/agent/newcomer.md: mode subagent, task allow",
+          "  newcomer:",
+          "    role: delegating",
+          '    mayDelegateTo: ["*"]',
+        ].join("\n"),
+      );
+    }
+  });
+
   test("a user's own agent or command file is kept, and said to be kept", async () => {
     const mine = path.join(dir, ".opencode", "command", shipped("commands")[0]!);
     fs.mkdirSync(path.dirname(mine), { recursive: true });

@@ -74,7 +74,7 @@ describe("checkSpawn", () => {
     ["executor at depth 2 → builder at the limit", "governance-executor", 2, "governance-builder", { ok: true, childDepth: 3, childLevel: 3 }],
     ["built-in build → anything", "build", 0, "governance-coordinator", { ok: true, childDepth: 1 }],
     ["built-in build → general, general → a user's agent", "general", 1, "my-agent", { ok: true, childDepth: 2, targetRole: "leaf" }],
-    ["unknown caller cannot spawn (seed 002 hub gate)", "my-agent", 0, "general", { ok: false, kind: "leaf" }],
+    ["unknown caller cannot spawn (seed 002 hub gate); it is told it is not named", "my-agent", 0, "general", { ok: false, kind: "not_named" }],
     ["a caller whose agent is not known cannot spawn", null, 0, "general", { ok: false, kind: "leaf" }],
     ["builder (leaf) → validator", "governance-builder", 2, "governance-validator", { ok: false, kind: "leaf", childDepth: 3 }],
     ["leaf past the limit is still reported as a leaf", "governance-validator", 3, "general", { ok: false, kind: "leaf" }],
@@ -109,9 +109,24 @@ describe("checkSpawn", () => {
 
   it("an agents map that leaves OpenCode's built-ins out makes them leaves too; a permissive defaultRole brings back the old behaviour", () => {
     const own = GovernanceConfig.parse({ agents: { mine: { role: "primary", mayDelegateTo: ["*"] } } });
-    expect(checkSpawn({ callerAgent: "build", callerDepth: 0, targetAgent: "general", config: own })).toMatchObject({ ok: false, kind: "leaf" });
+    expect(checkSpawn({ callerAgent: "build", callerDepth: 0, targetAgent: "general", config: own })).toMatchObject({ ok: false, kind: "not_named" });
     const open = GovernanceConfig.parse({ defaultRole: { role: "delegating", mayDelegateTo: ["*"] } });
     expect(checkSpawn({ callerAgent: "my-agent", callerDepth: 0, targetAgent: "x", config: open })).toMatchObject({ ok: true });
+  });
+
+  it("an agent the config does not name is refused with the lines its OpenCode settings give (decision 0030)", () => {
+    const callerHost = { name: "newcomer", mode: "subagent", permission: { task: { worker: "allow" } }, source: ".opencode/agent/newcomer.md" };
+    const r = checkSpawn({ callerAgent: "newcomer", callerDepth: 1, targetAgent: "worker", config, callerHost });
+    const add = [
+      '  # from .opencode/agent/newcomer.md: mode subagent, task "worker": allow',
+      "  newcomer:",
+      "    role: delegating",
+      '    mayDelegateTo: ["worker"]',
+    ];
+    expect(r).toMatchObject({ ok: false, kind: "not_named", add });
+    expect(!r.ok && r.message).toContain(["`newcomer` is not named in .opencode/governance.yaml, so it may not delegate; to let it, add:", ...add].join("\n"));
+    // A named leaf stays a leaf refusal: naming it again would change nothing.
+    expect(checkSpawn({ callerAgent: "governance-builder", callerDepth: 1, targetAgent: "x", config, callerHost })).toMatchObject({ kind: "leaf" });
   });
 
   it("a hostile target name cannot put text on its own line in the message", () => {

@@ -42,6 +42,20 @@ describe("decideSpawn: what happens to a task call, by policy and enforcement", 
   });
 });
 
+describe("decideSpawn: an agent the config does not name (decision 0030)", () => {
+  it("is blocked with the lines to add, in the model's text, the audit line and the toast", () => {
+    const hostAgent = (name: string) =>
+      name === "newcomer" ? { name, mode: "primary", permission: { task: "allow" }, source: ".opencode/agent/newcomer.md" } : undefined;
+    const step = decideSpawn(caller("newcomer", 0), { targetAgent: "worker", config: DEFAULT_CONFIG, hostAgent });
+    const add = ["  # from .opencode/agent/newcomer.md: mode primary, task allow", "  newcomer:", "    role: primary", '    mayDelegateTo: ["*"]'];
+    const said = ["`newcomer` is not named in .opencode/governance.yaml, so it may not delegate; to let it, add:", ...add].join("\n");
+    expect(step.decision.kind === "blocked" && step.decision.message).toContain(said);
+    expect(step.decision.kind === "blocked" && step.decision.message).not.toContain("parent");
+    expect(step.effects).toContainEqual({ type: "toast", message: said, variant: "warning" });
+    expect(step.effects.find((e) => e.type === "audit")).toMatchObject({ event: "delegation_blocked", data: { kind: "not_named", add } });
+  });
+});
+
 describe("decideSpawn: a `task_id` continues only the caller's own subagent, and not one a stop ended", () => {
   const CALLER = "ses_caller00000000000000000001";
   const OWN = "ses_own0000000000000000000001";

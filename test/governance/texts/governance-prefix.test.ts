@@ -42,7 +42,8 @@ describe("buildGovernancePrefix", () => {
     expect(text).toContain("governance-coordinator, PRIMARY (level 1, depth 0 of max 3)");
     expect(text).toContain("NEVER edit files or do the work yourself; ALWAYS delegate with `task`.");
     expect(text).toContain("Allowed targets: governance-planner, governance-executor, governance-verifier, governance-high, general, explore.");
-    expect(text).toContain("**First action required:** Read the todo list (`todoread`)");
+    expect(text).toContain("**First action required:** Update the todo list (`todowrite`), then delegate the next step with `task`.");
+    expect(text).not.toContain("todoread");
     expect(text).toContain("**Phase:** implementation");
   });
 

@@ -55,7 +55,8 @@ describe("buildPostCompactReminder", () => {
 
   it("for a leaf: cannot delegate; for a primary: check the todo list first", () => {
     expect(buildPostCompactReminder({ ...input, role: "leaf" })).toContain("you cannot delegate");
-    expect(buildPostCompactReminder({ ...input, role: "primary" })).toContain("Check the todo list (`todoread`)");
+    expect(buildPostCompactReminder({ ...input, role: "primary" })).toContain("Check what the todo list still has open");
+    expect(buildPostCompactReminder({ ...input, role: "primary" })).not.toContain("todoread");
   });
 
   it("says when the agent is at the depth limit, and lists targets when given", () => {

@@ -1,4 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import type { PluginContext } from "../../../plugin/runtime/context.ts";
 import { configHook, GOVERNANCE_TOOL_NAMES } from "../../../plugin/opencode-1/host-facts.ts";
 import { type PluginFixture, pluginFixture } from "../fixture.ts";
@@ -56,5 +58,43 @@ describe("config hook: the governance tool only for the agents a user talks to",
     // An agent governance does not know is a leaf whatever the host offers it (decision 0024).
     expect(gov.viewOf("reviewer", 1).role).toBe("leaf");
     expect(gov.viewOf("governance-coordinator", 0).role).toBe("primary");
+  });
+});
+
+describe("config hook: the project's own agents are named in the governance.yaml this start generated (decision 0030)", () => {
+  const agents = () => ({
+    orchestrator: { mode: "primary", permission: { task: "allow" } },
+    worker: { mode: "subagent" },
+    build: { mode: "primary", permission: { task: "deny" } },
+  });
+
+  test("named with the roles their settings give, once; a later agent is only remembered for its refusal", async () => {
+    const f = await pluginFixture();
+    try {
+      await configHook(f.rt.ctx, { agent: agents() });
+      const text = readFileSync(path.join(f.dir, ".opencode", "governance.yaml"), "utf8");
+      expect(text).toContain("  # from OpenCode's config: mode primary, task allow\n  orchestrator:\n    role: primary\n");
+      expect(f.rt.ctx.config.agents.orchestrator).toEqual({ role: "primary", mayDelegateTo: ["*"] });
+      expect(f.rt.ctx.config.agents.worker).toEqual({ role: "leaf", mayDelegateTo: [] });
+      // OpenCode's own `build` keeps its shipped entry whatever the project set.
+      expect(f.rt.ctx.config.agents.build).toEqual({ role: "delegating", mayDelegateTo: ["*"] });
+      expect(await f.audit("config_agents_named")).toEqual([expect.objectContaining({ agents: ["orchestrator", "worker"] })]);
+      await configHook(f.rt.ctx, { agent: { ...agents(), later: { mode: "primary" } } });
+      expect(readFileSync(path.join(f.dir, ".opencode", "governance.yaml"), "utf8")).toBe(text);
+      expect(f.rt.ctx.hostAgents.get("later")).toMatchObject({ mode: "primary" });
+    } finally {
+      await f.close();
+    }
+  });
+
+  test("a governance.yaml the project already has is never rewritten", async () => {
+    const f = await pluginFixture({ config: "phase: release\n" });
+    try {
+      await configHook(f.rt.ctx, { agent: agents() });
+      expect(readFileSync(path.join(f.dir, ".opencode", "governance.yaml"), "utf8")).toBe("phase: release\n");
+      expect(Object.hasOwn(f.rt.ctx.config.agents, "orchestrator")).toBe(false);
+    } finally {
+      await f.close();
+    }
   });
 });

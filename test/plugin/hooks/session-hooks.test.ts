@@ -165,7 +165,7 @@ describe("transforms", () => {
     await toolBefore(f.rt, { tool: "edit", sessionID: ROOT, callID: "call_2" }, { args: { filePath: "b.ts" } });
     const after = await step();
     expect(after.system).toBe(before.system);
-    expect(after.tail).toContain("**First action missed:** your first call was `edit`; as PRIMARY your first action is: Read the todo list");
+    expect(after.tail).toContain("**First action missed:** your first call was `edit`; as PRIMARY your first action is: Update the todo list (`todowrite`)");
     expect((await f.audit("first_action_missed")).map((e) => [e.sessionId, e.tool, e.role])).toEqual([[ROOT, "edit", "primary"]]);
     expect(record(ROOT)?.firstAction).toMatchObject({ tool: "edit", role: "primary", ok: false });
     await onEvent(f.rt, events.idle(ROOT));
