@@ -77,6 +77,7 @@ const REFUSALS: Record<string, string> = {
   max_depth: "beyond the maximum depth",
   not_own_subagent: "task_id names a session that is not its own subagent",
   stopped_subagent: "task_id names a subagent a stop ended",
+  not_named: "not named in governance.yaml (the lines to add are in the toast and `doctor`)",
 };
 function refusal(e: AuditLine): string {
   const kind = str(e, "kind");
@@ -143,6 +144,7 @@ export const AUDIT_DETAILS = {
   orphan_closed: (e) => join(`parent ${str(e, "parentId") ?? "?"}`, `silent for ${duration(num(e, "staleForMs")) ?? "?"}`),
   config_problem: (e) =>
     join(`${str(e, "file") ?? "config"}${num(e, "line") === null ? "" : `:${num(e, "line")}:${num(e, "column") ?? 0}`}`, str(e, "message")),
+  config_agents_named: (e) => join(str(e, "file"), Array.isArray(e.agents) ? `the project's agents named: ${e.agents.map(String).join(", ")}` : null),
   config_loaded: (e) => join(str(e, "file"), e.created === true ? "created with defaults" : null),
   policy_ceiling: (e) => `${num(e, "count") ?? "?"} value(s) refused by a ceiling`,
   store_problem: (e) => join(str(e, "kind"), str(e, "file"), str(e, "reason")),
