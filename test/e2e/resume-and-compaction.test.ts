@@ -167,7 +167,13 @@ describe("orphans: children left running by a crashed process", () => {
       expect(step.system).not.toMatch(/orphan/i);
       expect(sessionRecord(project.governanceDir, child)!.control).toBe("orphaned");
       expect(sessionRecord(project.governanceDir, root)!.children[0]).toMatchObject({ outcome: "orphaned" });
-      expect(auditEvents(project.governanceDir).some((e) => e.type === "orphan_closed" && e.sessionId === child)).toBe(true);
+      // Reported by whichever path closed it first: the parent's orphan check (`orphan_closed`, stale and not busy) or
+      // the start's crash recovery behind it (`session_ended` orphaned: its host process is gone). Both race at the
+      // new process's start; under load the recovery can win, and the check then finds no running link to close.
+      const reported = auditEvents(project.governanceDir).filter(
+        (e) => e.sessionId === child && (e.type === "orphan_closed" || (e.type === "session_ended" && e.how === "orphaned")),
+      );
+      expect(reported.length).toBeGreaterThan(0);
     } finally {
       await model.close();
       project.cleanup();

@@ -52,7 +52,9 @@ describe("session checks on the real host (opencode run, the shipped coordinator
   test("the next step's status note carries the reminder, the system prompt does not change", () => {
     expect(requests.length).toBe(3);
     expect(statusNote(requests[0]!) ?? "").not.toContain("First action missed");
-    expect(statusNote(requests[1]!)).toContain("**First action missed:** your first call was `bash`; as PRIMARY your first action is: Read the todo list");
+    expect(statusNote(requests[1]!)).toContain(
+      "**First action missed:** your first call was `bash`; as PRIMARY your first action is: Update the todo list (`todowrite`)",
+    );
     expect(requests[1]!.system).toBe(requests[0]!.system);
     expect(requests[2]!.system).toBe(requests[0]!.system);
   });
