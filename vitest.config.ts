@@ -29,14 +29,21 @@ export default defineConfig({
   test: {
     // test/compat/ is `npm run test:compat` (real binaries of several OpenCode releases), not part of `npm test`.
     exclude: ["**/node_modules/**", "test/compat/**"],
-    // End-to-end tests start real opencode processes; each file gets its own fork and generous timeouts.
-    testTimeout: 60_000,
+    // End-to-end tests start real opencode processes; each file gets its own fork and generous timeouts (a test's
+    // waits end at the awaited event, so only a hang reaches a limit; two files at once make a slow step slower).
+    testTimeout: 120_000,
     hookTimeout: 120_000,
     pool: "forks",
+    // Two files at a time, whatever the core count (vitest's default is cores - 1: ONE on a 2-core CI machine). An
+    // end-to-end file keeps about one core busy (the real opencode, the CLI, the scripted model), so two fill a 2-core
+    // machine; more only make every file slower and its waits longer (docs/decisions/0048-two-test-files-at-once.md).
+    // `VITEST_MAX_WORKERS=1 npm test` runs them one at a time (vitest's own variable; `--maxWorkers` does not reach the
+    // projects, which inherit this value).
+    maxWorkers: 2,
     globalSetup: ["test/harness/global-setup.ts"],
     projects: [
       { extends: true as const, test: { name: "suite", include: v2 ?? ["test/**/*.test.ts"], exclude: ["**/node_modules/**", "test/compat/**", ...LOAD] } },
-      ...(v2 ? [] : [{ extends: true as const, test: { name: "load", include: LOAD, sequence: { groupOrder: 1 } } }]),
+      ...(v2 ? [] : [{ extends: true as const, test: { name: "load", include: LOAD, maxWorkers: 1, sequence: { groupOrder: 1 } } }]),
     ],
   },
 });

@@ -72,7 +72,7 @@ export class OpencodeHttp {
   }
 
   /** Resolves once no listed session is busy (status map omits idle sessions in 1.18). */
-  async waitIdle(ids: string[], timeoutMs = 20_000): Promise<void> {
+  async waitIdle(ids: string[], timeoutMs = 60_000): Promise<void> {
     const until = Date.now() + timeoutMs;
     for (;;) {
       const status = await this.status();
@@ -83,8 +83,12 @@ export class OpencodeHttp {
   }
 }
 
-/** Polls `check` until it returns a truthy value. */
-export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 20_000, everyMs = 100): Promise<NonNullable<T>> {
+/**
+ * Polls `check` until it returns a truthy value. The default limit is generous (60 s): it returns at the first truthy
+ * check, so only a failure waits that long, and two test files at once on a loaded 2-core machine (vitest.config.ts)
+ * have made a step of the real opencode take over 20 s (the old default).
+ */
+export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 60_000, everyMs = 100): Promise<NonNullable<T>> {
   const until = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
