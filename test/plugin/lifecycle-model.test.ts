@@ -5,6 +5,7 @@ import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { resumableSessions } from "../../cli/resumable.ts";
 import { isRunningSession, sessionStatus } from "../../governance/session/running.ts";
+import { stopOrigin } from "../../governance/session/stop-origin.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { trustFromKey } from "../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
@@ -29,7 +30,9 @@ import { TASK_RESULTS } from "./fixtures/task-results.ts";
  */
 const ROOT = "ses_modelroot000000000000000001";
 const PER_PARENT = 2;
-const CONFIG = `concurrency:\n  perParent: ${PER_PARENT}\nstop:\n  deadline: 30s\n  retryDeadline: 10s\nloops:\n  enabled: false\n`;
+/** Every child (agent `general`, no entry of its own) may make BUDGET tool calls: histories reach the budget often. */
+const BUDGET = 2;
+const CONFIG = `concurrency:\n  perParent: ${PER_PARENT}\nstop:\n  deadline: 30s\n  retryDeadline: 10s\nloops:\n  enabled: false\nbudgets:\n  default:\n    toolCalls: ${BUDGET}\n`;
 const MIN = 60_000;
 const HOUR = 60 * MIN;
 
@@ -46,7 +49,8 @@ type Model = {
 };
 
 class World {
-  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-model-"));
+  // On a RAM file system where there is one: every record write is an fsync, and a history makes hundreds of them.
+  readonly dir = fs.mkdtempSync(path.join(fs.existsSync("/dev/shm") ? "/dev/shm" : os.tmpdir(), "ocg-model-"));
   readonly clock: FakeClock = createFakeClock(T0);
   readonly sdk = fakeApi();
   rt: Runtime | undefined;
@@ -152,6 +156,14 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
     if (sessionStatus(r) === "orphaned")
       expect(m.cutByKill.has(r.sessionId), `${r.sessionId} orphaned without a kill: ${JSON.stringify({ control: r.control, end: r.end })}`).toBe(true);
   }
+  for (const r of records) {
+    if (r.parentId === null) continue;
+    // 8. A budget stop only past the budget: a child being stopped by governance has used at least its limit, raises
+    //    applied included (a raise that brings it back under stands the stop down).
+    const limit = BUDGET + r.budget.raises.reduce((n, x) => n + (x.add.toolCalls ?? 0), 0);
+    if (r.control === "stopping" && stopOrigin(r.stop) === "governance")
+      expect(r.counters.toolCalls, `${r.sessionId} stopped by its budget under the limit`).toBeGreaterThanOrEqual(limit);
+  }
   // 3. `resume` lists the root exactly when the rules say: idle, interrupted or cut off by a crash (orphaned: issue 43),
   //    inside the window; never while its turn is under way.
   const root = byId.get(ROOT);
@@ -171,6 +183,12 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
     for (const childId of told) expect(w.rootResults.filter((o) => o.includes(childId)).length).toBeLessThanOrEqual(1);
     // Governance's own writes across processes never read as someone else's (record_tampered, issue 27).
     expect(audit.filter((e) => e.type === "record_tampered")).toEqual([]);
+    // 9. One exceedance notice per budget until a raise: never more `budget_exceeded` than raises + 1 per session.
+    for (const id of new Set(audit.filter((e) => e.type === "budget_exceeded").map((e) => String(e.sessionId)))) {
+      const exceeded = audit.filter((e) => e.type === "budget_exceeded" && e.sessionId === id).length;
+      const raised = audit.filter((e) => e.type === "budget_raised" && e.sessionId === id).length;
+      expect(exceeded, `${id}: ${exceeded} budget_exceeded, ${raised} raises`).toBeLessThanOrEqual(raised + 1);
+    }
     // 6. Every guidance delivered at most once.
     const delivered = audit.filter((e) => e.type === "session_injected").map((e) => String(e.injectId));
     expect(new Set(delivered).size).toBe(delivered.length);
@@ -295,6 +313,19 @@ const commands = [
       },
     ),
   ),
+  fc.nat(3).map((i) =>
+    cmd(
+      `child #${i} runs past its budget`,
+      (m) => m.live && running(m).length > 0,
+      async (m, w) => {
+        const id = pickRunning(m, i)!;
+        for (let n = 0; n <= BUDGET && m.children.get(id)?.state === "running"; n++) {
+          await toolCall(w, id);
+          await hostAborts(m, w);
+        }
+      },
+    ),
+  ),
   fc.tuple(fc.nat(3), fc.constantFrom(1, 2, 3)).map(([i, level]) =>
     cmd(
       `stop child #${i} at L${level}`,
@@ -316,6 +347,24 @@ const commands = [
         await enqueue(w.live.ctx.paths, id, { kind: "inject", id: injectId, at: w.clock.now(), text: "please also check the tests", by: "cli" });
         w.live.runner.inbox.mark(id);
         m.injects.set(injectId, id);
+      },
+    ),
+  ),
+  fc.tuple(fc.nat(3), fc.constantFrom(1, 3)).map(([i, add]) =>
+    cmd(
+      `raise child #${i}'s budget by ${add} tool calls`,
+      (m) => m.live && running(m).length > 0,
+      async (_m, w) => {
+        const id = pickRunning(_m, i)!;
+        await enqueue(w.live.ctx.paths, id, {
+          kind: "budget",
+          id: `raise-${++w.seq}`,
+          at: w.clock.now(),
+          scope: "session",
+          add: { toolCalls: add },
+          by: "cli",
+        });
+        w.live.runner.inbox.mark(id);
       },
     ),
   ),
@@ -385,41 +434,47 @@ const commands = [
 ];
 
 /** How often each command above is drawn: processes come and go, but most steps are work inside one. */
-const WEIGHTS = [2, 4, 2, 6, 3, 4, 2, 2, 1, 2, 1, 1, 2];
+const WEIGHTS = [2, 4, 2, 6, 3, 4, 2, 2, 2, 2, 1, 2, 1, 1, 2];
+
+/** One generated history: a fresh project folder, the commands above, the invariants after each and at the end. */
+const history = () =>
+  fc.asyncProperty(
+    fc.commands([fc.oneof(...commands.map((arbitrary, i) => ({ arbitrary, weight: WEIGHTS[i]! })))], { maxCommands: 30, size: "max" }),
+    async (cmds) => {
+      const w = new World();
+      const m: Model = { live: true, ended: "none", root: "none", children: new Map(), cutByKill: new Set(), injects: new Map() };
+      try {
+        await w.start();
+        await fc.asyncModelRun(() => ({ model: m, real: w }), cmds);
+        // 6. At the end: every guidance delivered once, dropped with a reason, or still queued for its session.
+        if (!w.rt) await w.start();
+        else await w.live.maintenance.sweep();
+        const audit = await w.live.ctx.sink.read();
+        for (const [injectId, sessionId] of m.injects) {
+          const accounted = audit.some(
+            (e) =>
+              (e.type === "session_injected" && e.injectId === injectId) ||
+              ((e.type === "inject_dropped" || e.type === "stop_ignored") && JSON.stringify(e).includes(injectId)),
+          );
+          const queued = (await peekAll(w.live.ctx.paths, sessionId)).some((d) => d.id === injectId);
+          expect(accounted || queued, `guidance ${injectId} for ${sessionId} lost`).toBe(true);
+        }
+      } finally {
+        if (process.env.LIFECYCLE_PROFILE) console.log(String(cmds));
+        w.cleanup();
+      }
+    },
+  );
 
 describe("generated histories across process boundaries (issue 26 item 5)", () => {
   test("every invariant holds after every command of every history", async () => {
-    const runs = Number(process.env.LIFECYCLE_RUNS ?? 300);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.commands([fc.oneof(...commands.map((arbitrary, i) => ({ arbitrary, weight: WEIGHTS[i]! })))], { maxCommands: 30, size: "max" }),
-        async (cmds) => {
-          const w = new World();
-          const m: Model = { live: true, ended: "none", root: "none", children: new Map(), cutByKill: new Set(), injects: new Map() };
-          try {
-            await w.start();
-            await fc.asyncModelRun(() => ({ model: m, real: w }), cmds);
-            // 6. At the end: every guidance delivered once, dropped with a reason, or still queued for its session.
-            if (!w.rt) await w.start();
-            else await w.live.maintenance.sweep();
-            const audit = await w.live.ctx.sink.read();
-            for (const [injectId, sessionId] of m.injects) {
-              const accounted = audit.some(
-                (e) =>
-                  (e.type === "session_injected" && e.injectId === injectId) ||
-                  ((e.type === "inject_dropped" || e.type === "stop_ignored") && JSON.stringify(e).includes(injectId)),
-              );
-              const queued = (await peekAll(w.live.ctx.paths, sessionId)).some((d) => d.id === injectId);
-              expect(accounted || queued, `guidance ${injectId} for ${sessionId} lost`).toBe(true);
-            }
-          } finally {
-            if (process.env.LIFECYCLE_PROFILE) console.log(String(cmds));
-            w.cleanup();
-          }
-        },
-      ),
-      { numRuns: runs, verbose: 1, ...(process.env.LIFECYCLE_SEED ? { seed: Number(process.env.LIFECYCLE_SEED), path: process.env.LIFECYCLE_PATH } : {}) },
-    );
+    const runs = Number(process.env.LIFECYCLE_RUNS ?? 1000);
+    const replay = process.env.LIFECYCLE_SEED ? { seed: Number(process.env.LIFECYCLE_SEED), path: process.env.LIFECYCLE_PATH } : undefined;
+    // Histories run in lanes side by side: a history spends most of its time waiting for the file system (a lock, an
+    // fsync), which another history's work fills. Each lane is its own fast-check run with its own seed; a failure
+    // prints that seed and path, and a replay runs in one lane.
+    const lanes = replay ? 1 : Math.max(1, Number(process.env.LIFECYCLE_LANES ?? 4));
+    await Promise.all(Array.from({ length: lanes }, () => fc.assert(history(), { numRuns: Math.ceil(runs / lanes), verbose: 1, ...(replay ?? {}) })));
     if (process.env.LIFECYCLE_PROFILE)
       console.log(
         [...PROFILE]
