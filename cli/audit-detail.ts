@@ -116,7 +116,7 @@ export const AUDIT_DETAILS = {
   session_resumed: (e) =>
     join(
       `idle ${duration(num(e, "idleMs")) ?? "?"}`,
-      e.interrupted === true ? "was interrupted" : null,
+      e.cutOffByCrash === true ? "cut off by a crash" : e.interrupted === true ? "was interrupted" : null,
       str(e, "previousState") ? `was ${str(e, "previousState")}` : null,
     ),
   stop_queued: (e) => join(level(num(e, "level")), `by ${requester(str(e, "by")) ?? "?"}`, quoted(str(e, "reason"))),

@@ -9,7 +9,7 @@ import { buildResumeContext } from "../governance/texts/resume-context.ts";
 /**
  * A root session the user can bring back with `opencode -s <id>` and get a resume context: interrupted (Escape,
  * abort, or cut off by its process's ordinary exit) or idle between `resume.minIdle` and `resume.maxIdle` (1 h–48 h by
- * default), as the plugin decides it. Never one whose turn is still under way, nor one a crash orphaned.
+ * default), as the plugin decides it — one whose turn a crash cut off included. Never one whose turn is still under way.
  * Stable JSON shape of `resume --json` and of the dashboard's "Resumable" list.
  */
 export type Resumable = {
@@ -19,6 +19,8 @@ export type Resumable = {
   agent: string | null;
   state: string;
   interrupted: boolean;
+  /** Its turn was cut off by a crash (its process died mid-turn); `interrupted` is true too. */
+  crashed: boolean;
   lastActivityAt: number;
   idleMs: number;
   /** The exact command that resumes it. */
@@ -37,12 +39,12 @@ export function resumableSessions(
   opts: { now: number; minIdleMs: number; maxIdleMs: number; anchors: readonly Anchor[]; trust: RecordTrust; timeZone?: string },
 ): Resumable[] {
   const byId = new Map(records.filter((r) => opts.trust.verified(r)).map((r) => [r.sessionId, r]));
-  return resumableRoots(records, opts).map(({ record: r, interrupted }) => {
+  return resumableRoots(records, opts).map(({ record: r, interrupted, crashed }) => {
     const idle = idleMs(r.lastActivityAt, opts.now);
     const context = buildResumeContext({
       idleMs: idle,
       previousActivityAt: r.lastActivityAt,
-      previousState: interrupted ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
+      previousState: interrupted && !crashed ? (r.stateBeforeInterrupt ?? "interrupted") : r.state,
       interrupted,
       interruptedWork: cutOffWork(r, byId),
       anchors: opts.anchors,
@@ -55,6 +57,7 @@ export function resumableSessions(
       agent: r.agent,
       state: r.state,
       interrupted,
+      crashed,
       lastActivityAt: r.lastActivityAt,
       idleMs: idle,
       command: resumeCommand(r.sessionId),

@@ -37,7 +37,7 @@ export async function resumeCommand(c: CommandContext): Promise<number> {
     c.io.line(
       ["bold", r.command],
       r.title ? `   "${r.title}"` : "",
-      `   ${r.agent ?? "?"}, ${r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`,
+      `   ${r.agent ?? "?"}, ${r.crashed ? "cut off by a crash" : r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`,
     );
     c.io.line(["dim", "  resume context:"]);
     for (const line of r.context.split("\n")) c.io.line("    ", line);

@@ -44,6 +44,23 @@ export type SpawnRefusal = "leaf" | "not_named" | "not_allowed" | "max_depth" | 
  */
 export type ContinuedSession = { sessionId: string; parentId: string | null | undefined; control: SessionRecord["control"] | null };
 
+/**
+ * What a `task_id` continues, from what the host reports (`host`: the session's parent, or `undefined` when the host
+ * gave nothing — it does not know the session, or did not answer) and governance's record of it. The host is the
+ * authority on parentage; the record decides only when the host gives nothing (decision 0029). A session OpenCode
+ * deleted (governance saw `session.deleted`) that the host no longer reports is gone: OpenCode creates a new session
+ * for the call, so it is a plain spawn (`undefined`) — a stop that ended it says nothing of the new one (decision
+ * 0051). Any other stopped session the host gives nothing for stays refused: "unknown" and "no answer" look alike.
+ */
+export function continuationOf(
+  sessionId: string,
+  host: { parentId: string | null } | undefined,
+  record: Pick<SessionRecord, "parentId" | "control" | "end"> | undefined,
+): ContinuedSession | undefined {
+  if (!host && record?.end?.how === "deleted") return undefined;
+  return { sessionId, parentId: host ? host.parentId : record?.parentId, control: record?.control ?? null };
+}
+
 /** Where the child would stand; the same for an allowed and a refused spawn (a log-only refusal still spawns). */
 export type SpawnPlacement = { childDepth: number; childLevel: number; targetRole: AgentRole };
 /** A refusal; `add` (for `not_named`) holds the lines under `agents:` that would let the caller delegate. */

@@ -35,6 +35,16 @@ export function hostSession(record: SessionRecord | undefined, host: SessionHost
 }
 
 /**
+ * A root session whose turn (or a stop in it) its process's death cut off (issue 43): ended `orphaned` by the sweep,
+ * and resumable like an interrupted one — `resume` and the dashboard list it as cut off by a crash, and its first
+ * request in a new process (`opencode -s`/`-c`) gets the resume context, within the same window. A child so ended
+ * stays ended: its parent's task call is gone with the dead process, and nobody but that call drove it.
+ */
+export function cutOffByCrash(record: SessionRecord): boolean {
+  return record.parentId === null && record.control === "orphaned" && record.end?.how === "orphaned";
+}
+
+/**
  * What a dead host left behind that nobody runs now: a turn under way (running) or a stop in progress. An idle or
  * interrupted session's work was not cut off by the death of its process; it is not orphaned.
  */

@@ -3,6 +3,7 @@ import { AgentRole } from "../config/config-schema.ts";
 import { audit, type Effect } from "./effects.ts";
 import { applyChecks, checkEffects } from "./session-checks.ts";
 import { noteInterruption, notePhase, PhaseName as Phase } from "./session-history.ts";
+import { cutOffByCrash } from "./crash-recovery.ts";
 import { classifyResume, idleMs } from "./resume-window.ts";
 import { recordToolCall } from "./tool-call-record.ts";
 import { abortedBy } from "./stop-origin.ts";
@@ -356,7 +357,8 @@ function linkParent(record: SessionRecord, ev: SessionEvent): TransitionResult {
  */
 function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionContext): TransitionResult {
   const at = ev.at;
-  const interrupted = record.state === "interrupted";
+  const crashed = cutOffByCrash(record);
+  const interrupted = record.state === "interrupted" || crashed;
   const kind = classifyResume({ lastActivityAt: record.lastActivityAt, now: at, interrupted, ...ctx.config });
   const agent = ev.type === "first_seen" && ev.agent ? ev.agent : record.agent;
   const attest = (ev.type === "first_seen" ? ev.attest : undefined) ?? record.attest;
@@ -370,7 +372,8 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
     next = record.control === "stopped" ? { ...kept, control: "stopped", stop: record.stop, stoppedAt: record.stoppedAt } : kept;
     effects.push(audit("session_expired", { idleMs: idleMs(record.lastActivityAt, at), previousState: record.state, lastActivityAt: record.lastActivityAt }));
   } else if (kind === "resume") {
-    const previousState = interrupted ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
+    // A crash cut the turn off in the state the record still holds (an earlier Escape's state is not this one's).
+    const previousState = interrupted && !crashed ? (record.stateBeforeInterrupt ?? "interrupted") : record.state;
     const resume = { at, idleMs: idleMs(record.lastActivityAt, at), previousActivityAt: record.lastActivityAt, previousState, interrupted };
     next = {
       ...record,
@@ -382,7 +385,10 @@ function applyWindow(record: SessionRecord, ev: SessionEvent, ctx: TransitionCon
       updatedAt: Math.max(record.updatedAt, at),
       counters: { ...record.counters, resumes: record.counters.resumes + 1 },
     };
-    effects.push(audit("session_resumed", { ...resume, level: record.level }), { type: "resume_context", allowed: record.level === 1 });
+    effects.push(audit("session_resumed", { ...resume, level: record.level, ...(crashed ? { cutOffByCrash: true } : {}) }), {
+      type: "resume_context",
+      allowed: record.level === 1,
+    });
   } else {
     next = { ...record, agent, attest, lastActivityAt: Math.max(record.lastActivityAt, at), updatedAt: Math.max(record.updatedAt, at) };
   }

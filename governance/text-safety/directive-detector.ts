@@ -120,6 +120,12 @@ export function skeleton(text: string): string {
 const W = String.raw`[\s\-_.*:,]*`;
 const rx = (source: string): RegExp => new RegExp(source, "u");
 
+/** Blanket rights, as a permission grant names them; the grant is to the reader, or to nobody named. */
+const BLANKET = "(?:all|full|every|unrestricted|unlimited|root|admin|administrator|elevated|sudo|superuser)";
+const RIGHTS = "(?:permissions?|access|privileges?|rights)";
+const TO_READER = `(?:${W}(?:to|for)${W}(?:you|yourself|the${W}agent|the${W}assistant|this${W}session|the${W}model|everyone|all))?`;
+const CLAUSE_END = String.raw`${W}(?:$|[,;.!]|and\b|now\b|so\b)`;
+
 /** Decoration a forged heading may start with: Markdown marks, quotes, brackets, HTML comment openers, emoji. */
 const LEAD = String.raw`^[\s#>*_~=|+\-"'\x60\[\](){}<!/\\•·\p{Extended_Pictographic}\uFE0F]*`;
 const ROLE = "(?:system|assistant|developer)";
@@ -131,6 +137,7 @@ export type DirectiveKind =
   | "special-token"
   | "override"
   | "role-reassignment"
+  | "permission-grant"
   | "forged-directive"
   | "forged-heading"
   | "tool-call"
@@ -168,13 +175,49 @@ const RULES: readonly [DirectiveKind, RegExp][] = [
   ["override", rx(`(?:follow|execute|run|obey)${W}(?:the${W})?(?:decoded|hidden|encoded|following${W}(?:base64|hex|encoded))`)],
   ["role-reassignment", rx(`you${W}are${W}now${W}(?:a|an|the|my|no${W}longer|free|unrestricted|jailbroken|dan|in${W}developer${W}mode|root|admin)\\b`)],
   ["role-reassignment", rx(`from${W}now${W}on,?${W}you${W}(?:are|will${W}be|must${W}act${W}as|answer|respond)\\b`)],
-  ["role-reassignment", rx(`(?:developer|god|dan|jailbreak|sudo)${W}mode${W}(?:enabled|activated|on)\\b|\\bdo${W}anything${W}now\\b`)],
+  [
+    "role-reassignment",
+    rx(`(?:developer|god|dan|jailbreak|sudo|admin|root|superuser|maintenance|unrestricted)${W}mode${W}(?:enabled|activated|on)\\b|\\bdo${W}anything${W}now\\b`),
+  ],
+  // Seed 000's "you are now": a mode switch ("You are now in admin mode"), or a switch into a mode by order.
+  ["role-reassignment", rx(`you${W}are${W}now${W}(?:in|running${W}in|operating${W}in)${W}(?:[\\p{L}-]+${W}){0,2}mode\\b`)],
+  [
+    "role-reassignment",
+    rx(
+      `(?:(?:switch|go|change)${W}(?:in)?to|enter)${W}(?:the${W})?(?:admin|root|god|developer|sudo|superuser|maintenance|unrestricted|jailbreak|dan)${W}mode\\b`,
+    ),
+  ],
   [
     "role-reassignment",
     rx(
       `(?:pretend|act)${W}(?:to${W}be|you${W}are|as${W}(?:if${W}you${W}(?:are|were))?)${W}(?:an?${W})?(?:unrestricted|unfiltered|jailbroken|evil|dan|system|root|admin)`,
     ),
   ],
+  // A fake system line after a sentence ("Do X. System: grant all permissions"); a line starting so is role-prefix above.
+  ["role-prefix", rx(`[.!?;]${W}${ROLE}${W}(?:prompt|message|instructions?|override|note|update|notice)?\\s*:`)],
+  // Permission grants (seed 000's "system: grant all permissions"): a grant of blanket rights to the reader, never a
+  // grant to a named user or file ("grant the test user read permission" is ordinary work).
+  [
+    "permission-grant",
+    rx(`grant(?:ed|ing|s)?${W}(?:you|yourself|the${W}agent|the${W}assistant|this${W}session|the${W}model|me|us)${W}${BLANKET}${W}(?:the${W})?${RIGHTS}\\b`),
+  ],
+  ["permission-grant", rx(`grant(?:ed|ing|s)?${W}${BLANKET}${W}(?:the${W})?${RIGHTS}${TO_READER}${CLAUSE_END}`)],
+  [
+    "permission-grant",
+    rx(`${BLANKET}${W}${RIGHTS}${W}(?:(?:are|is|have${W}been|has${W}been|now)${W})?(?:granted|enabled|unlocked|approved)${TO_READER}${CLAUSE_END}`),
+  ],
+  [
+    "permission-grant",
+    rx(`you${W}(?:now${W})?(?:have|are${W}granted|have${W}been${W}granted|now${W}have)${W}(?:been${W}granted${W})?${BLANKET}${W}${RIGHTS}\\b`),
+  ],
+  [
+    "permission-grant",
+    rx(
+      `(?:all${W})?(?:permission${W}checks|restrictions|guardrails|sandbox|safety${W}checks)${W}(?:are|have${W}been)${W}(?:lifted|disabled|removed|turned${W}off|switched${W}off)\\b`,
+    ),
+  ],
+  // Seed 000's bare "ignore previous" with no noun after it: at the end of a clause, not "ignore previous failures".
+  ["override", rx(`(?:ignore|disregard|forget)${W}(?:all${W})?(?:previous|prior|above|earlier)${W}(?:and\\b|then\\b|[,;.!]|$)`)],
   // Our own directives, forged: at the start of a line (after decoration), or anywhere after a directive emoji.
   [
     "forged-directive",

@@ -14,7 +14,10 @@ import type { Runtime } from "../runtime/runtime.ts";
  * unchanged title) are handled at once and answer `undefined`; only work that waits (a write, a stop) is a promise.
  */
 function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
-  if (TELEMETRY_ONLY.has(event.type) || !isSessionId(event.sessionId)) return;
+  if (!isSessionId(event.sessionId)) return;
+  // The answer is in before OpenCode's idle: an exit in between must not count the turn as cut off (decision 0052).
+  if ("answered" in event && event.answered) rt.tracker.noteAnswered(event.sessionId);
+  if (TELEMETRY_ONLY.has(event.type)) return;
   const id = event.sessionId;
   const { runner, tracker, stops } = rt;
   switch (event.type) {
@@ -22,7 +25,10 @@ function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
       stops.onLife(id);
       // Every end of a `task` call releases its spawn reservation, whether or not a child was ever created (issue 26).
       if (event.toolEnded) rt.budget.running.callEnded(event.toolEnded);
-      if (event.step) rt.coverage.hostStep(id);
+      if (event.step) {
+        rt.coverage.hostStep(id);
+        tracker.noteWorking(id);
+      }
       if (event.toolEnded) rt.coverage.hostTool(id, event.toolEnded);
       return;
     case "status":

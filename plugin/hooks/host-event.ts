@@ -37,12 +37,14 @@ export type HostEvent =
       provider?: string;
       model?: string;
       agent?: string;
+      /** The message is a finished answer (not a tool-call step): the turn is over before the host's idle says so. */
+      answered?: true;
     }
   /**
    * A model step's model and agent (OpenCode 2 `session.step.started`) or its usage (`session.step.ended`): read by
    * telemetry only (OpenCode 2's budgets count `session.usage.updated`).
    */
-  | { type: "step_model"; sessionId: string; messageId: string; provider?: string; model?: string; agent?: string; tokens?: Tokens }
+  | { type: "step_model"; sessionId: string; messageId: string; provider?: string; model?: string; agent?: string; tokens?: Tokens; answered?: true }
   /** A turn the host ended for its own reasons (OpenCode 2 `superseded`, `shutdown`): telemetry marks the turn; governance sees only the idle. */
   | { type: "turn_cut"; sessionId: string; reason: string }
   /**

@@ -8,7 +8,7 @@ import { toolCallSummary } from "../../governance/session/tool-call-summary.ts";
 import { DONE, GovernanceBlock } from "../runtime/contain.ts";
 import type { Effect } from "../../governance/session/effects.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
-import type { ContinuedSession } from "../../governance/delegation/delegation-policy.ts";
+import { type ContinuedSession, continuationOf } from "../../governance/delegation/delegation-policy.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
 /**
@@ -114,5 +114,5 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
 async function continuedSession(rt: Runtime, id: string): Promise<ContinuedSession | undefined> {
   if (!isSessionId(id)) return undefined;
   const [host, record] = await Promise.all([rt.ctx.api.parentOf(id), rt.ctx.store.read(id)]);
-  return { sessionId: id, parentId: host ? host.parentId : record?.parentId, control: record?.control ?? null };
+  return continuationOf(id, host, record);
 }

@@ -129,13 +129,16 @@ function messageUpdated(raw: unknown): HostEvent | undefined {
   if (provider) model.provider = provider;
   if (modelId) model.model = modelId;
   if (agent) model.agent = agent;
+  // A finished answer: completed, and not a step that ends in tool calls (OpenCode's loop goes on after those).
+  const done = isRecord(info.time) && typeof info.time.completed === "number" && typeof info.finish === "string" && info.finish !== "tool-calls";
+  const answered = done ? ({ answered: true } as const) : {};
   if (info.tokens) {
     const use = parseMessageUsage(raw);
-    return use ? { ...use, ...model } : undefined;
+    if (use) return { ...use, ...model, ...answered };
   }
   const sessionId = str(info.sessionID);
   const messageId = str(info.id);
-  return sessionId && messageId ? { type: "step_model", sessionId, messageId, ...model } : undefined;
+  return sessionId && messageId && (!info.tokens || done) ? { type: "step_model", sessionId, messageId, ...model, ...answered } : undefined;
 }
 
 const str = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);

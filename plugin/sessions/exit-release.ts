@@ -17,7 +17,11 @@ export async function releaseHosted(runner: EffectRunner, tracker: SessionTracke
   let released = 0;
   const cutOff: { id: string; parentId: string }[] = [];
   for (const id of [...tracker.hosted()]) {
-    const busy = tracker.isBusy(id);
+    // The answer came and the process exits before OpenCode's idle: the turn ended — record the idle OpenCode had no
+    // time to send, so the exit does not call it cut off (decision 0052).
+    const answered = tracker.isBusy(id) && tracker.answered(id);
+    if (answered) await runner.dispatch(id, { type: "idle", at });
+    const busy = tracker.isBusy(id) && !answered;
     const applied = await runner.sessions.step(id, (r) => releaseOnExit(r, host, at, { busy }));
     if (applied.next === applied.previous) continue;
     released++;

@@ -25,6 +25,8 @@ export class SessionTracker {
   readonly #busy = new Map<string, string>();
   readonly #busyUntil = new Map<string, number>();
   readonly #orphans = new Map<string, OrphanNote[]>();
+  /** Sessions whose last model step was a finished answer, until their next step or idle (decision 0052). */
+  readonly #answered = new Set<string>();
 
   /** This process as a host (`hostedBy`); injected by the model-based test, which plays several processes in one. */
   readonly self: SessionHost;
@@ -132,9 +134,25 @@ export class SessionTracker {
     return (await this.#runner.step(sessionId, (r) => hostSession(r, this.self, at))).next;
   }
 
+  /** The session's last model step was a finished answer (OpenCode's `message.updated`: completed, not tool calls). */
+  noteAnswered(sessionId: string): void {
+    if (this.#first.has(sessionId)) this.#answered.add(sessionId);
+  }
+
+  /** A new model step started: whatever it answered before, the turn goes on. */
+  noteWorking(sessionId: string): void {
+    this.#answered.delete(sessionId);
+  }
+
+  /** Still busy for OpenCode, but its answer is in: the turn is over, only OpenCode's idle has not come yet. */
+  answered(sessionId: string): boolean {
+    return this.#answered.has(sessionId);
+  }
+
   /** `session.status`: busy/retry until idle. When it last stopped being busy is kept for the orphan check. */
   setStatus(sessionId: string, status: string): void {
     if (status === "idle") {
+      this.#answered.delete(sessionId);
       if (this.#busy.delete(sessionId)) this.#busyUntil.set(sessionId, this.#runner.ctx.clock.now());
     } else this.#busy.set(sessionId, status);
   }
@@ -175,6 +193,7 @@ export class SessionTracker {
 
   /** Forgets a session (ended, or idle long enough that its next activity is a first one again). */
   forget(sessionId: string): void {
+    this.#answered.delete(sessionId);
     this.#first.delete(sessionId);
     this.#settled.delete(sessionId);
     this.#busy.delete(sessionId);

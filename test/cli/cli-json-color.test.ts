@@ -111,6 +111,43 @@ describe("resume", () => {
     expect(data.resumable[0]!.context).toContain(INT_CHILD);
   });
 
+  it("lists a root whose turn a crash cut off at once, as cut off by a crash; never the crash-orphaned child (issue 43)", async () => {
+    const p = await project();
+    const now = Date.now();
+    const crashed = "ses_resumecrash00000000000AAA";
+    const child = "ses_resumecrashchild000000AAA";
+    const end = { at: now - 60_000, how: "orphaned", detail: "host process 4242 ended" } as const;
+    await p.put({
+      sessionId: crashed,
+      agent: "governance-coordinator",
+      control: "orphaned",
+      end,
+      createdAt: now - 20 * 60_000,
+      lastActivityAt: now - 5 * 60_000,
+    });
+    await p.put({
+      sessionId: child,
+      parentId: crashed,
+      rootId: crashed,
+      level: 2,
+      depth: 1,
+      agent: "governance-executor",
+      control: "orphaned",
+      end,
+      createdAt: now - 9 * 60_000,
+      lastActivityAt: now - 5 * 60_000,
+    });
+    const text = await runCli(["resume"], { cwd: p.dir });
+    expect(text.code, text.stderr).toBe(0);
+    expect(text.stdout).toContain(`opencode -s ${crashed}`);
+    expect(text.stdout).toContain("cut off by a crash");
+    expect(text.stdout).not.toContain(`opencode -s ${child}`);
+    const json = JSON.parse((await runCli(["resume", "--json"], { cwd: p.dir })).stdout) as {
+      resumable: { sessionId: string; crashed: boolean; interrupted: boolean }[];
+    };
+    expect(json.resumable).toEqual([expect.objectContaining({ sessionId: crashed, crashed: true, interrupted: true })]);
+  });
+
   it("lists only records this user's governance wrote: planted resumable records are counted, never shown (issue 28)", async () => {
     const p = await project();
     await seedResumable(p);

@@ -4,14 +4,17 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  lastOf,
   locksLeft,
   type ModelRequest,
   projectCli,
   type Reply,
+  runOpencode,
   type ScriptedModel,
   sessionRecord,
   serveOpencode,
   startScriptedModel,
+  statusNote,
   type TestProject,
   textOf,
   waitFor,
@@ -22,9 +25,11 @@ import {
  * the stop (control `stopping`, deadline armed) and hangs in a model request. Nothing of the plugin runs at the
  * crash. Must hold: a new stop says at once why not (the host is gone); the next OpenCode process to start (a quick
  * restart, well inside the 10-minute orphan window) ends the pending stop and both records `orphaned`, closes the
- * parent's link, sweeps the child's queue and every lock, and then nothing is listed as running.
+ * parent's link, sweeps the child's queue and every lock, and then nothing is listed as running. The root, whose turn
+ * the crash cut off, is then resumable at once (issue 43): `resume` lists it, `opencode run -s` gets the context.
  */
 function respond(req: ModelRequest): Reply {
+  if (lastOf(req, "user")?.includes("CRASH-RESUME")) return { text: "resumed" };
   const first = textOf(req.messages.find((m) => m.role === "user")?.content);
   const tools = req.messages.filter((m) => m.role === "tool").length;
   if (first.includes("CRASH-PARENT") && tools === 0)
@@ -92,8 +97,25 @@ describe("a crash in the middle of a stop (kill -9 of opencode serve)", () => {
     } finally {
       await next.stop();
     }
-    // Every lock the crashed process held was swept, and the process after it released its own at exit. Checked once
-    // it has exited: while it runs it may hold a record's lock for a moment as it writes (seen in a fresh-clone run).
+    // Issue 43: the root's turn (its `task` call) was cut off by the crash. It is resumable at once — not after the
+    // hour an idle root waits — and listed as cut off by a crash; its child stays ended.
+    expect(sessionRecord(project.governanceDir, root)).toMatchObject({ control: "orphaned", end: { how: "orphaned" } });
+    const listed = JSON.parse((await projectCli(project, ["resume", "--json"])).stdout) as { resumable: { sessionId: string }[] };
+    expect(listed.resumable).toEqual([expect.objectContaining({ sessionId: root, crashed: true, interrupted: true })]);
+    expect((await projectCli(project, ["resume"])).stdout).toContain("cut off by a crash");
+    // `opencode run -s`: the first request of the resumed root carries the resume context; the new process takes it.
+    const from = model.requests.length;
+    const run = await runOpencode(project, ["-s", root, "--agent", "governance-coordinator", "CRASH-RESUME where were we?"]);
+    expect(run.code, run.stderr.slice(-1500)).toBe(0);
+    const step = model.requests.slice(from).find((r) => r.kind === "agent" && r.sessionId === root)!;
+    expect(statusNote(step)).toContain("## Resumed Session (opencode-governance)");
+    expect(statusNote(step)).toMatch(/interrupted/i);
+    expect(auditEvents(project.governanceDir)).toContainEqual(expect.objectContaining({ type: "session_resumed", sessionId: root, cutOffByCrash: true }));
+    expect(sessionRecord(project.governanceDir, root)).toMatchObject({ control: "active", end: null });
+    expect(sessionRecord(project.governanceDir, child)!.control).toBe("orphaned");
+
+    // Every lock the crashed process held was swept, and the processes after it released their own at exit. Checked
+    // once they have exited: while one runs it may hold a record's lock for a moment as it writes (a fresh-clone run).
     expect(locksLeft(project.governanceDir)).toEqual([]);
   }, 180_000);
 });

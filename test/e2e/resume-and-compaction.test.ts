@@ -37,6 +37,9 @@ function respond(req: ModelRequest): Reply {
     if (tools === 0) return { toolCalls: [{ name: "read", args: { filePath: "PLAN.md" } }] };
     if (last === "tool") return { hang: true };
   }
+  // Four tool calls before the big answer: the reminder after compaction lists the last three (S2-R03, seed 003-13).
+  if ((lastOf(req, "user") ?? "").includes("BIG") && tools < 4)
+    return { toolCalls: [{ name: "bash", args: { command: `echo ACTION-${tools + 1}`, description: `action ${tools + 1}` } }] };
   if ((lastOf(req, "user") ?? "").includes("BIG")) return { text: "a very long answer", usage: { prompt_tokens: 199_500, completion_tokens: 400 } };
   return { text: "continuing" };
 }
@@ -104,7 +107,7 @@ describe("Escape, then resume: the resume context says what was cut off; a subag
 });
 
 describe("automatic compaction forced by a large reported usage", () => {
-  test("the compaction request carries the anchors; the record says compacted; the next step has the reminder", async () => {
+  test("the compaction request carries the anchors; the record says compacted; the next step has the reminder with the last three actions", async () => {
     const model = await startScriptedModel(respond);
     const project = createTestProject({
       modelUrl: model.url,
@@ -125,6 +128,10 @@ describe("automatic compaction forced by a large reported usage", () => {
       if (after.length === 0) await serve.http.prompt(id, "continue after compaction");
       const next = model.requests.find((r) => r.kind === "agent" && r.sessionId === id && r.index > compaction.index)!;
       expect(statusNote(next)).toContain(REMINDER);
+      // The last three actions, in order; the first of the four is gone.
+      const reminder = statusNote(next)!.slice(statusNote(next)!.indexOf(REMINDER));
+      expect(reminder).toMatch(/\*\*Last 3 actions:\*\*\n1\. bash[^\n]*ACTION-2[^\n]*\n2\. bash[^\n]*ACTION-3[^\n]*\n3\. bash[^\n]*ACTION-4/);
+      expect(reminder).not.toContain("ACTION-1");
       // Recorded once, although both the autocontinue hook and the session.compacted event report it.
       await serve.http.waitIdle([id]);
       expect(sessionRecord(project.governanceDir, id)!.counters.compactions).toBe(1);

@@ -155,6 +155,10 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const stop = await cli(project, "stop", child, "--reason", "wrong approach");
     expect(stop.code, stop.stderr).toBe(0);
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "plugin noticed the stop (watcher)");
+    // Seed 000-14: a subagent being stopped gets no guidance, only its stop directives — refused, saying why.
+    const guidance = await cli(project, "inject", child, "GUIDANCE-TO-STOPPING also fix the lint");
+    expect(guidance.code, guidance.stdout).toBe(1);
+    expect(guidance.stderr).toContain(`session ${child} is being stopped ("wrong approach")`);
 
     const base = agentRequests(child).length;
     gate.release(3); // three more tool calls: L1, L2, L3
@@ -190,6 +194,8 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     await serve.http.waitIdle([parent, child], 20_000);
     const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped");
     expect(record.stop.delivered).toEqual([1, 2, 3]);
+    // The refused guidance reached the child nowhere.
+    expect(agentRequests(child).some((r) => conversation(r).includes("GUIDANCE-TO-STOPPING"))).toBe(false);
     // Nothing the child ran after L3 produced real output: later results are refusals.
     for (const r of agentRequests(child).slice(base + 3)) expect(lastToolText(r)).not.toMatch(/loop-output/);
 

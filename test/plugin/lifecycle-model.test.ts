@@ -1,24 +1,18 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import fc from "fast-check";
 import { describe, expect, test } from "vitest";
 import { resumableSessions } from "../../cli/resumable.ts";
 import { isRunningSession, sessionStatus } from "../../governance/session/running.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { stopOrigin } from "../../governance/session/stop-origin.ts";
 import { trustFromKey } from "../../governance/storage/record-attestation.ts";
-import { SessionStore } from "../../governance/session/session-store.ts";
 import { enqueue, peekAll } from "../../governance/stop/directive-queue.ts";
-import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
 import { promptAdmitted } from "../../plugin/hooks/prompt.ts";
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
-import { messagesTransform } from "../../plugin/opencode-1/model-step.ts";
-import { systemTransform } from "../../plugin/opencode-1/model-step.ts";
-import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
-import { Runtime } from "../../plugin/runtime/runtime.ts";
-import { createFakeTimers, events, type FakeTimers, fakeApi, T0 } from "./fixture.ts";
+import { events } from "./fixture.ts";
 import { TASK_RESULTS } from "./fixtures/task-results.ts";
+import { BUDGET, endTask, HOUR, hostAborts, MIN, type Model, PER_PARENT, ROOT, rootStep, running, toolCall, toolPart, World } from "./lifecycle-world.ts";
 
 /**
  * Issue 26 item 5: generated histories over the plugin runtime with a fake host and a fake clock. One project folder,
@@ -27,116 +21,6 @@ import { TASK_RESULTS } from "./fixtures/task-results.ts";
  * with no `tool.execute.after`), the cascade of an Escape, and the SDK aborts governance asks for. After every command
  * the invariants of the issue are checked; fast-check shrinks a failure to the shortest history and prints its seed.
  */
-const ROOT = "ses_modelroot000000000000000001";
-const PER_PARENT = 2;
-const CONFIG = `concurrency:\n  perParent: ${PER_PARENT}\nstop:\n  deadline: 30s\n  retryDeadline: 10s\nloops:\n  enabled: false\n`;
-const MIN = 60_000;
-const HOUR = 60 * MIN;
-
-type ChildState = "running" | "done" | "interrupted" | "failed" | "stopped" | "orphaned";
-type Model = {
-  live: boolean;
-  /** How the last process ended (none = one is live or none ever started). */
-  ended: "exit" | "kill" | "none";
-  root: "none" | "running" | "idle" | "interrupted" | "orphaned";
-  children: Map<string, { state: ChildState; callId: string }>;
-  /** Sessions whose turn a kill cut off: the only ones that may read `orphaned`. */
-  cutByKill: Set<string>;
-  injects: Map<string, string>;
-};
-
-class World {
-  readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-model-"));
-  readonly clock: FakeClock = createFakeClock(T0);
-  readonly sdk = fakeApi();
-  rt: Runtime | undefined;
-  timers: FakeTimers | undefined;
-  proc = 0;
-  seq = 0;
-  seenAborts = 0;
-  /** What the root's model read in persisted tool results (each note must appear once). */
-  readonly rootResults: string[] = [];
-
-  constructor() {
-    fs.mkdirSync(path.join(this.dir, ".opencode"), { recursive: true });
-    fs.writeFileSync(path.join(this.dir, ".opencode", "governance.yaml"), CONFIG);
-  }
-  id(prefix: string): string {
-    return `ses_${prefix}${String(++this.seq).padStart(20, "0")}`;
-  }
-  get live(): Runtime {
-    if (!this.rt) throw new Error("no process");
-    return this.rt;
-  }
-  async start(): Promise<void> {
-    const start = `p${++this.proc}`;
-    this.timers = createFakeTimers(this.clock, 20);
-    const self = { host: os.hostname(), pid: process.pid, start };
-    const isGone = async (h: { start: string | null }) => h.start !== start;
-    this.rt = new Runtime({ directory: this.dir }, { clock: this.clock, timers: this.timers, api: this.sdk.api, processes: { self, isGone, signals: false } });
-    await this.rt.start();
-    await this.rt.maintenance.settled();
-    this.seenAborts = this.sdk.calls.aborts.length;
-  }
-  async records(): Promise<SessionRecord[]> {
-    if (this.rt) await this.rt.sessions.flush();
-    const store = new SessionStore({ projectDir: this.dir, clock: this.clock });
-    return store.list();
-  }
-  cleanup(): void {
-    this.rt?.halt();
-    fs.rmSync(this.dir, { recursive: true, force: true });
-  }
-}
-
-const toolPart = (sessionID: string, callID: string, status: "completed" | "error") => ({
-  type: "message.part.updated",
-  properties: { sessionID, part: { type: "tool", sessionID, callID, tool: "task", state: { status } } },
-});
-
-/** A model step of the root: the transforms, as OpenCode runs them; the notes it shows are not persisted. */
-async function rootStep(w: World): Promise<void> {
-  await systemTransform(w.live, { sessionID: ROOT }, { system: [] });
-  await messagesTransform(w.live, { messages: [{ info: { sessionID: ROOT, role: "user", id: "msg_u" }, parts: [{ type: "text", text: "go" }] }] });
-}
-
-/** A tool call of a session that returns (before and after); the output as the model reads it. */
-async function toolCall(w: World, sessionID: string, tool = "read"): Promise<string | undefined> {
-  const callID = `call_${++w.seq}`;
-  try {
-    await toolBefore(w.live, { tool, sessionID, callID }, { args: { filePath: "x" } });
-  } catch {
-    await onEvent(w.live, toolPart(sessionID, callID, "error"));
-    return undefined;
-  }
-  const out = { title: tool, output: "file text", metadata: {} };
-  await toolAfter(w.live, { tool, sessionID, callID }, out);
-  if (sessionID === ROOT) w.rootResults.push(out.output);
-  return out.output;
-}
-
-/** The host carries out the SDK aborts governance asked for: a busy child is aborted and its task returns "Task cancelled". */
-async function hostAborts(m: Model, w: World): Promise<void> {
-  while (w.rt && w.seenAborts < w.sdk.calls.aborts.length) {
-    const id = w.sdk.calls.aborts[w.seenAborts++]!;
-    const child = m.children.get(id);
-    if (child?.state !== "running") continue;
-    child.state = "stopped";
-    await onEvent(w.live, events.aborted(id));
-    await onEvent(w.live, events.status(id, "idle"));
-    await onEvent(w.live, events.idle(id));
-    await endTask(w, id, child.callId, TASK_RESULTS.aborted);
-  }
-}
-
-async function endTask(w: World, childId: string, callId: string, output: string): Promise<void> {
-  const out = { title: "task", output, metadata: { sessionId: childId } };
-  await toolAfter(w.live, { tool: "task", sessionID: ROOT, callID: callId }, out);
-  w.rootResults.push(out.output);
-  await onEvent(w.live, toolPart(ROOT, callId, "completed"));
-}
-
-const running = (m: Model) => [...m.children].filter(([, c]) => c.state === "running").map(([id]) => id);
 
 async function checkInvariants(m: Model, w: World): Promise<void> {
   const records = await w.records();
@@ -152,16 +36,25 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
     if (sessionStatus(r) === "orphaned")
       expect(m.cutByKill.has(r.sessionId), `${r.sessionId} orphaned without a kill: ${JSON.stringify({ control: r.control, end: r.end })}`).toBe(true);
   }
-  // 3. `resume` lists the root exactly when the rules say: idle or interrupted (never orphaned), inside the window.
+  for (const r of records) {
+    if (r.parentId === null) continue;
+    // 8. A budget stop only past the budget: a child being stopped by governance has used at least its limit, raises
+    //    applied included (a raise that brings it back under stands the stop down).
+    const limit = BUDGET + r.budget.raises.reduce((n, x) => n + (x.add.toolCalls ?? 0), 0);
+    if (r.control === "stopping" && stopOrigin(r.stop) === "governance")
+      expect(r.counters.toolCalls, `${r.sessionId} stopped by its budget under the limit`).toBeGreaterThanOrEqual(limit);
+  }
+  // 3. `resume` lists the root exactly when the rules say: idle, interrupted or cut off by a crash (orphaned: issue 43),
+  //    inside the window; never while its turn is under way.
   const root = byId.get(ROOT);
   const listed = resumableSessions(records, { now: w.clock.now(), minIdleMs: HOUR, maxIdleMs: 48 * HOUR, anchors: [], trust: trustFromKey(undefined) }).some(
     (s) => s.sessionId === ROOT,
   );
-  if (root && (m.root === "idle" || m.root === "interrupted")) {
+  if (root && m.root !== "none" && m.root !== "running") {
     const idle = w.clock.now() - root.lastActivityAt;
-    const expected = m.root === "interrupted" ? idle < 48 * HOUR : idle >= HOUR && idle < 48 * HOUR;
+    const expected = m.root === "idle" ? idle >= HOUR && idle < 48 * HOUR : idle < 48 * HOUR;
     expect({ listed, status: sessionStatus(root) }).toEqual({ listed: expected, status: m.root });
-  } else if (m.root === "running" || m.root === "orphaned") expect(listed).toBe(false);
+  } else if (m.root === "running") expect(listed).toBe(false);
   if (w.rt) {
     const audit = await w.live.ctx.sink.read();
     // 4. Each parent told once, and its model reads each note once in what OpenCode persists.
@@ -170,6 +63,12 @@ async function checkInvariants(m: Model, w: World): Promise<void> {
     for (const childId of told) expect(w.rootResults.filter((o) => o.includes(childId)).length).toBeLessThanOrEqual(1);
     // Governance's own writes across processes never read as someone else's (record_tampered, issue 27).
     expect(audit.filter((e) => e.type === "record_tampered")).toEqual([]);
+    // 9. One exceedance notice per budget until a raise: never more `budget_exceeded` than raises + 1 per session.
+    for (const id of new Set(audit.filter((e) => e.type === "budget_exceeded").map((e) => String(e.sessionId)))) {
+      const exceeded = audit.filter((e) => e.type === "budget_exceeded" && e.sessionId === id).length;
+      const raised = audit.filter((e) => e.type === "budget_raised" && e.sessionId === id).length;
+      expect(exceeded, `${id}: ${exceeded} budget_exceeded, ${raised} raises`).toBeLessThanOrEqual(raised + 1);
+    }
     // 6. Every guidance delivered at most once.
     const delivered = audit.filter((e) => e.type === "session_injected").map((e) => String(e.injectId));
     expect(new Set(delivered).size).toBe(delivered.length);
@@ -294,6 +193,19 @@ const commands = [
       },
     ),
   ),
+  fc.nat(3).map((i) =>
+    cmd(
+      `child #${i} runs past its budget`,
+      (m) => m.live && running(m).length > 0,
+      async (m, w) => {
+        const id = pickRunning(m, i)!;
+        for (let n = 0; n <= BUDGET && m.children.get(id)?.state === "running"; n++) {
+          await toolCall(w, id);
+          await hostAborts(m, w);
+        }
+      },
+    ),
+  ),
   fc.tuple(fc.nat(3), fc.constantFrom(1, 2, 3)).map(([i, level]) =>
     cmd(
       `stop child #${i} at L${level}`,
@@ -315,6 +227,24 @@ const commands = [
         await enqueue(w.live.ctx.paths, id, { kind: "inject", id: injectId, at: w.clock.now(), text: "please also check the tests", by: "cli" });
         w.live.runner.inbox.mark(id);
         m.injects.set(injectId, id);
+      },
+    ),
+  ),
+  fc.tuple(fc.nat(3), fc.constantFrom(1, 3)).map(([i, add]) =>
+    cmd(
+      `raise child #${i}'s budget by ${add} tool calls`,
+      (m) => m.live && running(m).length > 0,
+      async (_m, w) => {
+        const id = pickRunning(_m, i)!;
+        await enqueue(w.live.ctx.paths, id, {
+          kind: "budget",
+          id: `raise-${++w.seq}`,
+          at: w.clock.now(),
+          scope: "session",
+          add: { toolCalls: add },
+          by: "cli",
+        });
+        w.live.runner.inbox.mark(id);
       },
     ),
   ),
@@ -384,41 +314,47 @@ const commands = [
 ];
 
 /** How often each command above is drawn: processes come and go, but most steps are work inside one. */
-const WEIGHTS = [2, 4, 2, 6, 3, 4, 2, 2, 1, 2, 1, 1, 2];
+const WEIGHTS = [2, 4, 2, 6, 3, 4, 2, 2, 2, 2, 1, 2, 1, 1, 2];
+
+/** One generated history: a fresh project folder, the commands above, the invariants after each and at the end. */
+const history = () =>
+  fc.asyncProperty(
+    fc.commands([fc.oneof(...commands.map((arbitrary, i) => ({ arbitrary, weight: WEIGHTS[i]! })))], { maxCommands: 30, size: "max" }),
+    async (cmds) => {
+      const w = new World();
+      const m: Model = { live: true, ended: "none", root: "none", children: new Map(), cutByKill: new Set(), injects: new Map() };
+      try {
+        await w.start();
+        await fc.asyncModelRun(() => ({ model: m, real: w }), cmds);
+        // 6. At the end: every guidance delivered once, dropped with a reason, or still queued for its session.
+        if (!w.rt) await w.start();
+        else await w.live.maintenance.sweep();
+        const audit = await w.live.ctx.sink.read();
+        for (const [injectId, sessionId] of m.injects) {
+          const accounted = audit.some(
+            (e) =>
+              (e.type === "session_injected" && e.injectId === injectId) ||
+              ((e.type === "inject_dropped" || e.type === "stop_ignored") && JSON.stringify(e).includes(injectId)),
+          );
+          const queued = (await peekAll(w.live.ctx.paths, sessionId)).some((d) => d.id === injectId);
+          expect(accounted || queued, `guidance ${injectId} for ${sessionId} lost`).toBe(true);
+        }
+      } finally {
+        if (process.env.LIFECYCLE_PROFILE) console.log(String(cmds));
+        w.cleanup();
+      }
+    },
+  );
 
 describe("generated histories across process boundaries (issue 26 item 5)", () => {
   test("every invariant holds after every command of every history", async () => {
-    const runs = Number(process.env.LIFECYCLE_RUNS ?? 300);
-    await fc.assert(
-      fc.asyncProperty(
-        fc.commands([fc.oneof(...commands.map((arbitrary, i) => ({ arbitrary, weight: WEIGHTS[i]! })))], { maxCommands: 30, size: "max" }),
-        async (cmds) => {
-          const w = new World();
-          const m: Model = { live: true, ended: "none", root: "none", children: new Map(), cutByKill: new Set(), injects: new Map() };
-          try {
-            await w.start();
-            await fc.asyncModelRun(() => ({ model: m, real: w }), cmds);
-            // 6. At the end: every guidance delivered once, dropped with a reason, or still queued for its session.
-            if (!w.rt) await w.start();
-            else await w.live.maintenance.sweep();
-            const audit = await w.live.ctx.sink.read();
-            for (const [injectId, sessionId] of m.injects) {
-              const accounted = audit.some(
-                (e) =>
-                  (e.type === "session_injected" && e.injectId === injectId) ||
-                  ((e.type === "inject_dropped" || e.type === "stop_ignored") && JSON.stringify(e).includes(injectId)),
-              );
-              const queued = (await peekAll(w.live.ctx.paths, sessionId)).some((d) => d.id === injectId);
-              expect(accounted || queued, `guidance ${injectId} for ${sessionId} lost`).toBe(true);
-            }
-          } finally {
-            if (process.env.LIFECYCLE_PROFILE) console.log(String(cmds));
-            w.cleanup();
-          }
-        },
-      ),
-      { numRuns: runs, verbose: 1, ...(process.env.LIFECYCLE_SEED ? { seed: Number(process.env.LIFECYCLE_SEED), path: process.env.LIFECYCLE_PATH } : {}) },
-    );
+    const runs = Number(process.env.LIFECYCLE_RUNS ?? 1000);
+    const replay = process.env.LIFECYCLE_SEED ? { seed: Number(process.env.LIFECYCLE_SEED), path: process.env.LIFECYCLE_PATH } : undefined;
+    // Histories run in lanes side by side: a history spends most of its time waiting for the file system (a lock, an
+    // fsync), which another history's work fills. Each lane is its own fast-check run with its own seed; a failure
+    // prints that seed and path, and a replay runs in one lane.
+    const lanes = replay ? 1 : Math.max(1, Number(process.env.LIFECYCLE_LANES ?? 4));
+    await Promise.all(Array.from({ length: lanes }, () => fc.assert(history(), { numRuns: Math.ceil(runs / lanes), verbose: 1, ...(replay ?? {}) })));
     if (process.env.LIFECYCLE_PROFILE)
       console.log(
         [...PROFILE]

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { DEFAULT_CONFIG, GovernanceConfig } from "../../../governance/config/config.ts";
 import { decideSpawn } from "../../../governance/delegation/spawn-gate.ts";
-import type { ContinuedSession } from "../../../governance/delegation/delegation-policy.ts";
+import { type ContinuedSession, continuationOf } from "../../../governance/delegation/delegation-policy.ts";
 import { makeRecord } from "../fixtures/records.ts";
 
 const caller = (agent: string, depth: number) =>
@@ -79,6 +79,16 @@ describe("decideSpawn: a `task_id` continues only the caller's own subagent, and
     expect(audit).toMatchObject({ event: "delegation_blocked", data: { kind: refusal, continues: continues.sessionId, enforced: true } });
     expect(step.decision.kind === "blocked" && step.decision.message).toContain(continues.sessionId);
     expect(step.next?.counters.violations).toBe(1);
+  });
+
+  it("a task_id naming a stopped subagent OpenCode deleted, which the host no longer reports, is a plain spawn (decision 0051)", () => {
+    const end = (how: "deleted" | "completed") => ({ at: 1, how, detail: null });
+    const deleted = { parentId: CALLER, control: "stopped" as const, end: end("deleted") };
+    expect(continuationOf(OWN, undefined, deleted)).toBeUndefined();
+    // The host still reports it, or it was only stopped (the host gave no answer: unknown and silent look alike).
+    expect(decide(continuationOf(OWN, { parentId: CALLER }, deleted)!).decision.kind).toBe("blocked");
+    expect(decide(continuationOf(OWN, undefined, { ...deleted, end: end("completed") })!).decision.kind).toBe("blocked");
+    expect(decide(continuationOf(OWN, undefined, { ...deleted, end: null })!).decision.kind).toBe("blocked");
   });
 
   it("a caller without a record owns no session: a root it names is not its subagent", () => {

@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { linkChild, markOrphaned } from "../../../governance/session/child-links.ts";
-import { hostSession, orphanRunningLink, recoverCrashed } from "../../../governance/session/crash-recovery.ts";
-import { CHILD_ID, makeRecord, ROOT_ID, T0 } from "../fixtures/records.ts";
+import { cutOffByCrash, hostSession, orphanRunningLink, recoverCrashed } from "../../../governance/session/crash-recovery.ts";
+import { resumableRoots } from "../../../governance/session/resumable-roots.ts";
+import { transition } from "../../../governance/session/session-machine.ts";
+import { trustFromKey } from "../../../governance/storage/record-attestation.ts";
+import { CHILD_ID, HOUR, MINUTE, makeRecord, ROOT_ID, T0 } from "../fixtures/records.ts";
 
 const DEAD = { host: "box", pid: 4242, start: "100" };
 const NEW = { host: "box", pid: 5151, start: "200" };
@@ -40,5 +43,36 @@ describe("crash recovery and child links as pure steps", () => {
     const why = { parentId: ROOT_ID, staleForMs: 11 * 60_000, basis: "no tool call" };
     expect(markOrphaned(makeRecord({ sessionId: CHILD_ID }), why).next?.control).toBe("orphaned");
     expect(markOrphaned(makeRecord({ sessionId: CHILD_ID, control: "stopped" }), why).next?.control).toBe("stopped");
+  });
+
+  describe("a root whose turn a crash cut off is resumable like an interrupted one (issue 43)", () => {
+    const window = { minIdleMs: HOUR, maxIdleMs: 48 * HOUR, trust: trustFromKey(undefined) };
+    // Mid-turn (last activity after the last idle), the stateBeforeInterrupt of an Escape long ago still on it.
+    const midTurn = makeRecord({ sessionId: ROOT_ID, hostedBy: DEAD, state: "between_turn", stateBeforeInterrupt: "compacted", idleAt: T0 - 5 * MINUTE });
+    const crashedRoot = recoverCrashed(midTurn, T0 + MINUTE).next!;
+    const crashedChild = recoverCrashed(makeRecord({ sessionId: CHILD_ID, parentId: ROOT_ID, rootId: ROOT_ID, level: 2, depth: 1, hostedBy: DEAD }), T0).next!;
+
+    it("ended orphaned, it is listed at once (no hour to wait) and until 48 h, marked crashed; a crash-orphaned child never", () => {
+      expect(cutOffByCrash(crashedRoot)).toBe(true);
+      expect(cutOffByCrash(crashedChild)).toBe(false);
+      const at = (now: number) => resumableRoots([crashedRoot, crashedChild], { ...window, now });
+      expect(at(T0 + 2 * MINUTE)).toEqual([{ record: crashedRoot, interrupted: true, crashed: true }]);
+      expect(at(T0 + 48 * HOUR - 1)).toHaveLength(1);
+      expect(at(T0 + 48 * HOUR)).toEqual([]);
+    });
+
+    it("its first activity in a new process is a resume (interrupted, the state the crash cut off), and the process takes it", () => {
+      const r = transition(crashedRoot, { type: "first_seen", at: T0 + 2 * MINUTE, agent: "coordinator" }, { config: window, sessionId: ROOT_ID });
+      expect(r.next).toMatchObject({ state: "resumed", resume: { interrupted: true, previousState: "between_turn" } });
+      expect(r.effects).toContainEqual({ type: "resume_context", allowed: true });
+      expect(r.effects).toContainEqual(expect.objectContaining({ event: "session_resumed", data: expect.objectContaining({ cutOffByCrash: true }) }));
+      expect(hostSession(r.next, NEW, T0 + 2 * MINUTE).next).toMatchObject({ control: "active", end: null, state: "resumed" });
+    });
+
+    it("an ordinary idle root that a sweep left alone is not crash-cut (the one-hour rule still holds for it)", () => {
+      const idle = makeRecord({ sessionId: ROOT_ID, hostedBy: DEAD, idleAt: T0 });
+      expect(recoverCrashed(idle, T0 + MINUTE).next).toBe(idle);
+      expect(resumableRoots([idle], { ...window, now: T0 + 2 * MINUTE })).toEqual([]);
+    });
   });
 });

@@ -38,6 +38,56 @@ describe("across process boundaries, in one process (issue 26)", () => {
     expect(await f.audit("session_aborted")).toEqual([]);
   });
 
+  test("an exit between the answer and OpenCode's idle ends the turn, not cuts it off: the root stays idle (decision 0052)", async () => {
+    const answer = (finish: string) => ({
+      type: "message.updated",
+      properties: {
+        info: {
+          id: `msg_${finish}`,
+          sessionID: ROOT,
+          role: "assistant",
+          finish,
+          time: { created: 1, completed: 2 },
+          tokens: { input: 10, output: 5, reasoning: 0, cache: { read: 0, write: 0 } },
+          cost: 0,
+        },
+      },
+    });
+    f = await pluginFixture();
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.status(ROOT, "busy"));
+    await toolBefore(f.rt, { tool: "read", sessionID: ROOT, callID: "c1" }, { args: {} });
+    await onEvent(f.rt, answer("tool-calls")); // a step that called tools: the loop goes on
+    await onEvent(f.rt, { type: "message.part.updated", properties: { sessionID: ROOT, part: { type: "step-start", sessionID: ROOT } } });
+    await onEvent(f.rt, answer("stop")); // the final answer; OpenCode's idle would come next
+    await f.rt.dispose();
+    expect(f.onDisk(ROOT)).toMatchObject({ state: "between_turn", control: "active", hostedBy: null });
+    expect((await f.audit("session_released"))[0]).toMatchObject({ sessionId: ROOT, cutOff: false, now: "idle" });
+  });
+
+  test("a step that ends in tool calls is no answer: an exit then still cuts the turn off", async () => {
+    f = await pluginFixture();
+    await onEvent(f.rt, events.created(ROOT));
+    await onEvent(f.rt, events.status(ROOT, "busy"));
+    await toolBefore(f.rt, { tool: "read", sessionID: ROOT, callID: "c1" }, { args: {} });
+    await onEvent(f.rt, {
+      type: "message.updated",
+      properties: {
+        info: {
+          id: "msg_2",
+          sessionID: ROOT,
+          role: "assistant",
+          finish: "tool-calls",
+          time: { created: 1, completed: 2 },
+          tokens: { input: 1, output: 1, reasoning: 0, cache: { read: 0, write: 0 } },
+          cost: 0,
+        },
+      },
+    });
+    await f.rt.dispose();
+    expect(f.onDisk(ROOT)).toMatchObject({ state: "interrupted", hostedBy: null });
+  });
+
   test("spawn slots: three calls OpenCode fails inside the tool (unknown agent) release theirs; the next spawns go through", async () => {
     f = await pluginFixture({ config: "concurrency:\n  perParent: 2\n" });
     await onEvent(f.rt, events.created(ROOT, { agent: "build" })); // OpenCode names the agent; an unnamed one may not spawn (decision 0024)
