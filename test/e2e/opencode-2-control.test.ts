@@ -250,7 +250,7 @@ if (!found.ok) {
       for (const r of allSessionRecords(project.governanceDir).filter((x) => x.depth === 0)) expect(listed).toContain(r.sessionId);
     });
 
-    test("the process exits mid-run (SIGTERM): the running sessions are released, no lock is left; a new `opencode serve` picks the root up", async () => {
+    test("the process exits mid-run (SIGTERM): the running sessions are released; a new `opencode serve` resumes the root and leaves no lock", async () => {
       const { root, child } = await startTree("exit", 2);
       // 2.0.15 handles SIGTERM itself (exit status 130) and ends the process without waiting for the plugin's last
       // writes: a lock (or a lock's aside copy) may be left, owned by the dead process (docs/decisions/0043). The final
