@@ -53,11 +53,14 @@ function respond(req: ModelRequest): Reply {
   // Parents: hand the marker's child prompt to an executor, then answer.
   const child = /\bCHILD (\S+)/.exec(first)?.[1];
   const parent = child ? undefined : /\bPARENT (\S+)/.exec(first);
-  if (parent) return tools === 0 ? subagent("governance-executor", `CHILD ${parent[1]}`) : { text: "parent done" };
+  // The budget case's child is a verifier: the budget below is the verifier's, so the other cases' executors run free.
+  const target = parent?.[1] === "budget" ? "governance-verifier" : "governance-executor";
+  if (parent) return tools === 0 ? subagent(target, `CHILD ${parent[1]}`) : { text: "parent done" };
   if (stopped) return { text: `child ${child} stopped` };
   switch (child) {
     case "inject":
     case "exit":
+    case "budget":
       // Distinct commands (the loop guard stays out of it), paced so a test can act between two calls.
       return tools < 120 ? shell(`echo ${child}-output-${tools}`, 150) : { text: "never stopped" };
     case "stuck":
@@ -112,7 +115,7 @@ if (!found.ok) {
         plugin: "none",
         opencodeConfig: { plugins: [REPO_ROOT] },
         files: { "PLAN.md": "# plan\n1. do it\n" },
-        governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
+        governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nbudgets:\n  agents:\n    governance-verifier: { toolCalls: 3 }\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
       });
       serve = await serveOpencode2(project);
     });
@@ -159,6 +162,20 @@ if (!found.ok) {
       expect((await cli("stop", child, "--reason", "enough")).code).toBe(0);
       await serve.api.waitIdle(root, since, 45_000);
       expect(record(child)).toMatchObject({ control: "stopped" });
+    });
+
+    test("a tool-call budget stops the child on its `shell` results, governance named as the one asking; the parent is told which budget", async () => {
+      const { root, child, since } = await startTree("budget");
+      await serve.api.waitIdle(root, since, 45_000);
+      expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key: "toolCalls", scope: "session" })]);
+      const stopText = requestsOf(child)
+        .map((q) => lastOf(q, "tool") ?? "")
+        .find((t) => t.includes("SESSION STOP REQUESTED"));
+      expect(stopText).toContain("Budget exceeded:");
+      expect(stopText).toContain("Governance (a limit in the project's governance.yaml, not the user) asked you to stop");
+      expect(record(child)).toMatchObject({ control: "stopped" });
+      const parentAfter = requestsOf(root).at(-1)!;
+      expect(parentAfter.messages.map((m) => textOf(m.content)).join("\n")).toContain("Budget exceeded:");
     });
 
     test("a child whose model streams forever is hard-stopped through `session.interrupt` within deadline + 2 s; the parent is told it was stuck", async () => {
