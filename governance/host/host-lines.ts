@@ -17,10 +17,20 @@ export type HostNames = {
   readonly depthDefault: number;
   /** The config key listing plugins. */
   readonly pluginKey: "plugin" | "plugins";
+  /** The todo list's writing tool, or null where the host offers none (2.0.15's agents have no todo tool). */
+  readonly todoTool: string | null;
 };
 
 export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = {
-  1: { delegateTool: "task", shellTool: "bash", delegateAgentArg: "subagent_type", depthKey: ["subagent_depth"], depthDefault: 1, pluginKey: "plugin" },
+  1: {
+    delegateTool: "task",
+    shellTool: "bash",
+    delegateAgentArg: "subagent_type",
+    depthKey: ["subagent_depth"],
+    depthDefault: 1,
+    pluginKey: "plugin",
+    todoTool: "todowrite",
+  },
   2: {
     delegateTool: "subagent",
     shellTool: "shell",
@@ -28,8 +38,20 @@ export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = {
     depthKey: ["experimental", "subagent_depth"],
     depthDefault: 1,
     pluginKey: "plugins",
+    todoTool: null,
   },
 };
+
+/** The tools a text tells the model to call, as the host offers them (a text must never name a tool it cannot call). */
+export type TextTools = { readonly delegate: string; readonly todo: string | null };
+
+/** OpenCode 1's (the core's) names: what a text says when the caller names no host. */
+export const CORE_TEXT_TOOLS: TextTools = { delegate: HOST_LINES[1].delegateTool, todo: HOST_LINES[1].todoTool };
+
+/** The tools a text on `line` names: `task`/`todowrite` on OpenCode 1, `subagent` and no todo tool on OpenCode 2. */
+export function textTools(line: HostLine): TextTools {
+  return { delegate: HOST_LINES[line].delegateTool, todo: HOST_LINES[line].todoTool };
+}
 
 /** The core's tool name (OpenCode 1's) for a tool name of `line`. */
 export function coreToolName(line: HostLine, tool: string): string {

@@ -60,12 +60,14 @@ export function describeTargets(patterns: readonly string[]): string {
 /** One-line hierarchy reminder used by the prefix, the post-compact reminder and the compaction context. */
 export function hierarchyRule(
   input: { role: AgentRole; depth?: number; maxDepth: number; mayDelegateTo?: readonly string[] },
-  opts: { depthStated?: boolean } = {},
+  opts: { depthStated?: boolean; delegateTool?: string } = {},
 ): string {
   const atLimit = input.depth !== undefined && input.depth >= input.maxDepth;
-  if (input.role === "leaf") return "You are a LEAF agent: you cannot delegate (no `task` calls); do the work yourself.";
+  // The delegation tool as the host offers it (OpenCode 2: `subagent`); the core's `task` when the caller names none.
+  const tool = opts.delegateTool ?? "task";
+  if (input.role === "leaf") return `You are a LEAF agent: you cannot delegate (no \`${tool}\` calls); do the work yourself.`;
   if (atLimit) return `You are at the maximum delegation depth (${input.maxDepth}): do not delegate; do the work yourself.`;
-  const lead = input.role === "primary" ? "NEVER edit files or do the work yourself; ALWAYS delegate with `task`." : "Delegate only within your scope.";
+  const lead = input.role === "primary" ? `NEVER edit files or do the work yourself; ALWAYS delegate with \`${tool}\`.` : "Delegate only within your scope.";
   // `depthStated`: the text already says "depth d of max n" (the prefix's You line); "any agent" is no limit to state.
   const any = input.mayDelegateTo?.length === 1 && input.mayDelegateTo[0] === "*";
   const targets = input.mayDelegateTo && !(opts.depthStated && any) ? ` Allowed targets: ${describeTargets(input.mayDelegateTo)}.` : "";

@@ -1,5 +1,6 @@
 import type { AgentRole } from "../config/config.ts";
 import type { AgentView } from "../delegation/agent-view.ts";
+import { CORE_TEXT_TOOLS, type TextTools } from "../host/host-lines.ts";
 import { sealRule } from "./directive-seal.ts";
 import { agentToken, hierarchyRule, languageText, plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
@@ -22,6 +23,8 @@ export interface GovernancePrefixInput {
    * for the session, so the prefix stays byte-stable across its steps.
    */
   seal?: string;
+  /** The tools the texts name, as the host offers them (OpenCode 1's when absent). */
+  tools?: TextTools;
 }
 
 /** A root session has no parent to report to: only a child is told to stay in its parent's scope (no rule for a root). */
@@ -41,12 +44,15 @@ const PROTOCOL_RULE: Record<AgentRole, string> = {
 };
 
 /** The first actions seed 003 asks for, per role, when the caller has nothing more specific. */
-export function defaultFirstActions(role: AgentRole): string[] {
+export function defaultFirstActions(role: AgentRole, tools: TextTools = CORE_TEXT_TOOLS): string[] {
   switch (role) {
     case "primary":
-      // OpenCode 1.18 offers `todowrite` and no `todoread` (its result and the status note show the list): a text names
-      // only tools the agent is offered (test/e2e/project-agents.test.ts checks the prefix against the request's tools).
-      return ["Update the todo list (`todowrite`), then delegate the next step with `task`."];
+      // OpenCode 1.18 offers `todowrite` and no `todoread` (its result and the status note show the list); 2.0.15 offers
+      // `subagent` and no todo tool: a text names only tools the agent is offered (test/e2e/project-agents.test.ts
+      // checks the prefix against the request's tools on 1.18, test/e2e/opencode-2-host.test.ts on 2.0.15).
+      return tools.todo
+        ? [`Update the todo list (\`${tools.todo}\`), then delegate the next step with \`${tools.delegate}\`.`]
+        : [`Delegate the next step with \`${tools.delegate}\`.`];
     case "delegating":
       return ["State your scope in one line."];
     case "leaf":
@@ -67,10 +73,11 @@ export function defaultFirstActions(role: AgentRole): string[] {
 export function buildGovernancePrefix(input: GovernancePrefixInput): string {
   const who = input.who;
   // The You line states the depth limit: the rule does not repeat it.
-  const rule1 = hierarchyRule(who, { depthStated: true });
+  const tools = input.tools ?? CORE_TEXT_TOOLS;
+  const rule1 = hierarchyRule(who, { depthStated: true, delegateTool: tools.delegate });
   const rules = [rule1, extraRule(who.role, who.depth), input.seal ? sealRule(input.seal) : undefined];
   if (!input.seal || who.role === "primary") rules.push(PROTOCOL_RULE[who.role]);
-  const firstActions = defaultFirstActions(who.role);
+  const firstActions = defaultFirstActions(who.role, tools);
   return [
     GOVERNANCE_PREFIX_HEADING,
     `**Language (ABSOLUTE PRIORITY):** ${languageText(input.language)}, even after compaction.`,

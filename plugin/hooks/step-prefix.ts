@@ -1,3 +1,4 @@
+import { textTools } from "../../governance/host/host-lines.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 
@@ -29,7 +30,7 @@ export async function prefixStep(rt: Runtime, sessionId: string): Promise<string
   let prefix = built.get(key);
   if (prefix === undefined) {
     if (built.size >= PREFIXES_KEPT) built.clear();
-    prefix = buildGovernancePrefix({ who, language: config.language, phase: config.phase, seal });
+    prefix = buildGovernancePrefix({ who, language: config.language, phase: config.phase, seal, tools: textTools(rt.host.line) });
     built.set(key, prefix);
   }
   return prefix;

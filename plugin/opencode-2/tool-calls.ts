@@ -29,6 +29,44 @@ function resultText(result: ToolResult): string {
 }
 
 /**
+ * The errors a failed call ends with, outermost first: 2.0.15 wraps the cause in its `Tool.Error` (`{ message, error }`)
+ * and, when there is an inner `error`, gives the model THAT one's type and message (`{"error":{"type":
+ * "permission.rejected","message":"Permission denied: shell"}}` for a call its permissions refuse).
+ */
+function errorChain(error: unknown): Record<string, unknown>[] {
+  const chain: Record<string, unknown>[] = [];
+  for (let e = error; e && typeof e === "object" && chain.length < 4; e = (e as Record<string, unknown>).error) chain.push(e as Record<string, unknown>);
+  return chain;
+}
+
+/** What the model reads of a failed call: the innermost error's message. */
+function errorText(error: unknown): string {
+  const withText = errorChain(error).filter((e) => typeof e.message === "string" && e.message !== "");
+  return String(withText.at(-1)?.message ?? "");
+}
+
+/**
+ * Writes governance's text where the model reads a failed call's error: every error of the chain (the model reads the
+ * innermost). Some of the host's error classes compute `message` with a getter and no setter (2.0.15's
+ * `Permission.BlockedError`: `get message() { return this.reason ?? "Permission denied: …" }`), where a plain
+ * assignment throws; an own property shadows the getter and keeps the object the host's (its class decides how the
+ * host reports it). Before issue 40 only the outer error was written: a stop or guidance for a subagent whose calls
+ * the host's permissions refuse was recorded delivered and never reached its model (test/e2e/opencode-2-control.test.ts).
+ * Answers whether the model now reads `text`.
+ */
+function carryOnError(error: unknown, text: string): boolean {
+  const chain = errorChain(error);
+  for (const e of chain) {
+    try {
+      Object.defineProperty(e, "message", { value: text, writable: true, configurable: true, enumerable: false });
+    } catch {
+      // A frozen error: the caller records that the text could not be carried.
+    }
+  }
+  return chain.length > 0 && errorText(error) === text;
+}
+
+/**
  * `tool.hook("execute.before")` → the tool call to gate (plugin/hooks/tool-before.ts). A `subagent` call without a
  * `sessionID` is a spawn (its target is `agent`); continuing an existing child creates no session: only the stop
  * check applies. The prompt governance answers is written into the host's input; a refusal rejects, which OpenCode 2
@@ -59,7 +97,7 @@ export async function toolBefore(rt: Runtime, e: ToolBeforeEvent): Promise<void>
  */
 export async function toolAfter(rt: Runtime, e: ToolAfterEvent): Promise<{ delegated: boolean; childId: unknown }> {
   const completed = e.status === "completed";
-  const text = completed ? resultText(e.result) : String(e.error?.message ?? "");
+  const text = completed ? resultText(e.result) : errorText(e.error);
   const delegation = e.tool === V2.delegateTool;
   const background = completed && obj(e.result.metadata).status === "running";
   const childId = !delegation ? undefined : completed ? obj(e.result.metadata).sessionID : /\(sessionID: ([^)\s]+)\)/.exec(text)?.[1];
@@ -69,9 +107,8 @@ export async function toolAfter(rt: Runtime, e: ToolAfterEvent): Promise<{ deleg
   if (out !== text) {
     if (e.status === "completed") {
       e.result.content = Array.isArray(e.result.content) ? [{ type: "text", text: out }] : out;
-    } else {
-      e.error.message = out;
-      if (e.error.message !== out) await rt.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
+    } else if (!carryOnError(e.error, out)) {
+      await rt.ctx.record("host_notice", { message: "a tool error could not carry governance text", sessionId: e.sessionID });
     }
   }
   return { delegated: delegation && !background, childId };

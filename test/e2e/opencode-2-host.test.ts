@@ -157,6 +157,13 @@ if (!found.ok) {
         childDepth: 4,
       });
       expect((await serve.api.children(verifier!.sessionId)).length).toBe(0);
+      // Every tool the prefix tells the coordinator to call is one 2.0.15 offers it (`subagent`, never `task`; no
+      // `todowrite`: 2.0.15 has no todo tool).
+      const first = requestsOf(root.id)[0]!;
+      const prefix = first.system.slice(first.system.indexOf(PREFIX)).split("\n").slice(0, 5).join("\n");
+      const named = [...prefix.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
+      expect(named).toContain("subagent");
+      for (const tool of named) expect(first.tools, `the prefix names \`${tool}\``).toContain(tool);
     });
 
     test("a leaf agent's `subagent` call is refused (LEAF_AGENT) and creates no session", async () => {

@@ -120,6 +120,8 @@ function classify(system: string, messages: ChatMessage[], tools: string[]): Mod
   const lastUser = [...messages].reverse().find((m) => m.role === "user");
   const text = `${system}\n${textOf(lastUser?.content)}`;
   if (tools.length === 0 && /summar|continuing our conversation|compact/i.test(text)) return "compaction";
+  // OpenCode 2.0.15 sends its compaction request with the agent's tools and this instruction as the last user message.
+  if (/You MUST summarize the conversation above/.test(textOf(lastUser?.content))) return "compaction";
   return "agent";
 }
 

@@ -32,6 +32,12 @@ describe("npm pack contents", () => {
     expect(pkg.exports["./server"]).toBe("./dist/plugin/index.js");
   });
 
+  test("ships index.js at the package root, the file OpenCode 2 loads for a package directory in `plugins`", () => {
+    // 2.0.15 resolves `<dir>/server` or `<dir>/index`, not package.json (test/e2e/opencode-2-control.test.ts loads it).
+    expect(files).toContain("index.js");
+    expect(fs.readFileSync(path.join(REPO_ROOT, "index.js"), "utf8")).toContain('export { default } from "./dist/plugin/index.js"');
+  });
+
   test("ships the type declarations of each entry", () => {
     for (const entry of Object.values(pkg.exports)) expect(files).toContain(entry.replace(/^\.\//, "").replace(/\.js$/, ".d.ts"));
   });
@@ -61,7 +67,7 @@ describe("npm pack contents", () => {
 
   test("every shipped file is under a folder package.json lists, or an npm default (README, LICENSE, package.json)", () => {
     const top = new Set(files.map((f) => f.split("/")[0]));
-    expect([...top].sort()).toEqual(expect.arrayContaining(["README.md", "agents", "commands", "dist", "package.json", "schema"]));
-    for (const t of top) expect(["README.md", "LICENSE", "package.json", "agents", "commands", "dist", "docs", "schema"]).toContain(t);
+    expect([...top].sort()).toEqual(expect.arrayContaining(["README.md", "agents", "commands", "dist", "index.js", "package.json", "schema"]));
+    for (const t of top) expect(["README.md", "LICENSE", "package.json", "index.js", "agents", "commands", "dist", "docs", "schema"]).toContain(t);
   });
 });
