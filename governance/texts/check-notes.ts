@@ -1,6 +1,7 @@
 import { type StaleWarning, staleWarnings } from "../session/stale-state.ts";
 import type { FirstAction, SessionRecord } from "../session/session-record.ts";
 import { formatIdle } from "../time/time-format.ts";
+import { CORE_TEXT_TOOLS, type TextTools } from "../host/host-lines.ts";
 import { defaultFirstActions } from "./governance-prefix.ts";
 import { plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
@@ -10,11 +11,11 @@ import { plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
  * dashboard: what is wrong). Built from typed data; the one free value (the phase, from the config) is one clipped line.
  */
 
-/** The status-note line of a stale-state warning. */
-export function staleNoteLine(w: StaleWarning): string {
+/** The status-note line of a stale-state warning; `tools`: the tools the host offers, as the texts name them. */
+export function staleNoteLine(w: StaleWarning, tools: TextTools = CORE_TEXT_TOOLS): string {
   switch (w.kind) {
     case "todo":
-      return `**Stale todo list:** ${w.open} of ${w.total} open, unchanged for ${w.toolCalls} tool calls. Update it (\`todowrite\`) so it says where the work stands.`;
+      return `**Stale todo list:** ${w.open} of ${w.total} open, unchanged for ${w.toolCalls} tool calls. ${tools.todo ? `Update it (\`${tools.todo}\`)` : "Update it"} so it says where the work stands.`;
     case "phase":
       return `**Phase check:** the project phase has been ${plainLine(w.phase, 60)} for ${formatIdle(w.forMs)}. If the work has moved on, ask the user to update \`phase\` in .opencode/governance.yaml.`;
     case "activity":
@@ -35,8 +36,8 @@ export function staleLabel(w: StaleWarning): string {
 }
 
 /** The status-note reminder after a missed first action. */
-export function firstActionNoteLine(f: FirstAction): string {
-  return `**First action missed:** your first call was \`${plainLine(f.tool, 60)}\`; as ${ROLE_LABEL[f.role]} your first action is: ${defaultFirstActions(f.role)[0]} Do that before going on.`;
+export function firstActionNoteLine(f: FirstAction, tools: TextTools = CORE_TEXT_TOOLS): string {
+  return `**First action missed:** your first call was \`${plainLine(f.tool, 60)}\`; as ${ROLE_LABEL[f.role]} your first action is: ${defaultFirstActions(f.role, tools)[0]} Do that before going on.`;
 }
 
 /** The user's label of a missed first action. */

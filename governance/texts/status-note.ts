@@ -1,5 +1,6 @@
 import type { StaleWarning } from "../session/stale-state.ts";
 import type { FirstAction } from "../session/session-record.ts";
+import type { TextTools } from "../host/host-lines.ts";
 import { formatIdle } from "../time/time-format.ts";
 import { firstActionNoteLine, staleNoteLine } from "./check-notes.ts";
 import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
@@ -26,6 +27,8 @@ export interface StatusNoteInput {
   stale?: readonly StaleWarning[];
   /** A missed first action, while the turn it happened in runs (`firstActionDue`). */
   firstAction?: FirstAction | undefined;
+  /** The tools the texts name, as the host offers them (OpenCode 1's when absent). */
+  tools?: TextTools;
 }
 
 const MAX_ORPHANS = 5;
@@ -45,9 +48,9 @@ export function buildStatusNote(input: StatusNoteInput): string | undefined {
   if (input.resume) sections.push(input.resume);
   if (input.reminder) sections.push(input.reminder);
   const lines: string[] = [];
-  if (input.firstAction) lines.push(firstActionNoteLine(input.firstAction));
+  if (input.firstAction) lines.push(firstActionNoteLine(input.firstAction, input.tools));
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
-  for (const w of input.stale ?? []) lines.push(staleNoteLine(w));
+  for (const w of input.stale ?? []) lines.push(staleNoteLine(w, input.tools));
   const orphans = input.orphans ?? [];
   if (orphans.length > 0) {
     lines.push("**Orphaned subagents** (no recent activity; their work may be incomplete, check it before re-delegating):");

@@ -5,6 +5,7 @@ import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { HostLine } from "../../governance/host/host-lines.ts";
 import { buildPostCompactReminder } from "../../governance/texts/post-compact-reminder.ts";
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
+import { textTools } from "../../governance/host/host-lines.ts";
 import { buildStatusNote } from "../../governance/texts/status-note.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
@@ -58,6 +59,7 @@ export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes
         orphans: tracker.orphanNotes(sessionId),
         stale: modelStaleWarnings(current, ctx.clock.now()),
         firstAction: firstActionDue(current),
+        tools: textTools(rt.host.line),
       })
     : undefined;
   if (current && !current.resume) rt.resumeNotes.forget(sessionId);

@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { textTools } from "../../../governance/host/host-lines.ts";
 import { buildStatusNote, STATUS_NOTE_HEADING } from "../../../governance/texts/status-note.ts";
 
 describe("buildStatusNote", () => {
@@ -34,5 +35,16 @@ describe("buildStatusNote", () => {
     const text = buildStatusNote({ todo: null, orphans })!;
     expect(text).toContain("…and 3 more");
     expect(text.length).toBeLessThan(2_000);
+  });
+
+  it("names only the tools the host offers: OpenCode 2.0.15 delegates with `subagent` and has no todo tool", () => {
+    const firstAction = { at: 1, tool: "read", role: "primary" as const, ok: false };
+    const stale = [{ kind: "todo" as const, open: 2, total: 3, toolCalls: 12 }];
+    const v1 = buildStatusNote({ todo: null, firstAction, stale, tools: textTools(1) })!;
+    expect(v1).toContain("Update the todo list (`todowrite`), then delegate the next step with `task`.");
+    expect(v1).toContain("Update it (`todowrite`)");
+    const v2 = buildStatusNote({ todo: null, firstAction, stale, tools: textTools(2) })!;
+    expect(v2).toContain("your first action is: Delegate the next step with `subagent`.");
+    expect(v2).not.toMatch(/todowrite|`task`/);
   });
 });
