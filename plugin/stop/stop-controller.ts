@@ -91,9 +91,15 @@ export class StopController {
   async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
     const { config, clock } = this.#ctx;
     const record = this.#runner.sessions.peek(sessionId);
+    const fresh = record ? this.begun.unbegun(sessionId, stops) : [];
     if (record) this.begun.note(sessionId, stops); // the ladder decides nothing about a session it has no record of
     const triage = triageStopRequests(record, stops);
     if (triage.drain) return drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, triage.drain);
+    // A request no higher than the stop under way changes nothing, but its sender waits to hear it was taken (stop-ack.ts).
+    const pendingLevel = record?.stop?.nextLevel;
+    for (const d of fresh)
+      if (!triage.begin.includes(d) && pendingLevel !== undefined)
+        await this.#ctx.record("stop_covered", { sessionId, requestId: d.id, level: d.level, pendingLevel });
     for (const d of triage.begin) {
       const req = {
         requestId: d.id,

@@ -1,4 +1,4 @@
-import { spawnSync } from "node:child_process";
+import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -50,6 +50,8 @@ describe("a record made undecodable, moved to another host or turned back is res
   let project: TestProject;
   let serve: ServeHandle;
   const cli: Record<string, { code: number; stdout: string; stderr: string }> = {};
+  let wiper: ChildProcess | undefined;
+  const wiped: { code: number; stdout: string; stderr: string }[] = [];
 
   /** Rewrites a record as a foreign process would: plain write, no lock. */
   function rewrite(id: string, change: (r: Record<string, any>) => void): void {
@@ -94,7 +96,21 @@ describe("a record made undecodable, moved to another host or turned back is res
       }
       return n < 8 ? bash(`echo work ${n}`) : { text: "dead done" };
     }
+    if (first.includes("QUEUE-WIPER")) {
+      if (n === 0) wiper = startWiper(self);
+      if (n >= 1 && n <= 3) wiped.push(await projectCli(project, ["stop", self, "--level", String(n), "--reason", "the user stops it"]));
+      return n < 6 ? bash(`echo work ${n}`) : { text: "wiper done" };
+    }
     return { text: "ok" };
+  }
+
+  /** A helper that deletes its session's queue files the moment they appear (and every 2 ms). */
+  function startWiper(id: string): ChildProcess {
+    const dir = path.join(project.governanceDir, "queues", id);
+    fs.mkdirSync(dir, { recursive: true });
+    const script =
+      'const fs=require("fs"),d=process.argv[1];const w=()=>{for(const f of fs.readdirSync(d))if(f.endsWith(".json"))try{fs.unlinkSync(d+"/"+f)}catch{}};fs.watch(d,w);setInterval(w,2);';
+    return spawn(process.execPath, ["-e", script, dir], { stdio: "ignore" });
   }
 
   async function respond(req: ModelRequest): Promise<Reply> {
@@ -113,6 +129,7 @@ describe("a record made undecodable, moved to another host or turned back is res
     serve = await serveOpencode(project);
   });
   afterAll(async () => {
+    wiper?.kill();
     await serve?.stop();
     await model?.close();
     project?.cleanup();
@@ -173,5 +190,26 @@ describe("a record made undecodable, moved to another host or turned back is res
     expect(cli.dead?.stdout).toMatch(/stop begun \(level 2\)/);
     expect(results).toContain(STOP_HEADINGS[2]);
     expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: "stopped" });
+  }, 120_000);
+
+  test('a helper that deletes its own queue files: every stop says whether OpenCode took it — never "stop requested" for one that vanished', async () => {
+    const parent = (await serve.http.createSession()).id;
+    await serve.http.prompt(parent, "PARENT-QUEUE-WIPER");
+    await serve.http.waitIdle([parent], 90_000);
+    wiper?.kill();
+    const child = childOf(parent, "QUEUE-WIPER");
+    const audit = auditEvents(project.governanceDir);
+    const requests = audit.filter((e) => e.type === "stop_queued" && e.sessionId === child).map((e) => String(e.requestId));
+    const taken = (id: string) => audit.some((e) => e.requestId === id || (Array.isArray(e.requestIds) && e.requestIds.includes(id)));
+    console.log(`[fail-closed] wiper: ${wiped.map((r) => `${r.code} ${(r.stdout + r.stderr).trim().slice(0, 120)}`).join(" | ")}`);
+    expect(wiped).toHaveLength(3);
+    expect(requests).toHaveLength(3);
+    for (const [i, r] of wiped.entries()) {
+      expect(r.stdout + r.stderr).not.toContain("stop requested");
+      if (r.code === 0) {
+        expect(taken(requests[i]!), `stop ${i + 1} said taken`).toBe(true);
+        expect(r.stdout).toMatch(/stop (begun|raised to|already under way)/);
+      } else expect(r.stderr).toMatch(/not taken yet by OpenCode \(pid \d+\)/);
+    }
   }, 120_000);
 });
