@@ -86,6 +86,7 @@ export class Runtime {
     };
     sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, toast);
     const config = new ConfigWatcher(store.paths.configFile, sink, timers);
+    config.notify = (message) => void api.toast(message.slice(0, 300), "warning").catch(() => undefined);
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.runner.handle(effectHandlers(this.runner));

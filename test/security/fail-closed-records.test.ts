@@ -33,6 +33,7 @@ mode: subagent
 You do small tasks.
 `;
 const YAML = "budgets:\n  agents:\n    capped: { toolCalls: 4 }\n";
+const USER_YAML = "budgets:\n  agents:\n    usercapped: { toolCalls: 4 }\nguard:\n  rootSessions: true\n";
 
 const toolTexts = (req: ModelRequest): string[] => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const firstUser = (req: ModelRequest): string => textOf(req.messages.find((m) => m.role === "user")?.content);
@@ -96,6 +97,11 @@ describe("a record made undecodable, moved to another host or turned back is res
       }
       return n < 8 ? bash(`echo work ${n}`) : { text: "dead done" };
     }
+    if (first.includes("CEILINGS")) {
+      if (n === 1) await changeUserFile(null);
+      if (n === 2) await changeUserFile("guard:\n  rootSessions: false\n");
+      return n < 14 ? bash(`echo call ${n}`) : { text: "ceilings done" };
+    }
     if (first.includes("QUEUE-WIPER")) {
       if (n === 0) wiper = startWiper(self);
       if (n >= 1 && n <= 3) wiped.push(await projectCli(project, ["stop", self, "--level", String(n), "--reason", "the user stops it"]));
@@ -103,6 +109,16 @@ describe("a record made undecodable, moved to another host or turned back is res
     }
     return { text: "ok" };
   }
+
+  /** The user's ceilings file removed (`null`) or rewritten mid-run; returns once the plugin has reloaded its config. */
+  async function changeUserFile(text: string | null): Promise<void> {
+    const since = Date.now();
+    if (text === null) fs.rmSync(userFile());
+    else fs.writeFileSync(userFile(), text);
+    const reloads = ["config_loaded", "ceiling_kept", "config_problem"];
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => reloads.includes(e.type) && e.at >= since), "the config reloaded", 15_000);
+  }
+  const userFile = () => path.join(project.env.XDG_CONFIG_HOME!, "opencode", "governance.yaml");
 
   /** A helper that deletes its session's queue files the moment they appear (and every 2 ms). */
   function startWiper(id: string): ChildProcess {
@@ -119,13 +135,19 @@ describe("a record made undecodable, moved to another host or turned back is res
     if (first.includes("delegated by")) return childScript(req, first, n);
     const task = (prompt: string, agent = "general") => ({ name: "task", args: { description: "work", prompt, subagent_type: agent } });
     const marker = /PARENT-(\S+)/.exec(first)?.[1];
-    if (marker) return n === 0 ? { toolCalls: [task(marker, marker === "UNDECODABLE" ? "capped" : "general")] } : { text: "parent finished" };
+    const agent = marker === "UNDECODABLE" ? "capped" : marker === "CEILINGS" ? "usercapped" : "general";
+    // After its child, the CEILINGS root names governance's state folder: the user's root guard must still refuse it.
+    if (marker === "CEILINGS" && n === 1) return bash("ls .opencode/governance/sessions");
+    if (marker) return n === 0 ? { toolCalls: [task(marker, agent)] } : { text: "parent finished" };
     return { text: "ok" };
   }
 
   beforeAll(async () => {
     model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED }, governanceYaml: YAML });
+    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED, usercapped: CAPPED }, governanceYaml: YAML });
+    // The user's own ceilings: a cap only this file sets, and the guard over root sessions' tools.
+    fs.mkdirSync(path.dirname(userFile()), { recursive: true });
+    fs.writeFileSync(userFile(), USER_YAML);
     serve = await serveOpencode(project);
   });
   afterAll(async () => {
@@ -212,4 +234,21 @@ describe("a record made undecodable, moved to another host or turned back is res
       } else expect(r.stderr).toMatch(/not taken yet by OpenCode \(pid \d+\)/);
     }
   }, 120_000);
+
+  test("the user's ceilings file deleted, then rewritten with rootSessions: false, mid-run: its cap and its root guard hold in this process", async () => {
+    const parent = (await serve.http.createSession()).id;
+    await serve.http.prompt(parent, "PARENT-CEILINGS");
+    await serve.http.waitIdle([parent], 120_000);
+    const child = childOf(parent, "CEILINGS");
+    const results = toolTexts(stepsOf(child).at(-1)!);
+    const audit = auditEvents(project.governanceDir);
+    const kept = audit.filter((e) => e.type === "ceiling_kept" && e.layer === "user").map((e) => e.reason);
+    const rootLs = toolTexts(stepsOf(parent).at(-1)!).at(-1) ?? "";
+    console.log(`[fail-closed] ceilings: ${results.length} child calls; kept ${JSON.stringify(kept)}; root: ${rootLs.slice(0, 100)}`);
+    expect(audit.some((e) => e.type === "budget_exceeded" && e.sessionId === child)).toBe(true);
+    expect(results.join("\n")).toContain(STOP_HEADINGS[1]);
+    expect(results.length).toBeLessThanOrEqual(9);
+    expect(kept).toEqual(expect.arrayContaining(["missing", "loosened"]));
+    expect(rootLs).toMatch(/^Refused by governance: this call names governance's state folder/);
+  }, 150_000);
 });
