@@ -81,12 +81,10 @@ export class Runtime {
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
     const api = options.api;
-    const toast = (p: StoreProblem) => {
-      if (p.kind === "io_error") void api.toast(`Governance cannot use ${p.file}: ${p.reason}`.slice(0, 300), "warning").catch(() => undefined);
-    };
-    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, toast);
-    const config = new ConfigWatcher(store.paths.configFile, sink, timers);
-    config.notify = (message) => void api.toast(message.slice(0, 300), "warning").catch(() => undefined);
+    const warn = (message: string) => void api.toast(message.slice(0, 300), "warning").catch(() => undefined);
+    const storeProblem = (p: StoreProblem) => p.kind === "io_error" && warn(`Governance cannot use ${p.file}: ${p.reason}`);
+    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, storeProblem);
+    const config = Object.assign(new ConfigWatcher(store.paths.configFile, sink, timers), { notify: warn });
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.runner.handle(effectHandlers(this.runner));
