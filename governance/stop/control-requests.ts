@@ -96,15 +96,15 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
       return { ok: true, sessions: [], left: 0, unconfirmed: { sessionId: target, why, hostPid: null } };
     }
     if (!isRunningSession(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
-    if (record.hostedBy && (await ownerIsGone(record.hostedBy))) {
-      const why = `its record names OpenCode process ${record.hostedBy.pid}, which is gone`;
-      return { ok: true, sessions: [], left: 0, unconfirmed: { sessionId: target, why, hostPid: null } };
-    }
     if (!trustOf(ctx).verified(record))
       return {
         ok: false,
         reason: `session ${target} is not one this user's governance recorded (a planted or copied-in record, or one from an older build never active since): not targeted`,
       };
+    if (record.hostedBy && (await ownerIsGone(record.hostedBy))) {
+      const why = `its OpenCode process ${record.hostedBy.pid} is gone, says its record`;
+      return { ok: true, sessions: [], left: 0, unconfirmed: { sessionId: target, why, hostPid: null } };
+    }
     return { ok: true, sessions: [record], left: 0 };
   }
   const wanted = cleanLine(String(target ?? ""), 80);
