@@ -75,7 +75,11 @@ describe("a record made undecodable, moved to another host or turned back is res
           r.schemaVersion = 3;
         });
       }
-      if (n === 3) rewrite(self, (r) => (r.schemaVersion = 3));
+      if (n === 3) {
+        // Once the first rewrite was restored (the next write, at most a second later), the second one.
+        await waitFor(() => sessionRecord(project.governanceDir, self)?.depth === 1, "the child's record restored", 15_000);
+        rewrite(self, (r) => (r.schemaVersion = 3));
+      }
       return n < 14 ? bash(`echo call ${n}`) : { text: "undecodable done" };
     }
     if (first.includes("HOST-MOVED")) {
