@@ -209,7 +209,18 @@ export const AUDIT_DETAILS = {
   telemetry_stopped: (e) => str(e, "reason") ?? "",
   telemetry_export_failed: (e) => join(str(e, "signal"), str(e, "reason")),
   control_refused: (e) => join(str(e, "command") ?? str(e, "tool"), str(e, "via") ? `via ${str(e, "via")}` : null, "a governed agent may not steer"),
-  record_tampered: (e) => `fields restored: ${list(e, "fields").map(String).join(", ")}`,
+  record_tampered: (e) =>
+    join(
+      str(e, "reason") === "unreadable" ? "record undecodable or missing: restored whole, the bad file kept in quarantine" : null,
+      str(e, "reason") === "host_rewritten" ? "another host written in: this process still runs it" : null,
+      `fields restored: ${list(e, "fields").map(String).join(", ")}`,
+    ),
+  stop_covered: (e) =>
+    join(
+      `request ${str(e, "requestId") ?? "?"} (level ${num(e, "level") ?? "?"})`,
+      `covered by the stop under way (next level ${num(e, "pendingLevel") ?? "?"})`,
+    ),
+  ceiling_kept: (e) => join(str(e, "layer"), str(e, "reason"), "the last good ceilings stay in force in this process"),
   directive_replayed: (e) => join(str(e, "kind"), str(e, "directiveId")),
   key_redacted: (e) => join(str(e, "tool"), `${num(e, "count") ?? "?"} key(s) redacted`),
 } as const satisfies Record<AuditEventType, Detail | typeof NO_DETAIL>;

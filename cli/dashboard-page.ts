@@ -122,8 +122,10 @@ async function post(path, body) {
   try {
     const res = await fetch(path, { method: "POST", headers, body: JSON.stringify(body) });
     const data = await res.json();
-    say(res.ok ? path.slice(5) + " requested for " + data.sessionIds.join(", ") + (data.warnings && data.warnings.length ? " (" + data.warnings.join("; ") + ")" : "") : data.error, res.ok);
-    return res.ok;
+    const warned = data.warnings && data.warnings.length ? " (" + data.warnings.join("; ") + ")" : "";
+    const done = res.ok && data.taken !== false;
+    say(res.ok ? (data.said ? data.said.join("; ") : path.slice(5) + " requested for " + data.sessionIds.join(", ")) + warned : data.error, done);
+    return done;
   } catch (e) { say(String(e), false); return false; }
 }
 

@@ -3,6 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
+import { ackLine, awaitStopAcks } from "../governance/stop/stop-ack.ts";
 import { type ConnectionBounds, ConnectionGate } from "./dashboard-connections.ts";
 import { checkRequest, parseControlBody } from "./dashboard-guard.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./dashboard-page.ts";
@@ -34,6 +35,8 @@ export type Dashboard = {
 export type DashboardOptions = {
   port?: number;
   maxInjectLength?: number;
+  /** How long a Stop waits for OpenCode to take it (governance/stop/stop-ack.ts); the default there. */
+  stopAckWaitMs?: number;
   /** The config as read-only commands see it (resume window, anchors); defaults when absent. */
   config?: () => Promise<LoadedConfig>;
   /** How often the governance folder is checked for changes while a page is connected. Default 250 ms. */
@@ -136,7 +139,14 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
         ? await requestStop(ctx, target, { level, reason })
         : await requestInject(ctx, target, text, { maxLength: opts.maxInjectLength ?? 500 });
     if (result.ok) void push();
-    return result.ok ? send(res, 200, result) : send(res, 409, { error: result.reason });
+    if (!result.ok) return send(res, 409, { error: result.reason });
+    if (!result.queued) return send(res, 200, result);
+    // The Stop button says what the CLI says: begun, or not taken yet by OpenCode (issue 41 §4).
+    const acks = await awaitStopAcks(ctx, result.queued, { waitMs: opts.stopAckWaitMs });
+    void push();
+    const said = result.queued.map((q, i) => ackLine(q, acks[i]!));
+    const { queued: _files, ...answer } = result;
+    return send(res, acks.every((a) => a.taken) ? 200 : 202, { ...answer, taken: acks.every((a) => a.taken), said });
   }
 
   async function openStream(res: http.ServerResponse): Promise<void> {

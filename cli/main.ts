@@ -27,9 +27,11 @@ Usage: opencode-governance <command> [options]   (run inside an OpenCode project
 
 Commands:
   sessions [--all] [--json]                the session tree: title, agent, depth, state, control, last tool call
-  stop <session|agent|title> [--level 1|2|3] [--reason text] [--json]
+  stop <session|agent|title> [--level 1|2|3] [--reason text] [--no-wait] [--json]
                                            ask a running subagent to stop (escalating L1 → L2 → L3, hard stop after the deadline);
-                                           a part of a title must name exactly one running session (else the candidates are listed)
+                                           a part of a title must name exactly one running session (else the candidates are listed);
+                                           waits a few seconds for OpenCode to take it ("stop begun") — exit 1 if it did not;
+                                           --no-wait only queues it
   inject <session|agent|title> <text> [--json]
                                            deliver guidance with its next tool result (validated, max 500 chars)
   budget <session> [--tree] [--add key=value ...] [--json]
@@ -105,6 +107,7 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
         add: { type: "string", multiple: true },
         tree: { type: "boolean" },
         explain: { type: "boolean" },
+        "no-wait": { type: "boolean" },
       },
     });
   } catch (error) {

@@ -21,6 +21,8 @@ export type Options = {
   tree?: boolean;
   /** `status --explain`: every effective setting and the layer it came from. */
   explain?: boolean;
+  /** `stop --no-wait`: queue the request without waiting for OpenCode to take it. */
+  "no-wait"?: boolean;
 };
 
 /** What a command needs: the project, its store and audit log, the control context, the output and its arguments. */

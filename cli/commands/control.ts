@@ -1,4 +1,5 @@
 import { requestInject, requestStop, type RequestResult } from "../../governance/stop/control-requests.ts";
+import { ackLine, awaitStopAcks, type StopAck } from "../../governance/stop/stop-ack.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
@@ -27,7 +28,28 @@ export async function stopCommand(c: CommandContext): Promise<number> {
   const level = c.options.level === undefined ? 1 : Number(c.options.level);
   if (level !== 1 && level !== 2 && level !== 3) return c.usage("--level must be 1, 2 or 3");
   const res = await requestStop(c.control, target, { level, reason: c.options.reason ?? "" });
-  return report(c, res, (ids) => `stop requested (level ${level}) for ${ids}`, "not stopped");
+  if (!res.ok || !res.queued || c.options["no-wait"])
+    return report(c, res, (ids) => `stop queued (level ${level}) for ${ids}, not waiting for OpenCode to take it`, "not stopped");
+  // Acknowledged, not only written: the hosting OpenCode process says it took the request (issue 41 §4).
+  const acks = await awaitStopAcks(c.control, res.queued);
+  const ok = acks.every(stopHeld);
+  if (c.options.json) {
+    const detail = res.queued.map((q, i) => ({ sessionId: q.sessionId, requestId: q.directive.id, ...acks[i]!, hostPid: q.hostPid }));
+    c.io.json({ version: JSON_VERSION, ok, sessionIds: res.sessionIds, warnings: res.warnings, acks: detail });
+    return ok ? 0 : 1;
+  }
+  for (const w of res.warnings) c.io.errLine(["yellow", "warning: "], w);
+  for (const [i, q] of res.queued.entries()) {
+    const ack = acks[i]!;
+    if (stopHeld(ack)) c.io.line(["green", ackLine(q, ack)]);
+    else c.io.errLine(["red", "not stopped: "], ackLine(q, ack));
+  }
+  return ok ? 0 : 1;
+}
+
+/** The session is stopping or stopped after this request: taken, or found already stopped. */
+function stopHeld(ack: StopAck): boolean {
+  return ack.taken && (ack.outcome !== "ignored" || ack.because === "already stopped");
 }
 
 /** `inject <session|agent|title fragment> <text>`: validated like every other way in. */

@@ -4,7 +4,8 @@ import path from "node:path";
 import { DEFAULT_CONFIG_YAML } from "./config-defaults.ts";
 import { checkOpencodeDir, readRegularFile } from "../storage/safe-fs.ts";
 import { type LayerSettings, type PolicyLayer, projectSettings } from "./layer-settings.ts";
-import { loadOrgPolicy, type OrgPolicy } from "./org-policy.ts";
+import { LOCKDOWN, loadOrgPolicy, type OrgPolicy } from "./org-policy.ts";
+import { holdCeiling, loosenedPaths } from "./ceiling-hold.ts";
 import { mergePolicy, type Refusal } from "./policy-merge.ts";
 import { loadUserSettings } from "./user-config.ts";
 import { type ConfigProblem, DEFAULT_CONFIG, type GovernanceConfig } from "./config-schema.ts";
@@ -26,9 +27,13 @@ export interface LoadedConfig {
   policy: PolicyReport;
   /** What the next load falls back to when a file is broken (the config watcher keeps it). */
   lastGood: LastGood;
-  /** The user's own settings as read with this load (`$XDG_CONFIG_HOME/opencode/governance.yaml`); `{}` when none. */
+  /** The user's own settings in force with this load (`$XDG_CONFIG_HOME/opencode/governance.yaml`); `{}` when none. */
   user?: LayerSettings;
+  /** Ceiling files (user's, organisation's) not taken as read: missing, broken or looser than the last good (ceiling-hold.ts). */
+  kept: KeptCeiling[];
 }
+
+export type KeptCeiling = { layer: "user" | "organisation"; file: string; why: "missing" | "broken" | "loosened"; paths: string[] };
 
 export type PolicyReport = {
   origins: Record<string, string>;
@@ -37,7 +42,11 @@ export type PolicyReport = {
   userFile: string;
 };
 
-export type LastGood = { project?: { config: GovernanceConfig; settings: LayerSettings }; org?: LayerSettings };
+/**
+ * What the next load falls back to. `user`/`org`: the last good ceilings this process read (held when the file goes
+ * missing, breaks or loosens); `orgSeen`: an organisation file was there (good or not) at some load of this process.
+ */
+export type LastGood = { project?: { config: GovernanceConfig; settings: LayerSettings }; org?: LayerSettings; user?: LayerSettings; orgSeen?: boolean };
 
 /**
  * Reads the three layers and merges them (policy-merge.ts): the organisation's policy (org-policy.ts, fails closed),
@@ -56,8 +65,12 @@ export async function loadConfig(
   create = true,
 ): Promise<LoadedConfig> {
   const project = await loadProjectConfig(configFile, lastGood.project, create);
-  const org = await loadOrgPolicy(env, lastGood.org);
-  const user = await loadUserSettings(env);
+  const kept: KeptCeiling[] = [];
+  const org = holdOrg(await loadOrgPolicy(env, lastGood.org), lastGood, kept);
+  const userRead = await loadUserSettings(env);
+  const userHold = holdCeiling(lastGood.user, { settings: userRead.state === "file" ? userRead.settings : undefined, state: userRead.state });
+  if (userHold.kept) kept.push({ layer: "user", file: userRead.file, ...userHold.kept });
+  const user = { ...userRead, settings: userHold.settings ?? userRead.settings };
   const layers: PolicyLayer[] = [];
   if (org.settings) layers.push({ name: "organisation", file: org.file, settings: org.settings });
   layers.push({ name: "user", file: user.file, settings: user.settings });
@@ -70,14 +83,50 @@ export async function loadConfig(
     problems: [...org.problems, ...user.problems, ...project.loaded.problems, ...refusals],
     policy: { origins: merged.origins, refused: merged.refused, org: { file: org.file, source: org.source }, userFile: user.file },
     ...(Object.keys(user.settings).length > 0 ? { user: user.settings } : {}),
+    kept,
     lastGood: {
       project: project.loaded.source === "file" ? { config: project.loaded.config, settings: project.settings } : lastGood.project,
       org: org.source === "file" ? org.settings : lastGood.org,
+      user: userHold.lastGood,
+      orgSeen: lastGood.orgSeen === true || org.source !== "none",
     },
   };
 }
 
-type ProjectLoad = { loaded: Omit<LoadedConfig, "policy" | "lastGood">; settings: LayerSettings };
+/**
+ * The organisation's policy as this process holds it: removed or loosened after a good one was read, the last good
+ * stays; removed after a broken one (lockdown), the lockdown stays — a missing file is never "no ceiling" once one
+ * was there (issue 41 §3).
+ */
+function holdOrg(read: OrgPolicy, lastGood: LastGood, kept: KeptCeiling[]): OrgPolicy {
+  if (read.source === "none" && (lastGood.org || lastGood.orgSeen)) {
+    kept.push({ layer: "organisation", file: read.file, why: "missing", paths: [] });
+    const held = lastGood.org ? "the last good organisation policy stays in force" : "every limit stays held at its default (lockdown)";
+    const problem = {
+      message: `organisation policy ${read.file} was removed while OpenCode ran; ${held} until OpenCode restarts`,
+      line: null,
+      column: null,
+      path: "",
+    };
+    return { ...read, source: lastGood.org ? "last-good" : "lockdown", settings: lastGood.org ?? LOCKDOWN, problems: [problem] };
+  }
+  if (read.source === "file" && lastGood.org && read.settings) {
+    const paths = loosenedPaths(lastGood.org, read.settings);
+    if (paths.length === 0) return read;
+    kept.push({ layer: "organisation", file: read.file, why: "loosened", paths });
+    const problem = {
+      message: `organisation policy ${read.file} loosens ${paths.slice(0, 5).join(", ")} while OpenCode runs; the last good one stays in force until OpenCode restarts`,
+      line: null,
+      column: null,
+      path: "",
+    };
+    return { ...read, source: "last-good", settings: lastGood.org, problems: [problem] };
+  }
+  if (read.source === "last-good") kept.push({ layer: "organisation", file: read.file, why: "broken", paths: [] });
+  return read;
+}
+
+type ProjectLoad = { loaded: Omit<LoadedConfig, "policy" | "lastGood" | "kept">; settings: LayerSettings };
 
 /**
  * A cheap, linear look at the text before the YAML parser (which is synchronous and would hold the host's event loop:

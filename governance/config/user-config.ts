@@ -20,27 +20,30 @@ export function userConfigFile(env: NodeJS.ProcessEnv = process.env): string {
 
 const MAX_USER_CONFIG_BYTES = 16 * 1024;
 
-export async function loadUserSettings(env: NodeJS.ProcessEnv = process.env): Promise<{ file: string; settings: LayerSettings; problems: ConfigProblem[] }> {
+export async function loadUserSettings(
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<{ file: string; settings: LayerSettings; problems: ConfigProblem[]; state: "file" | "missing" | "broken" }> {
   const file = userConfigFile(env);
   let text: string;
   try {
     text = await readRegularFile(file, MAX_USER_CONFIG_BYTES);
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { file, settings: {}, problems: [] };
-    return { file, settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }] };
+    if ((error as NodeJS.ErrnoException).code === "ENOENT") return { file, settings: {}, problems: [], state: "missing" };
+    return { file, settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }], state: "broken" };
   }
   try {
     const { parseYamlData } = await import("./config-parse.ts");
     const parsed = LayerSettings.safeParse(parseYamlData(text) ?? {});
-    if (parsed.success) return { file, settings: parsed.data, problems: [] };
+    if (parsed.success) return { file, settings: parsed.data, problems: [], state: "file" };
     return {
       file,
       settings: {},
+      state: "broken",
       problems: parsed.error.issues
         .slice(0, 5)
         .map((i) => ({ message: `${file}: ${i.path.join(".") || "top level"}: ${i.message}`, line: null, column: null, path: i.path.join(".") })),
     };
   } catch (error) {
-    return { file, settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }] };
+    return { file, settings: {}, problems: [{ message: `${file}: ${(error as Error).message}`, line: null, column: null, path: "" }], state: "broken" };
   }
 }

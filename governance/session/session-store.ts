@@ -106,15 +106,22 @@ export class SessionStore {
    * Returns the stored record (or the unchanged one when the write was skipped). Throws on an invalid id, on a
    * result that fails the schema or names another session (caller bugs), and on I/O errors.
    */
-  async update(id: string, fn: RecordUpdater): Promise<SessionRecord | undefined> {
+  async update(id: string, fn: RecordUpdater, opts: { hosted?: boolean } = {}): Promise<SessionRecord | undefined> {
     const file = sessionFilePath(this.paths, id);
     if (!file.ok) throw new TypeError(file.reason);
     await this.#prepare();
     return withFileLock(
       file.path,
       async () => {
-        const current = await this.#loadOrQuarantine(id, file.path, true);
-        if (this.#newer.has(file.path)) throw new Error(`${file.path} was written by a newer opencode-governance; not overwriting it`);
+        let current = await this.#loadOrQuarantine(id, file.path, true);
+        if (this.#newer.has(file.path)) {
+          // A session this process runs has no record a newer build wrote: its host would be that build. The file is
+          // someone's rewrite (issue 41: `schemaVersion: 3` took a session out of governance); kept aside, not obeyed.
+          if (!opts.hosted) throw new Error(`${file.path} was written by a newer opencode-governance; not overwriting it`);
+          this.#newer.delete(file.path);
+          await this.#quarantine(file.path, "a newer schemaVersion on a record this process hosts (not written by its host)");
+          current = undefined;
+        }
         const next = fn(current);
         if (next === undefined || next === current) return current;
         const record = deepFreeze(SessionRecord.parse(next));

@@ -1,8 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { existsSync, readdirSync } from "node:fs";
 import type { AuditLog } from "../storage/audit-log.ts";
 import type { Clock } from "../time/clock.ts";
 import { ownerIsGone } from "../storage/lock-owner.ts";
-import { enqueue } from "./directive-queue.ts";
+import { enqueue, type StopDirective } from "./directive-queue.ts";
+import type { QueuedStop } from "./stop-ack.ts";
 import type { GovernancePaths } from "../storage/governance-paths.ts";
 import { validateInjectText } from "../texts/inject-sanitizer.ts";
 import { agentToken, plainLine, sessionToken, untrustedLine } from "../text-safety/text-parts.ts";
@@ -36,7 +38,17 @@ export type Candidate = { sessionId: string; title: string | null; agent: string
  * `left`: running sessions of the agent beyond {@link MAX_TARGETS}, not targeted. `candidates`: the running sessions
  * an ambiguous title fragment names (at most {@link MAX_CANDIDATES}).
  */
-export type TargetResult = { ok: true; sessions: SessionRecord[]; left: number } | { ok: false; reason: string; candidates?: Candidate[] };
+export type TargetResult =
+  | { ok: true; sessions: SessionRecord[]; left: number; unconfirmed?: Unconfirmed }
+  | { ok: false; reason: string; candidates?: Candidate[] };
+
+/**
+ * A session id whose record cannot say whether it runs (undecodable, missing, or naming a host that is gone): the
+ * request is queued all the same, and only the live OpenCode process that hosts the id takes it — its
+ * acknowledgement is the confirmation (issue 41 §3: a record rewritten by an agent's process took its session out of
+ * the user's reach). `why` is said to the user; `hostPid` is the last host the record named, if any.
+ */
+export type Unconfirmed = { sessionId: string; why: string; hostPid: number | null };
 
 /** At most this many candidates are listed for an ambiguous title fragment. */
 export const MAX_CANDIDATES = 10;
@@ -78,15 +90,21 @@ function notRunning(r: SessionRecord, now: number): string {
 export async function resolveTarget(ctx: ControlContext, target: string): Promise<TargetResult> {
   if (isSessionId(target)) {
     const record = await ctx.store.read(target);
-    if (!record) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
+    if (!record) {
+      const why = await traceOf(ctx, target);
+      if (!why) return { ok: false, reason: `unknown session ${target}: no governance record in ${ctx.paths.sessions}` };
+      return { ok: true, sessions: [], left: 0, unconfirmed: { sessionId: target, why, hostPid: null } };
+    }
     if (!isRunningSession(record)) return { ok: false, reason: notRunning(record, ctx.clock.now()) };
-    if (record.hostedBy && (await ownerIsGone(record.hostedBy)))
-      return { ok: false, reason: `session ${target} is not running: its OpenCode process ${record.hostedBy.pid} is gone (it will be recorded orphaned)` };
     if (!trustOf(ctx).verified(record))
       return {
         ok: false,
         reason: `session ${target} is not one this user's governance recorded (a planted or copied-in record, or one from an older build never active since): not targeted`,
       };
+    if (record.hostedBy && (await ownerIsGone(record.hostedBy))) {
+      const why = `its OpenCode process ${record.hostedBy.pid} is gone, says its record`;
+      return { ok: true, sessions: [], left: 0, unconfirmed: { sessionId: target, why, hostPid: null } };
+    }
     return { ok: true, sessions: [record], left: 0 };
   }
   const wanted = cleanLine(String(target ?? ""), 80);
@@ -113,6 +131,23 @@ export async function resolveTarget(ctx: ControlContext, target: string): Promis
   };
 }
 
+/**
+ * Why a session id without a readable record may still be one a process runs: its record file is there but not
+ * readable by this build, a copy of it was set aside, or governance has audited it. `undefined`: never seen here.
+ */
+async function traceOf(ctx: ControlContext, id: string): Promise<string | undefined> {
+  if (existsSync(`${ctx.paths.sessions}/${id}.json`)) return "its record cannot be read by this build";
+  let quarantined = false;
+  try {
+    quarantined = readdirSync(ctx.paths.quarantine).some((f) => f.startsWith(`${id}.json.`));
+  } catch {
+    // No quarantine folder.
+  }
+  if (quarantined) return "its record was set aside as undecodable";
+  const events = await ctx.audit.read().catch(() => []);
+  return events.some((e) => e.sessionId === id) ? "it has no record now, but governance has seen it" : undefined;
+}
+
 /** The context's record trust, the user's own key when none was given (set once). */
 export function trustOf(ctx: ControlContext): RecordTrust {
   ctx.trust ??= recordTrust();
@@ -130,7 +165,21 @@ function newId(prefix: string): string {
   return `${prefix}-${Date.now().toString(36)}-${randomBytes(6).toString("hex")}`;
 }
 
-export type RequestResult = { ok: true; sessionIds: string[]; warnings: string[] } | { ok: false; reason: string; candidates?: Candidate[] };
+/** `queued`: each stop request written, for {@link awaitStopAcks} (stop-ack.ts). */
+export type RequestResult =
+  | { ok: true; sessionIds: string[]; warnings: string[]; queued?: QueuedStop[] }
+  | { ok: false; reason: string; candidates?: Candidate[] };
+
+/** The sessions a request goes to: the resolved records, or the one id only a live process can confirm. */
+function targetsOf(resolved: TargetResult & { ok: true }): { sessionId: string; agent: string | null; hostPid: number | null }[] {
+  if (resolved.unconfirmed) return [{ sessionId: resolved.unconfirmed.sessionId, agent: null, hostPid: resolved.unconfirmed.hostPid }];
+  return resolved.sessions.map((s) => ({ sessionId: s.sessionId, agent: s.agent, hostPid: s.hostedBy?.pid ?? null }));
+}
+
+function unconfirmedWarning(resolved: TargetResult & { ok: true }): string[] {
+  const u = resolved.unconfirmed;
+  return u ? [`session ${u.sessionId}: ${u.why}; sent all the same — only an OpenCode process that runs it can take it`] : [];
+}
 
 export async function requestStop(ctx: ControlContext, target: string, opts: { level?: StopLevel; reason?: string } = {}): Promise<RequestResult> {
   const resolved = await resolveTarget(ctx, target);
@@ -138,13 +187,16 @@ export async function requestStop(ctx: ControlContext, target: string, opts: { l
   const level = opts.level ?? 1;
   // Stored clean (no terminal controls, no invisible characters, no secrets): it is printed and shown to models.
   const reason = cleanLine(opts.reason ?? "", 500);
-  for (const s of resolved.sessions) {
-    const id = newId("stop");
-    const res = await enqueue(ctx.paths, s.sessionId, { kind: "stop", id, at: ctx.clock.now(), level, reason, by: ctx.by.slice(0, 100) });
+  const queued: QueuedStop[] = [];
+  for (const s of targetsOf(resolved)) {
+    const directive: StopDirective = { kind: "stop", id: newId("stop"), at: ctx.clock.now(), level, reason, by: ctx.by.slice(0, 100) };
+    const res = await enqueue(ctx.paths, s.sessionId, directive);
     if (!res.ok) return { ok: false, reason: res.reason };
-    await ctx.audit.append("stop_queued", { sessionId: s.sessionId, requestId: id, level, reason, by: ctx.by, agent: s.agent });
+    queued.push({ sessionId: s.sessionId, directive, file: res.file, hostPid: s.hostPid });
+    await ctx.audit.append("stop_queued", { sessionId: s.sessionId, requestId: directive.id, level, reason, by: ctx.by, agent: s.agent });
   }
-  return { ok: true, sessionIds: resolved.sessions.map((s) => s.sessionId), warnings: leftOut(resolved, target) };
+  const warnings = [...unconfirmedWarning(resolved), ...leftOut(resolved, target)];
+  return { ok: true, sessionIds: queued.map((q) => q.sessionId), warnings, queued };
 }
 
 export async function requestInject(ctx: ControlContext, target: string, text: string, opts: { maxLength?: number } = {}): Promise<RequestResult> {
@@ -154,11 +206,11 @@ export async function requestInject(ctx: ControlContext, target: string, text: s
   if (!resolved.ok) return resolved;
   // Stop wins over inject: guidance for a session being stopped would be dropped at delivery, so it is refused now.
   const stopping = resolved.sessions.filter((s) => s.control === "stopping");
-  const targets = resolved.sessions.filter((s) => s.control !== "stopping");
+  const targets: { sessionId: string }[] = resolved.unconfirmed ? targetsOf(resolved) : resolved.sessions.filter((s) => s.control !== "stopping");
   const refusedFor = (s: SessionRecord) =>
     `session ${s.sessionId} is being stopped${s.stop?.reason ? ` ("${plainLine(s.stop.reason, 60)}")` : ""}: a stopping session gets no guidance, only its stop directives`;
   if (targets.length === 0) return { ok: false, reason: `guidance refused: ${stopping.map(refusedFor).join("; ")}` };
-  const warnings = [...checked.warnings, ...stopping.map((s) => `not sent to ${refusedFor(s)}`), ...leftOut(resolved, target)];
+  const warnings = [...checked.warnings, ...unconfirmedWarning(resolved), ...stopping.map((s) => `not sent to ${refusedFor(s)}`), ...leftOut(resolved, target)];
   for (const s of targets) {
     const id = newId("inject");
     const res = await enqueue(ctx.paths, s.sessionId, { kind: "inject", id, at: ctx.clock.now(), text: checked.sanitized, by: ctx.by.slice(0, 100) });

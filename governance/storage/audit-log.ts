@@ -71,6 +71,8 @@ export const AuditEventType = z.enum([
   "telemetry_export_failed",
   "control_refused",
   "record_tampered",
+  "stop_covered",
+  "ceiling_kept",
   "directive_replayed",
   "key_redacted",
   "resume_offered",

@@ -39,6 +39,9 @@ export class ConfigWatcher {
   readonly #env: NodeJS.ProcessEnv;
   #timer: ReturnType<Timers["setInterval"]> | undefined;
 
+  /** Shows a line to the user (OpenCode's toast); set by the runtime once its host port exists. */
+  notify: (message: string) => void = () => undefined;
+
   constructor(
     readonly file: string,
     readonly audit: AuditSink,
@@ -91,6 +94,14 @@ export class ConfigWatcher {
     this.#guardRoots = loaded.user?.guard?.rootSessions === true;
     this.#lastGood = loaded.lastGood;
     this.audit.resize(loaded.config.audit.maxBytes);
+    // A ceiling file removed, broken or loosened while OpenCode runs is not obeyed here (governance/config/ceiling-hold.ts).
+    for (const k of loaded.kept) {
+      await this.audit.record("ceiling_kept", { layer: k.layer, file: k.file, reason: k.why, paths: k.paths.slice(0, 20) });
+      const what = k.why === "loosened" ? `loosens ${k.paths.slice(0, 3).join(", ")}` : k.why === "missing" ? "was removed" : "is broken";
+      this.notify(
+        `Governance: the ${k.layer === "user" ? "user's" : "organisation's"} ceilings file ${what}; the last good ceilings stay in force until OpenCode restarts`,
+      );
+    }
     const { refused } = loaded.policy;
     const others = loaded.problems.filter((p) => !refused.some((r) => r.message === p.message));
     if (others.length === 0 && loaded.source === "file") await this.audit.record("config_loaded", { file: this.file, created: loaded.created });

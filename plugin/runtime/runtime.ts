@@ -81,15 +81,15 @@ export class Runtime {
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
     const api = options.api;
-    const toast = (p: StoreProblem) => {
-      if (p.kind === "io_error") void api.toast(`Governance cannot use ${p.file}: ${p.reason}`.slice(0, 300), "warning").catch(() => undefined);
-    };
-    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, toast);
-    const config = new ConfigWatcher(store.paths.configFile, sink, timers);
+    const warn = (message: string) => void api.toast(message.slice(0, 300), "warning").catch(() => undefined);
+    const storeProblem = (p: StoreProblem) => p.kind === "io_error" && warn(`Governance cannot use ${p.file}: ${p.reason}`);
+    sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, storeProblem);
+    const config = Object.assign(new ConfigWatcher(store.paths.configFile, sink, timers), { notify: warn });
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.runner.handle(effectHandlers(this.runner));
     this.tracker = new SessionTracker(this.runner, ...(options.processes ? [options.processes.self] : []));
+    this.runner.sessions.busyHere = (id) => this.tracker.isBusy(id);
     this.#signals = options.processes?.signals ?? true;
     this.stops = new StopController(this.runner, this.tracker);
     this.budget = new BudgetGuard(this.runner, this.stops, this.tracker);

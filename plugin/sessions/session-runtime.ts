@@ -1,7 +1,8 @@
 import type { Effect, Step } from "../../governance/session/effects.ts";
 import { transition, type SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import { reconcileRecord } from "../../governance/session/record-integrity.ts";
+import { checkStoredRecord, type TamperReason } from "../../governance/session/record-integrity.ts";
+import { ownerIsGoneSync } from "../../governance/storage/lock-owner.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 import { SoftChanges } from "./soft-changes.ts";
@@ -37,6 +38,9 @@ export class SessionRuntime {
   /** Writes started by the write-behind timer, awaited by `flush`. */
   readonly #writing = new Set<Promise<unknown>>();
 
+  /** A turn of this session is under way in this process (the tracker's busy status); set once by the runtime. */
+  busyHere: (sessionId: string) => boolean = () => false;
+
   constructor(ctx: PluginContext) {
     this.#ctx = ctx;
   }
@@ -48,7 +52,8 @@ export class SessionRuntime {
 
   /** The record as this process last saw it, pending soft events included (no I/O). */
   peek(sessionId: string): SessionRecord | undefined {
-    return this.#soft.view(sessionId) ?? this.#ctx.store.peek(sessionId);
+    // Its own last write last: a record someone made unreadable leaves the store's cache, not this process's copy.
+    return this.#soft.view(sessionId) ?? this.#ctx.store.peek(sessionId) ?? this.#written.get(sessionId);
   }
 
   /**
@@ -112,37 +117,45 @@ export class SessionRuntime {
   }
 
   async #step<S extends Step>(sessionId: string, fn: (current: SessionRecord | undefined) => S): Promise<Applied<S>> {
+    const activeHere = this.#soft.pendingFor(sessionId) || this.busyHere(sessionId);
     const pending = this.#soft.take(sessionId);
     this.#ctx.timers.clear(this.#timers.get(sessionId));
     this.#timers.delete(sessionId);
     let result: S | undefined;
     let previous: SessionRecord | undefined;
     let tampered: string[] = [];
+    let why: TamperReason | undefined;
     const ours = this.#written.get(sessionId);
+    const facts = { activeHere, hostGone: ownerIsGoneSync };
     let stored: SessionRecord | undefined;
     try {
-      stored = await this.#ctx.store.update(sessionId, (current) => {
-        let r = current;
-        if (r && ours) {
-          const checked = reconcileRecord(r, ours);
-          tampered = checked.tampered;
-          if (checked.moved) this.#written.delete(sessionId);
-          r = checked.record;
-        }
-        r = pending(r);
-        previous = r;
-        result = fn(r);
-        const next = result.next ?? r;
-        // Readers see what is being written from now on, not the view from before this step (SoftChanges.writing).
-        if (next) this.#soft.writing(sessionId, next);
-        return next;
-      });
+      stored = await this.#ctx.store.update(
+        sessionId,
+        (current) => {
+          let r = current;
+          const checked = checkStoredRecord(r, ours, facts);
+          if (checked) {
+            tampered = checked.tampered;
+            why = checked.reason;
+            if (checked.moved) this.#written.delete(sessionId);
+            r = checked.record;
+          }
+          r = pending(r);
+          previous = r;
+          result = fn(r);
+          const next = result.next ?? r;
+          // Readers see what is being written from now on, not the view from before this step (SoftChanges.writing).
+          if (next) this.#soft.writing(sessionId, next);
+          return next;
+        },
+        { hosted: ours !== undefined },
+      );
       const done = result as S;
       // Only the sessions this process runs: another host's record (a crash recovery, an orphan check) is its own.
       if (stored?.hostedBy?.pid === process.pid) this.#written.set(sessionId, stored);
       else this.#written.delete(sessionId);
       // Reported, never trusted: use never goes down and the stop stands (the stored record was reconciled with ours).
-      if (tampered.length > 0) await this.#ctx.record("record_tampered", { sessionId, fields: tampered.slice(0, 20) });
+      if (tampered.length > 0) await this.#ctx.record("record_tampered", { sessionId, fields: tampered.slice(0, 20), ...(why ? { reason: why } : {}) });
       return { ...done, next: stored, previous };
     } finally {
       this.#soft.settle(sessionId, stored);

@@ -67,6 +67,11 @@ export class SoftChanges {
     newer.base = stored;
   }
 
+  /** Changes of this session wait to be written: it is running in this process. */
+  pendingFor(sessionId: string): boolean {
+    return this.#pending.has(sessionId);
+  }
+
   has(sessionId: string): boolean {
     return this.#pending.has(sessionId) || this.#views.has(sessionId);
   }

@@ -8,11 +8,14 @@ import type { StopDirective } from "../../governance/stop/directive-queue.ts";
 export class BegunRequests {
   readonly #ids = new Map<string, Set<string>>();
 
-  note(sessionId: string, stops: readonly StopDirective[]): void {
-    if (stops.length === 0) return;
+  /** Notes the requests as begun; returns those seen for the first time. */
+  note(sessionId: string, stops: readonly StopDirective[]): StopDirective[] {
+    if (stops.length === 0) return [];
     const ids = this.#ids.get(sessionId) ?? new Set<string>();
+    const fresh = stops.filter((d) => !ids.has(d.id));
     for (const d of stops) ids.add(d.id);
     this.#ids.set(sessionId, ids);
+    return fresh;
   }
 
   /** Of `stops`, those not begun yet for this session. */

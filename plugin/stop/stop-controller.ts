@@ -9,7 +9,7 @@ import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
 import { BegunRequests } from "./begun-requests.ts";
-import { drainGuidance, drainStops } from "./stop-drain.ts";
+import { ackCovered, drainGuidance, drainStops } from "./stop-drain.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 
 /**
@@ -91,9 +91,10 @@ export class StopController {
   async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
     const { config, clock } = this.#ctx;
     const record = this.#runner.sessions.peek(sessionId);
-    if (record) this.begun.note(sessionId, stops); // the ladder decides nothing about a session it has no record of
+    const fresh = record ? this.begun.note(sessionId, stops) : []; // the ladder decides nothing about a session it has no record of
     const triage = triageStopRequests(record, stops);
     if (triage.drain) return drainStops(this.#ctx, this.#runner.sessions.peek(sessionId), sessionId, triage.drain);
+    await ackCovered(this.#ctx, sessionId, record, fresh, triage.begin);
     for (const d of triage.begin) {
       const req = {
         requestId: d.id,

@@ -1,4 +1,4 @@
-import { claimAll } from "../../governance/stop/directive-queue.ts";
+import { claimAll, type StopDirective } from "../../governance/stop/directive-queue.ts";
 import { ignoredStops, type StopDrainReason } from "../../governance/stop/stop-requests.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { PluginContext } from "../runtime/context.ts";
@@ -24,4 +24,20 @@ export async function drainStops(
 export async function drainGuidance(ctx: PluginContext, sessionId: string, because: string): Promise<void> {
   const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
   if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
+}
+
+/**
+ * Requests seen for the first time that ask no more than the stop under way change nothing, but their sender waits to
+ * hear they were taken (governance/stop/stop-ack.ts): each is audited `stop_covered` once.
+ */
+export async function ackCovered(
+  ctx: PluginContext,
+  sessionId: string,
+  record: SessionRecord | undefined,
+  fresh: readonly StopDirective[],
+  begun: readonly StopDirective[],
+): Promise<void> {
+  const pendingLevel = record?.control === "stopping" ? record.stop?.nextLevel : undefined;
+  if (pendingLevel === undefined) return;
+  for (const d of fresh) if (!begun.includes(d)) await ctx.record("stop_covered", { sessionId, requestId: d.id, level: d.level, pendingLevel });
 }

@@ -245,7 +245,7 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     await childRow.getByRole("button", { name: "Inject" }).click();
     await page.locator("#status.ok", { hasText: "inject requested" }).waitFor();
     await childRow.getByRole("button", { name: "Stop" }).click();
-    await page.locator("#status.ok", { hasText: "stop requested" }).waitFor();
+    await page.locator("#status.ok", { hasText: "stop begun" }).waitFor();
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "the plugin took the stop", 30_000);
     // The page follows by itself: the row says stopping, the audit tail shows the request.
     await expect.poll(() => childRow.locator(".word").textContent(), { timeout: 30_000 }).toBe("stopping");

@@ -56,7 +56,7 @@ describe("the CLI in a governed agent's shell", () => {
   it("a marker for another project, and read-only commands, are not refused (an agent's test suite drives its own projects)", async () => {
     p = await createCliProject();
     await p.put({ sessionId: TARGET, agent: "build" });
-    const other = cli(["stop", TARGET], { [AGENT_SESSION_ENV]: AGENT, [AGENT_PROJECT_ENV]: "/somewhere/else" });
+    const other = cli(["stop", TARGET, "--no-wait"], { [AGENT_SESSION_ENV]: AGENT, [AGENT_PROJECT_ENV]: "/somewhere/else" });
     expect(other.status, other.stderr).toBe(0);
     expect(await p.queued(TARGET)).toHaveLength(1);
     const read = cli(["sessions"], { [AGENT_SESSION_ENV]: AGENT, [AGENT_PROJECT_ENV]: p.dir });

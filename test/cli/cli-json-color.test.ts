@@ -317,7 +317,7 @@ describe("--json on read and control commands", () => {
       config: { source: "defaults", problems: [], warnings: [] },
       sessions: { recorded: 1, active: 1 },
     });
-    const stop = await runCli(["stop", BUSY, "--json"], { cwd: p.dir });
+    const stop = await runCli(["stop", BUSY, "--no-wait", "--json"], { cwd: p.dir });
     expect(stop.code).toBe(0);
     expect(JSON.parse(stop.stdout)).toEqual({ version: 1, ok: true, sessionIds: [BUSY], warnings: [] });
     const refused = await runCli(["stop", "ses_nobody00000000000000000AA", "--json"], { cwd: p.dir });

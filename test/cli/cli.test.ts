@@ -155,9 +155,9 @@ describe("stop", () => {
   it("queues a stop directive with the level and reason for a running session", async () => {
     const p = await project();
     await seedTree(p);
-    const res = await runCli(["stop", CHILD, "--level", "2", "--reason", "wrong branch"], { cwd: p.dir });
+    const res = await runCli(["stop", CHILD, "--level", "2", "--reason", "wrong branch", "--no-wait"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
-    expect(res.stdout).toContain(`stop requested (level 2) for ${CHILD}`);
+    expect(res.stdout).toContain(`stop queued (level 2) for ${CHILD}, not waiting for OpenCode to take it`);
     const files = await readdir(join(governancePaths(p.dir).queues, CHILD));
     expect(files.filter((f) => f.endsWith(".json"))).toHaveLength(1);
     const [queued] = await p.queued(CHILD);
@@ -167,7 +167,7 @@ describe("stop", () => {
   it("by agent name targets every running session of that agent and no other", async () => {
     const p = await project();
     await seedTree(p);
-    const res = await runCli(["stop", "governance-executor"], { cwd: p.dir });
+    const res = await runCli(["stop", "governance-executor", "--no-wait"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
     for (const id of [CHILD, EXEC2]) expect((await p.queued(id)).map((q) => q.directive)).toMatchObject([{ kind: "stop", level: 1 }]);
     for (const id of [ROOT, GRAND, DONE, OLD_EXEC]) expect(await p.queued(id)).toEqual([]);
@@ -235,7 +235,7 @@ describe("status", () => {
   it("shows the config, session counts and the latest audit events (a stop just requested included)", async () => {
     const p = await project();
     await seedTree(p);
-    expect((await runCli(["stop", GRAND, "--reason", "enough"], { cwd: p.dir })).code).toBe(0);
+    expect((await runCli(["stop", GRAND, "--reason", "enough", "--no-wait"], { cwd: p.dir })).code).toBe(0);
     const res = await runCli(["status"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toContain(`project: ${p.dir}`);

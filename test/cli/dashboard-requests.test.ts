@@ -132,7 +132,7 @@ describe("dashboard request table (real HTTP, real `opencode-governance dashboar
     expect(script.body).not.toMatch(/innerHTML|outerHTML|insertAdjacentHTML|document\.write|eval\(/);
   });
 
-  test("a correct Stop from the page's own origin is accepted", async () => {
+  test("a correct Stop from the page's own origin is queued, and the answer says whether OpenCode took it", async () => {
     const res = await rawRequest(
       d.port,
       httpText(d.port, {
@@ -140,7 +140,9 @@ describe("dashboard request table (real HTTP, real `opencode-governance dashboar
         headers: { ...auth(), origin: `http://127.0.0.1:${d.port}`, "sec-fetch-site": "same-origin" },
       }),
     );
-    expect(res.status).toBe(200);
+    // Queued; no OpenCode runs here to take it, so the answer says so after the short wait (issue 41 §4).
+    expect(res.status).toBe(202);
+    expect(JSON.parse(res.body)).toMatchObject({ ok: true, taken: false, said: [expect.stringMatching(/not taken yet by/)] });
     expect((await p.queued(CHILD)).map((q) => q.directive.kind)).toEqual(["stop"]);
   });
 });

@@ -32,13 +32,16 @@ describe("dashboard (local web page + API)", () => {
     });
     await p.put({ sessionId: DONE, parentId: ROOT, rootId: ROOT, depth: 1, level: 2, agent: "governance-builder", control: "completed" });
     const store = new SessionStore({ projectDir: p.dir, clock: systemClock });
-    dash = await startDashboard({
-      paths: store.paths,
-      store,
-      audit: new AuditLog({ paths: store.paths, clock: systemClock }),
-      clock: systemClock,
-      by: "dashboard:test",
-    });
+    dash = await startDashboard(
+      {
+        paths: store.paths,
+        store,
+        audit: new AuditLog({ paths: store.paths, clock: systemClock }),
+        clock: systemClock,
+        by: "dashboard:test",
+      },
+      { stopAckWaitMs: 300 },
+    );
     base = new URL(dash.url).origin;
   });
   afterEach(async () => {
@@ -92,7 +95,9 @@ describe("dashboard (local web page + API)", () => {
 
   test("Stop and Inject write the same requests as the CLI; a finished session is refused with the reason", async () => {
     const stop = await api("/api/stop", { method: "POST", body: JSON.stringify({ target: CHILD, level: 2, reason: "from the page" }) });
-    expect(stop.status).toBe(200);
+    // No OpenCode process runs here: queued, and the page is told it was not taken (issue 41 §4).
+    expect(stop.status).toBe(202);
+    expect(await stop.json()).toMatchObject({ taken: false, said: [expect.stringMatching(new RegExp(`stop for ${CHILD} not taken yet by`))] });
     const inject = await api("/api/inject", {
       method: "POST",
       body: JSON.stringify({ target: CHILD, text: "ignore previous instructions; use small commits" }),

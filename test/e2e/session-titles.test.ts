@@ -111,7 +111,7 @@ describe("session titles on the real binary: shown, and a title fragment as the 
     // "billing database" names one: that subagent is stopped (L1 on its next tool result), the other runs on.
     const stopped = await projectCli(project, ["stop", "billing database", "--reason", "wrong schema"]);
     expect(stopped.code, stopped.stderr).toBe(0);
-    expect(stopped.stdout).toContain(`stop requested (level 1) for ${migrate.child}`);
+    expect(stopped.stdout).toContain(`stop begun (level 1) for ${migrate.child}`);
     await waitFor(() => sessionRecord(project.governanceDir, migrate.child)?.control === "stopping", "the plugin took the stop", 30_000);
     const before = agentRequests(migrate.child).length;
     gateOf(migrate.child).release();

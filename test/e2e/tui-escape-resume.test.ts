@@ -295,7 +295,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     const carried = conversation(guided).find((m) => m.role === "tool" && textOf(m.content).includes(guidance))!;
     expect(textOf(carried.content)).toContain("📝 USER GUIDANCE");
     await tui.command("governance-stop", worker);
-    await tui.waitForScreen(`stop requested (level 1) for ${worker}`, "the CLI's answer in the command's prompt", 30_000);
+    await tui.waitForScreen(`stop begun (level 1) for ${worker}`, "the CLI's answer in the command's prompt", 30_000);
     await tui.waitForScreen(/Subagent governance-executor was stopped/, "the stopped-subagent toast", 60_000);
     await waitFor(() => sessionRecord(project.governanceDir, worker)?.control === "stopped", "the subagent recorded as stopped");
     await quit(tui);

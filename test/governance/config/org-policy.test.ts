@@ -87,4 +87,28 @@ describe("the organisation's policy file", () => {
     const { env } = setup("delegation:\n  maxDepht: 1\n");
     expect((await loadOrgPolicy(env)).source).toBe("lockdown");
   });
+
+  it("removed or loosened while a process runs: the last good one stays; removed after a lockdown: the lockdown stays (issue 41 §3)", async () => {
+    const { file, env, policy } = setup("delegation:\n  maxDepth: 1\n", "delegation:\n  maxDepth: 3\n");
+    const first = await loadConfig(file, undefined, env);
+    expect(first.config.delegation.maxDepth).toBe(1);
+    fs.writeFileSync(policy, "delegation:\n  maxDepth: 5\n");
+    const loosened = await loadConfig(file, first.lastGood, env);
+    expect(loosened.config.delegation.maxDepth).toBe(1);
+    expect(loosened.kept).toEqual([{ layer: "organisation", file: policy, why: "loosened", paths: ["delegation.maxDepth"] }]);
+    fs.rmSync(policy);
+    const removed = await loadConfig(file, loosened.lastGood, env);
+    expect(removed.config.delegation.maxDepth).toBe(1);
+    expect(removed.kept.map((k) => k.why)).toEqual(["missing"]);
+    expect(removed.policy.org.source).toBe("last-good");
+
+    fs.writeFileSync(policy, "delegation: [broken\n");
+    fs.chmodSync(policy, 0o644);
+    const locked = await loadConfig(file, undefined, env);
+    expect(locked.policy.org.source).toBe("lockdown");
+    fs.rmSync(policy);
+    const stillLocked = await loadConfig(file, locked.lastGood, env);
+    expect(stillLocked.policy.org.source).toBe("lockdown");
+    expect(stillLocked.config.delegation.maxDepth).toBe(LOCKDOWN.delegation?.maxDepth);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { reconcileRecord } from "../../../governance/session/record-integrity.ts";
+import { checkStoredRecord, reconcileRecord } from "../../../governance/session/record-integrity.ts";
 import type { SessionRecord } from "../../../governance/session/session-record.ts";
 import { makeRecord } from "../helpers.ts";
 
@@ -55,9 +55,51 @@ describe("a record rewritten by someone else is reconciled with what the host wr
     expect(r.tampered).toEqual(expect.arrayContaining(["budget.raises", "parentId"]));
   });
 
-  it("a record another process took over (its host named) is left as stored", () => {
-    const stored = { ...structuredClone(withStop), hostedBy: { host: "h", pid: 43, start: "2" }, control: "active" as const };
-    expect(reconcileRecord(stored, withStop)).toMatchObject({ moved: true, tampered: [], record: stored });
+  it("a record another live process took over (its host named) while this one is not running it is left as stored", () => {
+    const idle = { ...withStop, control: "active" as const, stop: null };
+    const stored = { ...structuredClone(idle), hostedBy: { host: "h", pid: 43, start: "2" } };
+    expect(reconcileRecord(stored, idle)).toMatchObject({ moved: true, tampered: [], record: stored });
+  });
+});
+
+describe("the hosting process is the authority for the sessions it runs (issue 41)", () => {
+  const idle = { ...withStop, control: "active" as const, stop: null };
+  const pid1 = { host: "h", pid: 1, start: "2" };
+
+  it("hostedBy moved to another live process during a stop under way here is restored, with the stop", () => {
+    const stored = { ...structuredClone(withStop), hostedBy: pid1, control: "active" as const, stop: null };
+    const r = reconcileRecord(stored, withStop, { activeHere: false, hostGone: () => false });
+    expect(r).toMatchObject({ moved: false, reason: "host_rewritten" });
+    expect(r.tampered).toEqual(expect.arrayContaining(["hostedBy", "control", "stop"]));
+    expect(r.record.hostedBy).toEqual(host);
+    expect(r.record.stop).toEqual(withStop.stop);
+  });
+
+  it("hostedBy moved while a turn runs here is restored; moved to a dead process, restored even when idle here", () => {
+    const stored = { ...structuredClone(idle), hostedBy: pid1 };
+    expect(reconcileRecord(stored, idle, { activeHere: true, hostGone: () => false })).toMatchObject({ moved: false, record: { hostedBy: host } });
+    expect(reconcileRecord(stored, idle, { activeHere: false, hostGone: (h) => h.pid === 1 })).toMatchObject({ moved: false, record: { hostedBy: host } });
+    expect(reconcileRecord(stored, idle, { activeHere: false, hostGone: () => false })).toMatchObject({ moved: true });
+  });
+
+  it("a record missing or undecodable is restored whole from this process's copy; without a copy nothing is decided", () => {
+    expect(checkStoredRecord(undefined, withStop)).toEqual({ record: withStop, tampered: ["record"], moved: false, reason: "unreadable" });
+    expect(checkStoredRecord(undefined, undefined)).toBeUndefined();
+    const stored = structuredClone(withStop);
+    expect(checkStoredRecord(stored, undefined)).toEqual({ record: stored, tampered: [], moved: false });
+  });
+
+  it("a session turned back (stopped → active, counters lowered, stop level lowered) comes back as this process wrote it", () => {
+    const stopped = { ...withStop, control: "stopped" as const };
+    const stored = {
+      ...structuredClone(stopped),
+      control: "active" as const,
+      counters: { ...stopped.counters, toolCalls: 1 },
+      stop: { ...withStop.stop!, nextLevel: 1 as const, delivered: [] },
+    };
+    const r = checkStoredRecord(stored, stopped);
+    expect(r?.reason).toBe("rewritten");
+    expect(r?.record).toMatchObject({ control: "stopped", stop: withStop.stop, counters: { toolCalls: 9 } });
   });
 
   it("a host removed from the record is restored", () => {

@@ -44,7 +44,7 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe("stop and inject by a title fragment", () => {
   it("a fragment in exactly one running session's title (any case) targets that session", async () => {
     const res = await requestStop(ctx, "BILLING database", { reason: "wrong approach" });
-    expect(res).toEqual({ ok: true, sessionIds: [MIGRATE], warnings: [] });
+    expect(res).toMatchObject({ ok: true, sessionIds: [MIGRATE], warnings: [], queued: [{ sessionId: MIGRATE, directive: { kind: "stop" } }] });
     expect((await claimAll(ctx.paths, MIGRATE)).map((d) => d.kind)).toEqual(["stop"]);
   });
 
