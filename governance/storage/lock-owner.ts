@@ -41,24 +41,15 @@ export function parseOwner(text: string): LockOwner | undefined {
  * provably dead — the caller falls back to the lock's staleness.
  */
 export async function ownerIsGone(owner: LockOwner): Promise<boolean> {
-  if (owner.host !== thisProcess().host) return false;
-  if (owner.pid === process.pid) return owner.start !== null && owner.start !== thisProcess().start;
-  try {
-    process.kill(owner.pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === "ESRCH";
-  }
+  const early = goneWithoutStat(owner);
+  if (early !== undefined) return early;
   let stat: string;
   try {
     stat = await readFile(`/proc/${owner.pid}/stat`, "utf8");
   } catch {
     return false;
   }
-  // A zombie has exited; its pid lives on only until its parent reaps it (a tmux pane kept open, an editor that
-  // does not wait): it holds nothing any more.
-  if (isZombieStat(stat)) return true;
-  const now = startTimeFromStat(stat);
-  return owner.start !== null && now !== null && now !== owner.start;
+  return goneByStat(owner, stat);
 }
 
 /**
@@ -66,6 +57,19 @@ export async function ownerIsGone(owner: LockOwner): Promise<boolean> {
  * "certainly dead" is true, as there.
  */
 export function ownerIsGoneSync(owner: LockOwner): boolean {
+  const early = goneWithoutStat(owner);
+  if (early !== undefined) return early;
+  let stat: string;
+  try {
+    stat = readFileSync(`/proc/${owner.pid}/stat`, "utf8");
+  } catch {
+    return false;
+  }
+  return goneByStat(owner, stat);
+}
+
+/** The answer when it needs no /proc read (another machine, this process, a pid that no longer exists), else undefined. */
+function goneWithoutStat(owner: LockOwner): boolean | undefined {
   if (owner.host !== thisProcess().host) return false;
   if (owner.pid === process.pid) return owner.start !== null && owner.start !== thisProcess().start;
   try {
@@ -73,12 +77,13 @@ export function ownerIsGoneSync(owner: LockOwner): boolean {
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === "ESRCH";
   }
-  let stat: string;
-  try {
-    stat = readFileSync(`/proc/${owner.pid}/stat`, "utf8");
-  } catch {
-    return false;
-  }
+  return undefined;
+}
+
+/** A live pid's /proc stat: gone when a zombie, or when the pid now belongs to a process started at another time. */
+function goneByStat(owner: LockOwner, stat: string): boolean {
+  // A zombie has exited; its pid lives on only until its parent reaps it (a tmux pane kept open, an editor that
+  // does not wait): it holds nothing any more.
   if (isZombieStat(stat)) return true;
   const now = startTimeFromStat(stat);
   return owner.start !== null && now !== null && now !== owner.start;
