@@ -208,10 +208,19 @@ export const AUDIT_DETAILS = {
   telemetry_started: (e) => join(str(e, "traces") ? `traces to ${str(e, "traces")}` : null, str(e, "source") ? `from ${str(e, "source")}` : null),
   telemetry_stopped: (e) => str(e, "reason") ?? "",
   telemetry_export_failed: (e) => join(str(e, "signal"), str(e, "reason")),
-  control_refused: (e) => join(str(e, "command") ?? str(e, "tool"), str(e, "via") ? `via ${str(e, "via")}` : null, "a governed agent may not steer"),
+  control_refused: (e) =>
+    str(e, "surface") === "protected"
+      ? join(str(e, "tool"), str(e, "path") ? `on ${str(e, "path")}` : null, "a protected path (confinement)")
+      : join(str(e, "command") ?? str(e, "tool"), str(e, "via") ? `via ${str(e, "via")}` : null, "a governed agent may not steer"),
   record_tampered: (e) => `fields restored: ${list(e, "fields").map(String).join(", ")}`,
   directive_replayed: (e) => join(str(e, "kind"), str(e, "directiveId")),
   key_redacted: (e) => join(str(e, "tool"), `${num(e, "count") ?? "?"} key(s) redacted`),
+  confinement_unavailable: (e) =>
+    join(
+      `no sandbox for agent shell commands: ${str(e, "why") ?? "?"}`,
+      e.required === true ? "commands refused (confinement: required)" : "best-effort layers only",
+      str(e, "install") ? `install: ${str(e, "install")}` : null,
+    ),
 } as const satisfies Record<AuditEventType, Detail | typeof NO_DETAIL>;
 
 /**
