@@ -208,7 +208,10 @@ export const AUDIT_DETAILS = {
   telemetry_started: (e) => join(str(e, "traces") ? `traces to ${str(e, "traces")}` : null, str(e, "source") ? `from ${str(e, "source")}` : null),
   telemetry_stopped: (e) => str(e, "reason") ?? "",
   telemetry_export_failed: (e) => join(str(e, "signal"), str(e, "reason")),
-  control_refused: (e) => join(str(e, "command") ?? str(e, "tool"), str(e, "via") ? `via ${str(e, "via")}` : null, "a governed agent may not steer"),
+  control_refused: (e) =>
+    str(e, "surface") === "protected"
+      ? join(str(e, "tool"), str(e, "path") ? `on ${str(e, "path")}` : null, "a protected path (confinement)")
+      : join(str(e, "command") ?? str(e, "tool"), str(e, "via") ? `via ${str(e, "via")}` : null, "a governed agent may not steer"),
   record_tampered: (e) =>
     join(
       str(e, "reason") === "unreadable" ? "record undecodable or missing: restored whole, the bad file kept in quarantine" : null,
@@ -223,6 +226,12 @@ export const AUDIT_DETAILS = {
   ceiling_kept: (e) => join(str(e, "layer"), str(e, "reason"), "the last good ceilings stay in force in this process"),
   directive_replayed: (e) => join(str(e, "kind"), str(e, "directiveId")),
   key_redacted: (e) => join(str(e, "tool"), `${num(e, "count") ?? "?"} key(s) redacted`),
+  confinement_unavailable: (e) =>
+    join(
+      `no sandbox for agent shell commands: ${str(e, "why") ?? "?"}`,
+      e.required === true ? "commands refused (confinement: required)" : "best-effort layers only",
+      str(e, "install") ? `install: ${str(e, "install")}` : null,
+    ),
 } as const satisfies Record<AuditEventType, Detail | typeof NO_DETAIL>;
 
 /**

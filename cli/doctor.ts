@@ -1,4 +1,5 @@
 import { execFileSync } from "node:child_process";
+import { confinementView } from "./confinement-view.ts";
 import fs from "fs-extra";
 import path from "node:path";
 import { type AuditEvent, AuditLog } from "../governance/storage/audit-log.ts";
@@ -212,6 +213,7 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
     else checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
   }
   checks.push(orgPolicyCheck(config.policy.org.file, config.policy.org.source));
+  checks.push(await confinementView(dir, env, config.config.confinement === "required"));
   // Every agent, its role and where the role came from; one OpenCode lets delegate that the file does not name is a warning.
   const roles = await agentRoles(dir, paths.configFile, config.config, env);
   checks.push({ ok: true, text: ["agents and their roles:", ...agentRoleLines(roles.map(({ add: _, ...r }) => r))].join("\n") });

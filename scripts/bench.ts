@@ -26,6 +26,7 @@
  *     with its delivery latencies.
  * (5) Long-lived (`--only long`): one serve hosting 1,000 sessions over time, RSS and the plugin's heap and map sizes.
  */
+import { confinementCost } from "./bench/confine-cost.ts";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { startScriptedModel } from "../test/harness/index.ts";
@@ -216,6 +217,12 @@ async function inProcess(): Promise<void> {
   log(
     `  tool hooks, 20 sessions at once: before median ${fmt(hooks.before.median, 3)} p99 ${fmt(hooks.before.p99, 3)} ms; after median ${fmt(hooks.after.median, 3)} p99 ${fmt(hooks.after.p99, 3)} ms`,
   );
+  const confine = confinementCost(QUICK ? 20 : 100);
+  if (!confine) log("  confinement: no bwrap on PATH here (apt-get install -y bubblewrap): not measured");
+  else
+    log(
+      `  confinement, per agent shell command (bash -c true, bare vs in bwrap with ${confine.mounts} mounts, n=${confine.bare.n}): +${fmt(confine.confined.median - confine.bare.median, 1)} ms median (bare ${fmt(confine.bare.median, 1)} ms, confined ${fmt(confine.confined.median, 1)} ms, p99 ${fmt(confine.confined.p99, 1)} ms)`,
+    );
   for (const n of [1, 10_000]) {
     const st = await pluginStart(n, 5);
     log(`  plugin start (dist bundle's server()) with ${String(n).padStart(6)} records on disk: median ${fmt(st.median, 1)} ms, max ${fmt(st.max, 1)} ms`);

@@ -36,6 +36,8 @@ export const DESCRIPTIONS: Record<string, string> = {
   "language.documents": "Language of the documents, comments and commit messages the agents write.",
   phase: "Project phase shown to every agent (free text, e.g. planning, implementation, release).",
   enforcement: "`enforce` blocks forbidden spawns; `log-only` lets them through and records a `delegation_blocked` audit event.",
+  confinement:
+    "Where no sandbox can run (bubblewrap missing, user namespaces off): `best-effort` runs agent shell commands with the in-process checks only; `required` refuses them. Set it in your user or organisation file; a project may only tighten.",
   delegation: "Delegation limits.",
   "delegation.maxDepth": "Deepest subagent allowed (a root session is depth 0). A spawn beyond it is refused with an EMERGENCY_HALT explanation.",
   defaultRole: "Policy of agents not listed under `agents` (OpenCode's built-ins such as build, plan, general, explore).",

@@ -1,6 +1,7 @@
 /**
  * `npm test` runs this first (pretest): the system programs the user-facing tests drive — tmux (the OpenCode TUI),
- * chromium (the dashboard in a browser) and faketime (a long-lived server's wall clock moved) — are installed from
+ * chromium (the dashboard in a browser), faketime (a long-lived server's wall clock moved) and bubblewrap (the agent
+ * shell's sandbox, issue 41) — are installed from
  * Debian's packages when missing, as root or with sudo, and the run says so. Where that is not possible (no apt-get,
  * no root and no sudo that works without a password, or the install fails) it says which tests will be skipped and
  * the exact command that would install them, and goes on: a newcomer's `npm install && npm test` never fails for a
@@ -25,7 +26,7 @@ export const CLEAN_ENV: Readonly<Record<string, string>> = Object.freeze({
   LC_ALL: "C",
 });
 
-export const PACKAGES = ["tmux", "chromium", "faketime"] as const;
+export const PACKAGES = ["tmux", "chromium", "faketime", "bubblewrap"] as const;
 export type Package = (typeof PACKAGES)[number];
 
 /** Where Debian's packages put what the tests use (looked up by absolute path, not on PATH). */
@@ -37,6 +38,8 @@ const PROVIDES: Record<Package, readonly string[]> = {
     "/usr/lib/aarch64-linux-gnu/faketime/libfaketime.so.1",
     "/usr/lib/faketime/libfaketime.so.1",
   ],
+  // The confinement tests run agent shell commands in it (issue 41).
+  bubblewrap: ["/usr/bin/bwrap"],
 };
 
 export function absentPackages(exists: (file: string) => boolean = fs.existsSync): Package[] {
@@ -90,7 +93,7 @@ function main(argv: readonly string[]): void {
       return;
     }
     console.log(
-      `test prerequisites: installing the Debian packages ${absent.join(", ")} (${plan.as === "root" ? "as root" : "with sudo -n"}) for the TUI, browser and clock tests.`,
+      `test prerequisites: installing the Debian packages ${absent.join(", ")} (${plan.as === "root" ? "as root" : "with sudo -n"}) for the TUI, browser, clock and confinement tests.`,
     );
     installed = plan.commands.every((c) => {
       const [cmd, ...args] = c as [string, ...string[]];

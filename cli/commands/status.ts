@@ -7,6 +7,7 @@ import { trustOf } from "../../governance/stop/control-requests.ts";
 import { checkLabels } from "../../governance/texts/check-notes.ts";
 import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
+import { confinementView } from "../confinement-view.ts";
 import { lastSessionLine, readCoverage } from "../coverage-view.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { explainCommand } from "./explain.ts";
@@ -45,6 +46,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       .map((scope) => ({ sessionId: r.sessionId, agent: r.agent, scope })),
   );
   const titleOf = new Map(records.map((r) => [r.sessionId, r.title]));
+  const confinement = await confinementView(c.dir, process.env, config.config.confinement === "required");
   if (c.options.json) {
     c.io.json({
       version: JSON_VERSION,
@@ -56,6 +58,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
         warnings: config.warnings.map((p) => ({ line: p.line ?? null, column: p.column ?? null, message: p.message })),
       },
       stateFolder: { problems: stateProblems },
+      confinement: { confined: confinement.ok && !confinement.warn, text: confinement.text },
       sessions: { recorded: records.length, running: counts.running, byStatus: counts.byStatus, active, unverified: unverified.length },
       budgets,
       coverage: coverage ?? null,
@@ -71,6 +74,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   for (const p of config.problems) c.io.line("  ", ["red", `line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}`]);
   for (const w of config.warnings) c.io.line("  ", ["yellow", `warning: line ${w.line ?? "?"}, column ${w.column ?? "?"}: ${w.message}`]);
   for (const p of stateProblems) c.io.line(["bold", "state folder: "], ["red", p]);
+  c.io.line(["bold", "confinement: "], confinement.ok && !confinement.warn ? confinement.text : [confinement.ok ? "yellow" : "red", confinement.text]);
   c.io.line(
     ["bold", "sessions: "],
     statusCountsLine(counts),

@@ -56,6 +56,10 @@ phase: implementation
 # enforce: block spawns the policy forbids. log-only: allow them and record an audit event.
 enforcement: enforce
 
+# Agent shell commands run in a sandbox (bubblewrap). Where none can run: best-effort (run them with the in-process
+# checks only, said once) or required (refuse them).
+confinement: best-effort
+
 delegation:
   # Deepest subagent allowed: a root session is depth 0, its subagent depth 1, and so on.
   maxDepth: 3

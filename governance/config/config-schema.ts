@@ -79,6 +79,11 @@ export const GovernanceConfig = z.strictObject({
   language: z.strictObject({ communication: LanguageName.default("English"), documents: LanguageName.default("English") }).prefault({}),
   phase: z.string().trim().min(1).max(60).default("implementation"),
   enforcement: z.enum(["enforce", "log-only"]).default("enforce"),
+  /**
+   * Agent shell commands where no sandbox can run (bubblewrap missing, user namespaces off): `best-effort` runs them
+   * with the in-process layers only (audited `confinement_unavailable` once); `required` refuses them (issue 41).
+   */
+  confinement: z.enum(["best-effort", "required"]).default("best-effort"),
   delegation: z.strictObject({ maxDepth: z.number().int().min(0, "maxDepth must be 0 or more").max(16).default(3) }).prefault({}),
   /** Agents named nowhere: leaves (decision 0024, seed 002 "unknown caller cannot spawn"). */
   defaultRole: AgentPolicy.prefault({ role: "leaf", mayDelegateTo: [] }),

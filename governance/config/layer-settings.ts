@@ -15,6 +15,7 @@ const Partial = {
 export const LayerSettings = z.strictObject({
   schemaVersion: z.literal(1).optional(),
   enforcement: z.enum(["enforce", "log-only"]).optional(),
+  confinement: z.enum(["best-effort", "required"]).optional(),
   delegation: z.strictObject({ maxDepth: z.number().int().min(0).max(16).optional() }).optional(),
   defaultRole: Partial.agentPolicy.optional(),
   agents: z.record(z.string().min(1).max(100), Partial.agentPolicy).optional(),
@@ -72,6 +73,7 @@ export type PolicyLayer = { name: "organisation" | "user" | "project"; file: str
 /** The top-level keys of governance.yaml that are limits (the rest — phase, language, anchors, resume — are the project's). */
 export const LIMIT_KEYS = [
   "enforcement",
+  "confinement",
   "delegation",
   "defaultRole",
   "agents",

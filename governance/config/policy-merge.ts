@@ -39,6 +39,7 @@ const ranked =
   (a, b) =>
     order.indexOf(a) < order.indexOf(b);
 const ENFORCEMENT = ranked(["log-only", "enforce"]);
+const CONFINEMENT = ranked(["best-effort", "required"]);
 const STRICT_TRUE = ranked([false, true]);
 const STRICT_FALSE = ranked([true, false]);
 const TELEMETRY_ON = ranked<boolean | "auto">([false, "auto", true]);
@@ -145,6 +146,12 @@ export function mergePolicy(base: GovernanceConfig, layers: readonly PolicyLayer
       m.entries((s) => s.enforcement),
       base.enforcement,
       ENFORCEMENT,
+    ),
+    confinement: m.resolve(
+      "confinement",
+      m.entries((s) => s.confinement),
+      base.confinement,
+      CONFINEMENT,
     ),
     delegation: { ...base.delegation, maxDepth: num("delegation.maxDepth", (s) => s.delegation?.maxDepth, base.delegation.maxDepth) },
     stop: {

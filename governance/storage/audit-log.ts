@@ -76,6 +76,7 @@ export const AuditEventType = z.enum([
   "directive_replayed",
   "key_redacted",
   "resume_offered",
+  "confinement_unavailable",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 // Renamed types (old lines keep their names; readers match both): audit-names.ts.

@@ -10,6 +10,8 @@ import type { Effect } from "../../governance/session/effects.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { type ContinuedSession, continuationOf } from "../../governance/delegation/delegation-policy.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import { HOST_LINES } from "../../governance/host/host-lines.ts";
+import { confineShell, refuseFileTool } from "./confine.ts";
 
 /**
  * A tool call about to run, in the plugin's own words; each adapter builds it from its host's hook
@@ -26,8 +28,11 @@ export type ToolCall = {
   spawn?: { agent: string; prompt?: string; description?: string; continues?: string };
 };
 
-/** What the gate answers: the prompt a spawn runs with (its adapter writes it into the host's arguments). */
-export type Gate = { prompt?: string };
+/**
+ * What the gate answers: the prompt a spawn runs with, the command a shell call runs instead of the agent's (the same
+ * command, confined: plugin/hooks/confine.ts). Its adapter writes them into the host's arguments.
+ */
+export type Gate = { prompt?: string; command?: string };
 const PASS: Gate = Object.freeze({});
 
 /**
@@ -71,9 +76,21 @@ function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined):
   // A governed session's tools never reach governance's key, state folder or CLI (issue 27): O(length of the arguments).
   const hit = ctx.guarded(record) ? surfaceNamed(tool, args, ctx.surfaces) : undefined;
   if (hit) return refuseSurface(rt, call, record, hit);
+  // Every session's in-process file tools, by real path (issue 41): a few stats, only for file tools.
+  const file = rt.ctx.confinement.fileToolHit(tool, args, rt.ctx.directory);
+  if (file) return refuseFileTool(rt, record, sessionId, tool, file);
   const checked = rt.budget.onToolCall(sessionId, record, tool, callId, args);
   if (spawn) return (checked ?? DONE).then(() => gateSpawn(rt, call, record, spawn));
+  const command = tool === SHELL && typeof args?.command === "string" ? args.command : undefined;
+  if (command !== undefined) return checked ? checked.then(() => confined(rt, sessionId, command)) : confined(rt, sessionId, command);
   return checked ? checked.then(() => PASS) : PASS;
+}
+
+const SHELL = HOST_LINES[1].shellTool;
+
+function confined(rt: Runtime, sessionId: string, command: string): Gate | Promise<Gate> {
+  const wrapped = confineShell(rt, sessionId, command);
+  return typeof wrapped === "string" ? { command: wrapped } : wrapped.then((c) => ({ command: c }));
 }
 
 async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {

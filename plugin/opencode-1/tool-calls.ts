@@ -46,9 +46,13 @@ export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string
   withPrompt(args, gated);
 }
 
-/** The prompt governance answers for a spawn, written into OpenCode's own argument object. */
+/**
+ * The prompt governance answers for a spawn, and the confined command for a `bash` call, written into OpenCode's own
+ * argument object: OpenCode 1 runs the tool with that object (checked on 1.18.33: test/e2e/confinement.test.ts).
+ */
 function withPrompt(args: Record<string, unknown> | undefined, gated: Gate): void {
   if (args && gated.prompt !== undefined) args.prompt = gated.prompt;
+  if (args && gated.command !== undefined && gated.command !== args.command) args.command = gated.command;
 }
 
 /**

@@ -86,6 +86,10 @@ export async function toolBefore(rt: Runtime, e: ToolBeforeEvent): Promise<void>
   const tool = e.tool === V2.delegateTool && !spawning ? e.tool : coreToolName(2, e.tool);
   const gated = await gateToolCall(rt, { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}) });
   if (gated.prompt !== undefined) input.prompt = gated.prompt;
+  // The confined command (issue 41): 2.0.15 registers no shell hook of its own (its hook names: context, compaction,
+  // execute.before/after, evaluate, retry, …); it runs the tool with the input `execute.before` leaves, as its own
+  // input-repair plugin does. Checked on the real binary: test/e2e/opencode-2-host.test.ts.
+  if (gated.command !== undefined && gated.command !== input.command) input.command = gated.command;
 }
 
 /**

@@ -15,6 +15,7 @@ import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { directiveSeal } from "../../governance/texts/directive-seal.ts";
 import { type RecordTrust, recordTrust } from "../../governance/storage/record-attestation.ts";
 import type { AuditSink } from "./audit-sink.ts";
+import { Confinement } from "./confinement.ts";
 import type { ConfigWatcher } from "./config-watcher.ts";
 import type { HostApi } from "./host-api.ts";
 import type { Timers } from "./timers.ts";
@@ -119,6 +120,14 @@ export class PluginContext {
       });
     }
     return this.#surfaces;
+  }
+
+  #confinement: Confinement | undefined;
+
+  /** The shell sandbox and the file tools' protected set (issue 41): built on first use, from this user's environment. */
+  get confinement(): Confinement {
+    this.#confinement ??= new Confinement(this.directory);
+    return this.#confinement;
   }
 
   /** The key's printable forms, for redaction in every tool result (governance/texts/key-redaction.ts); null without a key. */

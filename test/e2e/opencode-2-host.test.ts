@@ -58,6 +58,12 @@ function respond(req: ModelRequest): Reply {
     if (toolResults === 2) return shell("echo three");
     return { text: "tools done" };
   }
+  if (firstUser.includes("CONFINED")) {
+    // Issue 41: the key's folder hidden, the state folder read-only, the project writable — in the host's own shell.
+    if (toolResults === 0)
+      return shell('cat "$(ls -d "$HOME"/st*/opencode-gov*)"/q* 2>&1; echo x >> .opencode/plugins/governance.js 2>&1; touch made.txt && echo made');
+    return { text: "confined done" };
+  }
   if (firstUser.includes("CHAIN") && toolResults === 0) {
     if (who === "coordinator") return subagent("governance-high", "CHAIN high level work");
     if (who === "high") return subagent("governance-executor", "CHAIN execute it");
@@ -138,6 +144,20 @@ if (!found.ok) {
       const status = await projectCli(project, ["status"]);
       expect(status.stdout).toContain("3/3 tool calls gated");
     });
+
+    test.skipIf(!fs.existsSync("/usr/bin/bwrap"))(
+      "a `shell` command runs confined by bubblewrap: the key's folder empty, the plugin folder read-only (issue 41)",
+      async () => {
+        const root = await serve.api.createSession();
+        expect((await serve.api.run(root.id, "CONFINED")).outcome).toBe("succeeded");
+        const output = JSON.stringify(await serve.api.messages(root.id));
+        expect(output).toContain("No such file or directory");
+        expect(output).toContain("Read-only file system");
+        expect(output).toContain("made");
+        expect(fs.readFileSync(path.join(project.dir, ".opencode", "plugins", "governance.js"), "utf8")).not.toContain("x\n");
+        expect(fs.existsSync(path.join(project.dir, "made.txt"))).toBe(true);
+      },
+    );
 
     test("delegation through `subagent`: depths 1, 2, 3; the fourth-level spawn is an EMERGENCY_HALT and spawns nothing", async () => {
       const root = await serve.api.createSession({ agent: "governance-coordinator" });

@@ -17,6 +17,13 @@ const only =
   (f: string) =>
     files.includes(f);
 
+describe("absentPackages", () => {
+  test("bubblewrap is a prerequisite, found as Debian installs it (issue 41: the confinement tests)", () => {
+    expect(absentPackages(only("/usr/bin/tmux", "/usr/bin/chromium", "/usr/lib/faketime/libfaketime.so.1"))).toEqual(["bubblewrap"]);
+    expect(absentPackages(only("/usr/bin/tmux", "/usr/bin/chromium", "/usr/lib/faketime/libfaketime.so.1", "/usr/bin/bwrap"))).toEqual([]);
+  });
+});
+
 describe("planInstall", () => {
   test("as root: Debian's apt-get by absolute path, nothing from PATH", () => {
     expect(planInstall({ absent: ["chromium"], uid: 0, noApt: false, exists: all })).toEqual({

@@ -1,0 +1,70 @@
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { confinementRequiredRefusal, INSTALL_BUBBLEWRAP } from "../../governance/stop/sandbox-command.ts";
+import type { ProtectedPath } from "../../governance/stop/protected-set.ts";
+import { GovernanceBlock } from "../runtime/contain.ts";
+import type { SandboxState } from "../runtime/confinement.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+
+/**
+ * Issue 41 at the tool gate, for every governed session (roots and subagents): a shell command (`bash`, OpenCode 2's
+ * `shell`) is rewritten to run in the sandbox (plugin/runtime/confinement.ts); an in-process file tool whose target is
+ * protected is refused. No sandbox here: audited `confinement_unavailable` and a toast once per instance, the command
+ * runs as before (the call guard, the CLI's marker and the key redaction still apply) — unless the user's or the
+ * organisation's file says `confinement: required`, then the command is refused with a text saying why.
+ */
+export function confineShell(rt: Runtime, sessionId: string, command: string): string | Promise<string> {
+  const known = rt.ctx.confinement.known;
+  if (known) return decide(rt, sessionId, command, known);
+  return rt.ctx.confinement.sandbox().then((state) => decide(rt, sessionId, command, state));
+}
+
+function decide(rt: Runtime, sessionId: string, command: string, state: SandboxState): string | Promise<string> {
+  if (state.ok) return rt.ctx.confinement.wrap(command, state);
+  const reported = reportOnce(rt, state.why);
+  if (rt.ctx.config.confinement !== "required") return reported ? reported.then(() => command) : command;
+  return (async () => {
+    await reported;
+    await rt.ctx.record("tool_blocked", { sessionId, tool: "bash", reason: "confinement_required" });
+    throw new GovernanceBlock(confinementRequiredRefusal(state.why, INSTALL_BUBBLEWRAP));
+  })();
+}
+
+/** The first time only: the audit line and the toast (`doctor` and `status` say it again on demand). */
+function reportOnce(rt: Runtime, why: string): Promise<void> | undefined {
+  if (rt.ctx.confinement.reported) return undefined;
+  rt.ctx.confinement.reported = true;
+  const required = rt.ctx.config.confinement === "required";
+  return (async () => {
+    await rt.ctx.record("confinement_unavailable", { why, install: INSTALL_BUBBLEWRAP, required });
+    const text = required
+      ? `Governance refuses agent shell commands: no sandbox (${why}). Install it: ${INSTALL_BUBBLEWRAP}`
+      : `Governance cannot confine agent shell commands: ${why}. Install it: ${INSTALL_BUBBLEWRAP}`;
+    await rt.ctx.api.toast(text.slice(0, 300), "warning").catch(() => undefined);
+  })();
+}
+
+const WHAT: Record<ProtectedPath["why"], string> = {
+  key: "governance's signing key folder (it authorises stops, guidance and budget raises)",
+  "project-config": "the project's .opencode/ folder (governance's records, queues and config; OpenCode's plugins and agents)",
+  "opencode-config": "the project's OpenCode config (its plugin list)",
+  "user-config": "the user's OpenCode config folder (the user's governance ceilings, OpenCode config and plugins)",
+  "org-policy": "the organisation's governance policy",
+  "plugin-code": "the governance plugin's own code",
+  "session-server": "the user's tmux sockets (a server outside the sandbox)",
+};
+
+/** A file tool on a protected path: audited `control_refused` (surface `protected`), refused with what it named. */
+export async function refuseFileTool(
+  rt: Runtime,
+  record: Pick<SessionRecord, "agent" | "parentId"> | undefined,
+  sessionId: string,
+  tool: string,
+  hit: ProtectedPath,
+): Promise<never> {
+  await rt.ctx.record("control_refused", { sessionId, via: "tool", tool, surface: "protected", why: hit.why, path: hit.path, agent: record?.agent ?? null });
+  const verb = hit.mode === "hidden" ? "read or change" : "change";
+  throw new GovernanceBlock(
+    `Refused by governance: ${tool} would ${verb} ${WHAT[hit.why]} (${hit.path}). Agents may not ${verb} it — only the user can, ` +
+      "from their own terminal. Work on the project's files instead. (audited)",
+  );
+}
