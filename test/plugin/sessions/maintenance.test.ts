@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { SessionStore } from "../../../governance/session/session-store.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
+import { recordTrust } from "../../../governance/storage/record-attestation.ts";
 import { enqueue, pendingCount } from "../../../governance/stop/directive-queue.ts";
 import { requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
@@ -31,6 +32,8 @@ afterEach(() => f.close());
 async function leaveCrashedSessions(pid: number) {
   const store = new SessionStore({ projectDir: f.dir, clock: f.clock });
   const hostedBy = { host: thisProcess().host, pid, start: null };
+  // As the plugin writes them: attested with this user's key, so readers take them as this user's own.
+  const trust = recordTrust();
   const base = {
     schemaVersion: 2 as const,
     rootId: PARENT,
@@ -41,14 +44,28 @@ async function leaveCrashedSessions(pid: number) {
     lastActivityAt: T0,
     hostedBy,
   };
+  const attest = (id: string) => ({ attest: trust.attest(id) ?? null });
   const link = (id: string) => ({ sessionId: id, agent: "x", createdAt: T0, closedAt: null, outcome: "running" as const });
   await store.update(
     PARENT,
-    () => ({ ...base, sessionId: PARENT, parentId: null, level: 1, depth: 0, control: "active", children: [link(CHILD), link(STOPPING)] }) as never,
+    () =>
+      ({
+        ...base,
+        ...attest(PARENT),
+        sessionId: PARENT,
+        parentId: null,
+        level: 1,
+        depth: 0,
+        control: "active",
+        children: [link(CHILD), link(STOPPING)],
+      }) as never,
   );
-  await store.update(CHILD, () => ({ ...base, sessionId: CHILD, parentId: PARENT, level: 2, depth: 1, control: "active" }) as never);
+  await store.update(CHILD, () => ({ ...base, ...attest(CHILD), sessionId: CHILD, parentId: PARENT, level: 2, depth: 1, control: "active" }) as never);
   const stop = { requestId: "r1", requestedAt: T0, reason: "enough", requestedBy: "cli", nextLevel: 2, delivered: [1], deadlineAt: T0 + 5_000 };
-  await store.update(STOPPING, () => ({ ...base, sessionId: STOPPING, parentId: PARENT, level: 2, depth: 1, control: "stopping", stop }) as never);
+  await store.update(
+    STOPPING,
+    () => ({ ...base, ...attest(STOPPING), sessionId: STOPPING, parentId: PARENT, level: 2, depth: 1, control: "stopping", stop }) as never,
+  );
   await enqueue(f.rt.ctx.paths, STOPPING, { kind: "stop", id: "r2", at: T0, level: 3, reason: "again", by: "cli" });
   // A lock of a session nobody touches again (its record was being written when the process died).
   const lock = path.join(f.rt.ctx.paths.sessions, "ses_nobodytouchesit0000000001.json.lock");
@@ -82,7 +99,9 @@ describe("crash recovery (issue 21 item 5)", () => {
     expect(f.onDisk(STOPPING).control).toBe("stopping");
   });
 
-  test("a new stop for a session whose process died says why not, instead of queueing what nobody reads", async () => {
+  // Fail closed (docs/decisions/0040, 0041): a record's hostedBy may be a lie, so the stop is queued all the same — only a
+  // live process that hosts the id takes it, and the CLI waits for that acknowledgement — with the record's claim named.
+  test("a new stop for a session whose process died, says its record, is queued all the same and says what the record claims", async () => {
     await leaveCrashedSessions(deadPid());
     const ctx: ControlContext = {
       paths: f.rt.ctx.paths,
@@ -92,8 +111,8 @@ describe("crash recovery (issue 21 item 5)", () => {
       by: "test",
     };
     const result = await requestStop(ctx, CHILD);
-    expect(result).toMatchObject({ ok: false });
-    expect(JSON.stringify(result)).toMatch(/process \d+ .*gone/);
+    expect(result).toMatchObject({ ok: true, sessionIds: [CHILD] });
+    expect(JSON.stringify(result)).toMatch(/process \d+ is gone, says its record; sent all the same/);
   });
 
   test("the sweep runs on a timer, not only at start: a crash after start is cleaned within a minute", async () => {
