@@ -16,8 +16,13 @@ export async function readCoverage(root: string): Promise<CoverageSummary | unde
   }
 }
 
-/** "last session ses_…: prefix on 14/14 steps, 9/9 tool calls gated, 2/2 children linked", or undefined. */
+/**
+ * "last session ses_…: prefix on 14/14 steps, 9/9 tool calls gated, 2/2 children linked (in the OpenCode process that
+ * last ran it)", or undefined. The counts are the plugin's, per OpenCode process: a session resumed with `opencode -s`
+ * starts again at 0/0 — the line says so (the newcomer walk read "0/0 children linked" for a session with three). Per
+ * process is what the check is for: did THIS process's plugin see and govern what its host did.
+ */
 export function lastSessionLine(summary: CoverageSummary | undefined): string | undefined {
   const last = summary?.last;
-  return last ? `last session ${last.sessionId}: ${coverageLine(last)}` : undefined;
+  return last ? `last session ${last.sessionId}: ${coverageLine(last)} (in the OpenCode process that last ran it)` : undefined;
 }

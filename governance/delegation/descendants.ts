@@ -43,10 +43,12 @@ export function descendantsOf(root: SessionRecord, byId: ReadonlyMap<string, Ses
 
 /**
  * Cut off by an interruption: a descendant whose work did not end by itself — its link still running or closed as
- * aborted, its own record interrupted, or stopped by the user.
+ * aborted, or its own record interrupted. A subagent the user stopped that honoured the stop and whose task returned
+ * (its link completed: its parent already has its final answer and the stop note) is not: listing it as interrupted
+ * work invited the model to redo what the user had stopped (issue 39 walk).
  */
 export function isCutOff({ record, link }: Descendant): boolean {
-  return isRunningChild(link) || link.outcome === "aborted" || record.state === "interrupted" || record.control === "stopped";
+  return isRunningChild(link) || link.outcome === "aborted" || record.state === "interrupted";
 }
 
 /** What a resume context reports as cut off, with each one's last tool call. */

@@ -27,6 +27,20 @@ export function isRunningChild(link: ChildLink): boolean {
   return link.outcome === "running";
 }
 
+/**
+ * A session whose turn is under way while a subagent it started still runs: its turn waits on the `task` call (the
+ * newcomer walk read `beginning/active` for this, issue 39). Counted as running; listed as waiting on its subagent.
+ */
+export function isWaitingOnSubagent(r: SessionRecord): boolean {
+  return isRunningSession(r) && r.children.some(isRunningChild);
+}
+
+/** Where a session stands, as the `sessions` listing says it: the status word, or that its turn waits on a subagent. */
+export function statusPhrase(r: SessionRecord): string {
+  const status = sessionStatus(r);
+  return status === "running" && isWaitingOnSubagent(r) ? "running, waiting on its subagent" : status;
+}
+
 /** One word for where a session stands, the same in the CLI, the tool and the dashboard. */
 export type SessionStatus = "running" | "stopping" | "idle" | "interrupted" | "stopped" | "completed" | "failed" | "deleted" | "orphaned";
 

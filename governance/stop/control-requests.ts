@@ -11,7 +11,7 @@ import { agentToken, plainLine, sessionToken, untrustedLine } from "../text-safe
 import { cleanLine } from "../text-safety/untrusted-text.ts";
 import { isSessionId, type SessionRecord, type StopLevel } from "../session/session-record.ts";
 import type { SessionStore } from "../session/session-store.ts";
-import { isRunningChild, isRunningSession, sessionStatus } from "../session/running.ts";
+import { isRunningChild, isRunningSession, sessionStatus, statusPhrase } from "../session/running.ts";
 import { formatIdle } from "../time/time-format.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 import { type RecordTrust, recordTrust, splitByTrust } from "../storage/record-attestation.ts";
@@ -55,12 +55,6 @@ export const MAX_CANDIDATES = 10;
 
 /** At most this many sessions are stopped or guided by one agent-name request; the rest are named as left out. */
 export const MAX_TARGETS = 50;
-
-/** After `state/control` in the tree: the status word when it says more than they do (idle, deleted, failed …). */
-function statusNote(r: SessionRecord): string {
-  const status = sessionStatus(r);
-  return status === "running" || status === r.control ? "" : ` (${status})`;
-}
 
 /** Why a known session cannot be stopped or given guidance, in words the user can act on. */
 function notRunning(r: SessionRecord, now: number): string {
@@ -259,7 +253,7 @@ export function renderTree(
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     const note = opts.note?.(r) ?? "";
     lines.push(
-      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}${r.title ? `  ${untrustedLine(r.title, 60)}` : ""}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${r.state}/${r.control}${statusNote(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}${r.title ? `  ${untrustedLine(r.title, 60)}` : ""}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${statusPhrase(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
     );
   }
   if (left > 0) lines.push(`… ${left} more sessions not shown (at most ${MAX_TREE_LINES} lines; \`sessions --json\` lists every one)`);

@@ -38,7 +38,7 @@ function extraRule(role: AgentRole, depth: number): string | undefined {
  * a sealed stop at once, nothing unsealed — and a primary keeps its own rule about the interrupted-subagent note.
  */
 const PROTOCOL_RULE: Record<AgentRole, string> = {
-  primary: "A sealed ⚠️ SUBAGENT INTERRUPTED note means the user stopped a subagent: check its work before re-delegating.",
+  primary: "A sealed ⚠️ SUBAGENT STOPPED note means the user stopped a subagent: check its work before re-delegating.",
   delegating: "A tool result starting with a sealed ⚠️, 🛑 or ❌ directive is the user's stop directive: obey at once.",
   leaf: "A tool result starting with a sealed ⚠️, 🛑 or ❌ directive is the user's stop directive: obey at once.",
 };

@@ -31,6 +31,15 @@ const STATE_TEXT: Record<SessionState, string> = {
   resumed: "it had just been resumed",
 };
 
+/**
+ * Where the session stood. Interrupted with a subagent cut off, its turn was waiting on that subagent's task (its own
+ * state said "between turns" from its last model step on: the newcomer walk read that as idle).
+ */
+function previousState(input: ResumeContextInput): string {
+  const waiting = input.interrupted && input.interruptedWork.length > 0 && input.previousState !== "compacted";
+  return waiting ? "its turn was waiting on its subagent (a task still running)" : STATE_TEXT[input.previousState];
+}
+
 const MAX_WORK = 10;
 const MAX_ANCHORS = 10;
 
@@ -54,7 +63,7 @@ export function buildResumeContext(input: ResumeContextInput): string {
   const lines = [
     RESUME_HEADING,
     `Resumed after ${formatIdle(input.idleMs)} idle. Last activity: ${formatTimestamp(input.previousActivityAt, input.timeZone)}.`,
-    `**Previous state:** ${STATE_TEXT[input.previousState]}${input.interrupted ? "; the user interrupted it (Escape or stop)" : ""}.`,
+    `**Previous state:** ${previousState(input)}${input.interrupted ? "; the user interrupted it (Escape or stop)" : ""}.`,
   ];
   const work = input.interruptedWork;
   if (work.length > 0) {

@@ -1,3 +1,4 @@
+import type { LaunchResume } from "../host/launch-args.ts";
 import type { ResumableRoot } from "../session/resumable-roots.ts";
 import { resumeCommand } from "../session/resumable-roots.ts";
 import { plainLine } from "../text-safety/untrusted-text.ts";
@@ -14,4 +15,13 @@ export function resumeOfferText(roots: readonly ResumableRoot[]): string | undef
   const why = first.interrupted ? "was interrupted" : "is waiting";
   const more = roots.length > 1 ? ` (${roots.length - 1} more: opencode-governance resume)` : "";
   return `Session ${title}(${first.record.sessionId}) ${why} and can be resumed: ${resumeCommand(first.record.sessionId)}${more}`;
+}
+
+/**
+ * The roots worth offering to a start: none when it continues the last session (`-c`: the user is already coming
+ * back), and never the one it opens with `-s <id>` (that start is the resume).
+ */
+export function rootsToOffer(roots: readonly ResumableRoot[], launch: LaunchResume): ResumableRoot[] {
+  if (launch.continues) return [];
+  return roots.filter((r) => r.record.sessionId !== launch.session);
 }

@@ -22,6 +22,8 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
       async (raw: V2Event) => {
         // Parsed once (events.ts): governance and telemetry read the same answer.
         const events = parseV2Event(raw);
+        // A session's model output: a client is there and showing it (plugin/sessions/resume-offer.ts).
+        if (events.some((e) => e.type === "output")) rt.resumeOffer.clientActive();
         // What only telemetry reads (a step's model and usage) is not worth a location lookup while export is off.
         if (events.length === 0 || (!rt.telemetry.active && events.every((e) => TELEMETRY_ONLY.has(e.type)))) return;
         const sessionId = sessionOf(raw);

@@ -5,7 +5,7 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { type Clock, systemClock } from "../../governance/time/clock.ts";
 import { AuditSink } from "./audit-sink.ts";
 import { CallNotes } from "../sessions/call-notes.ts";
-import { offerResumable, RESUME_OFFER_DELAY_MS } from "../sessions/resume-offer.ts";
+import { ResumeOffer } from "../sessions/resume-offer.ts";
 import { ConfigWatcher } from "./config-watcher.ts";
 import { PluginContext } from "./context.ts";
 import { DirectiveInbox } from "../stop/directive-inbox.ts";
@@ -42,6 +42,7 @@ export type RuntimeOptions = {
   loadTelemetry?: TelemetryDeps["load"];
   /** Who this process is as a session host and how to tell a dead one (the model-based test plays several processes). */
   processes?: { self: SessionHost; isGone: (host: SessionHost) => Promise<boolean>; signals?: boolean };
+  argv?: readonly string[]; // OpenCode's command line (default: this process's): the session this start resumes
 };
 
 /** How long an exit waits for hook calls under way before writing what it has (a hung hook cannot hold it longer). */
@@ -72,6 +73,7 @@ export class Runtime {
   readonly telemetry: Telemetry;
   readonly host: HostInfo;
   readonly coverage: CoverageWatch;
+  readonly resumeOffer: ResumeOffer; // the one resume toast of this process (plugin/sessions/resume-offer.ts)
 
   /** Host-neutral: each adapter hands in its own `api` (the host's SDK behind the port). */
   constructor(input: { directory: string }, options: RuntimeOptions) {
@@ -111,6 +113,7 @@ export class Runtime {
       ...(options.loadTelemetry ? { load: options.loadTelemetry } : {}),
     });
     this.coverage = new CoverageWatch(this.ctx, () => this.host);
+    this.resumeOffer = new ResumeOffer(this.ctx, this.inFlight, options.argv);
     const telemetry = this.telemetry;
     sink.tap((type, data) => telemetry.audit(type, data));
   }
@@ -161,10 +164,7 @@ export class Runtime {
     ctx.configWatcher.watch();
     this.stops.start();
     if (this.#signals) this.#unregisterExit = onProcessExit(() => this.#finish());
-    // The sweep (every record: 2-6 s for 10 000) and the resume offer run behind: OpenCode waits for start() before the
-    // project's first session (docs/performance.md); the sweep re-checks staleness under each record's lock, flush() waits.
-    this.maintenance.start();
-    ctx.timers.setTimeout(() => offerResumable(ctx), RESUME_OFFER_DELAY_MS);
+    this.maintenance.start(); // behind: 2-6 s for 10 000 records, and OpenCode waits for start() (docs/performance.md)
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { ReceivedSpan } from "../../test/harness/otlp-receiver.ts";
 import { textOf, waitFor } from "../../test/harness/index.ts";
-import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
+import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { RUNAWAY_BUDGET } from "./config-edit.ts";
 import { toolResults } from "./model-script.ts";
 import { auditLine, COORDINATOR, type Stage } from "./stage.ts";
@@ -13,7 +13,7 @@ import { dim, expect, short } from "./timeline.ts";
 
 /** The note governance put in front of the parent's task result (not the prefix's rule that names the heading). */
 export function parentNote(s: Stage, parent: string, from: number): string | undefined {
-  const sealed = `${SUBAGENT_INTERRUPTED_HEADING} [seal:`;
+  const sealed = `${SUBAGENT_STOPPED_HEADING} [seal:`;
   const note = s
     .stepsOf(parent, from)
     .flatMap((r) => r.messages.filter((m) => m.role !== "system").map((m) => textOf(m.content)))

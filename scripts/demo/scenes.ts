@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import YAML from "yaml";
 import { allText, patchSessionRecord, runOpencode, serveOpencode, statusNote, waitFor } from "../../test/harness/index.ts";
-import { SUBAGENT_INTERRUPTED_HEADING } from "../../governance/texts/stop-directives.ts";
+import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { MARK, toolResults, turnPrompt } from "./model-script.ts";
 import { ANCHOR, editGeneratedConfig, RUNAWAY_BUDGET } from "./config-edit.ts";
 import { parentNote } from "./peerless-scenes.ts";
@@ -19,8 +19,8 @@ export const REMINDER = "## Post-Compaction Context Recovery (opencode-governanc
 export const RESUME = "## Resumed Session (opencode-governance)";
 const HOUR = 3_600_000;
 const STOP_HEADINGS = ["⚠️ SESSION STOP REQUESTED", "🛑 SESSION STOP — IMMEDIATE", "❌ SESSION TERMINATED"] as const;
-/** The parent's note starts with the heading and the parent's seal (`⚠️ SUBAGENT INTERRUPTED [seal:…]: agent …`). */
-const NOTE = SUBAGENT_INTERRUPTED_HEADING;
+/** The parent's note starts with the heading and the parent's seal (`⚠️ SUBAGENT STOPPED [seal:…]: agent …`). */
+const NOTE = SUBAGENT_STOPPED_HEADING;
 
 /** `serveEnv`: the environment `opencode serve` gets (the demo's OTLP receiver). */
 export type Shared = {

@@ -34,8 +34,23 @@ const tool = (name: string, summary: string): SessionRecord["lastToolCall"] => (
 async function seedTree(p: CliProject): Promise<void> {
   const t = Date.now() - 60_000;
   const child = { parentId: ROOT, rootId: ROOT, level: 2, depth: 1 };
-  await p.put({ sessionId: ROOT, agent: "governance-coordinator", createdAt: t, lastToolCall: tool("task", "governance-executor") });
-  await p.put({ sessionId: CHILD, ...child, agent: "governance-executor", state: "beginning", createdAt: t + 1, lastToolCall: tool("bash", "npm test") });
+  const running = (sessionId: string, agent: string, createdAt: number) => ({ sessionId, agent, createdAt, closedAt: null, outcome: "running" as const });
+  await p.put({
+    sessionId: ROOT,
+    agent: "governance-coordinator",
+    createdAt: t,
+    lastToolCall: tool("task", "governance-executor"),
+    children: [running(CHILD, "governance-executor", t + 1)],
+  });
+  await p.put({
+    sessionId: CHILD,
+    ...child,
+    agent: "governance-executor",
+    state: "beginning",
+    createdAt: t + 1,
+    lastToolCall: tool("bash", "npm test"),
+    children: [running(GRAND, "governance-builder", t + 2)],
+  });
   await p.put({
     sessionId: GRAND,
     parentId: CHILD,
@@ -58,7 +73,7 @@ afterEach(async () => {
 });
 
 describe("sessions", () => {
-  it("prints the running tree: children indented under their parents, with agent, depth, state/control and last tool call", async () => {
+  it("prints the running tree: children indented under their parents, with agent, depth, where it stands (a turn waiting on its running subagent says so) and last tool call", async () => {
     const p = await project();
     await seedTree(p);
     const res = await runCli(["sessions"], { cwd: p.dir });
@@ -66,23 +81,23 @@ describe("sessions", () => {
     const lines = res.stdout.trimEnd().split("\n");
     const line = (id: string) => lines.find((l) => l.includes(id)) ?? "";
     expect(lines).toHaveLength(4);
-    expect(line(ROOT)).toMatch(new RegExp(`^${ROOT}  governance-coordinator  depth 0  between_turn/active  last: task governance-executor`));
-    expect(line(CHILD)).toMatch(new RegExp(`^  ${CHILD}  governance-executor  depth 1  beginning/active  last: bash npm test`));
-    expect(line(GRAND)).toMatch(new RegExp(`^    ${GRAND}  governance-builder  depth 2  beginning/active  last: edit src/app.ts`));
-    expect(line(EXEC2)).toMatch(new RegExp(`^  ${EXEC2}  governance-executor  depth 1  between_turn/active  last: -`));
+    expect(line(ROOT)).toMatch(new RegExp(`^${ROOT}  governance-coordinator  depth 0  running, waiting on its subagent  last: task governance-executor`));
+    expect(line(CHILD)).toMatch(new RegExp(`^  ${CHILD}  governance-executor  depth 1  running, waiting on its subagent  last: bash npm test`));
+    expect(line(GRAND)).toMatch(new RegExp(`^    ${GRAND}  governance-builder  depth 2  running  last: edit src/app.ts`));
+    expect(line(EXEC2)).toMatch(new RegExp(`^  ${EXEC2}  governance-executor  depth 1  running  last: -`));
     expect(lines.indexOf(line(GRAND))).toBe(lines.indexOf(line(CHILD)) + 1);
     expect(res.stdout).not.toContain(DONE);
     expect(res.stdout).not.toContain(OLD_EXEC);
   });
 
-  it("--all adds finished sessions with their control status", async () => {
+  it("--all adds finished sessions with their status", async () => {
     const p = await project();
     await seedTree(p);
     const res = await runCli(["sessions", "--all"], { cwd: p.dir });
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout.trimEnd().split("\n")).toHaveLength(6);
-    expect(res.stdout).toMatch(new RegExp(`^  ${DONE}  governance-validator  depth 1  between_turn/completed  last: read README.md`, "m"));
-    expect(res.stdout).toMatch(new RegExp(`^  ${OLD_EXEC}  governance-executor  depth 1  between_turn/stopped`, "m"));
+    expect(res.stdout).toMatch(new RegExp(`^  ${DONE}  governance-validator  depth 1  completed  last: read README.md`, "m"));
+    expect(res.stdout).toMatch(new RegExp(`^  ${OLD_EXEC}  governance-executor  depth 1  stopped  last:`, "m"));
   });
 
   it("--json prints every session, machine-readable, parent links included", async () => {

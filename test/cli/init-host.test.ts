@@ -156,7 +156,9 @@ describe("doctor and status show governance coverage (issue 25 item 5)", () => {
     process.env.OPENCODE_BIN = fakeOpencode("1.18.33");
     write([{ at: 1, type: "plugin_started", host: 1 }], { schemaVersion: 1, at: 2, host: { line: 1, version: "1.18.33" }, last, gaps: 0 });
     const out = (await cli("doctor")).out;
-    expect(out).toContain("✓ last session ses_abc: prefix on 14/14 steps, 9/9 tool calls gated, 2/2 children linked");
+    expect(out).toContain(
+      "✓ last session ses_abc: prefix on 14/14 steps, 9/9 tool calls gated, 2/2 children linked (in the OpenCode process that last ran it)",
+    );
     expect(out).not.toContain("governance gaps");
     expect((await cli("status")).out).toContain("coverage: last session ses_abc: prefix on 14/14 steps");
   });

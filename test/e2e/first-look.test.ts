@@ -66,11 +66,14 @@ describe("first look after Escape and quit (real opencode)", () => {
     expect(status.stdout).toMatch(/, 1\/1 children linked/);
     expect(status.stdout).toMatch(/sessions: 0 running now; 2 recorded: /);
 
-    // OpenCode started again in the project: one toast naming the session and its command, one audit line.
+    // OpenCode started again in the project: once a client is there (here its first session), one toast naming the
+    // session and its command, one audit line.
     const again = await serveOpencode(project);
     const bus = listen(again.url, project.dir);
     try {
       const toasts = () => bus.events.filter((e) => e.type === "tui.toast.show" && String(e.properties?.message).includes(`opencode -s ${rootId}`));
+      const first = await again.http.createSession();
+      await again.http.prompt(first.id, "hello");
       await waitFor(() => toasts().length === 1 || undefined, "the resume toast on the event stream", 20_000);
       expect(String(toasts()[0]?.properties?.message)).toMatch(
         new RegExp(`^Session .*\\(${rootId}\\) was interrupted and can be resumed: opencode -s ${rootId}$`),
@@ -81,7 +84,7 @@ describe("first look after Escape and quit (real opencode)", () => {
       // A new session in the same process is not told again.
       const other = await again.http.createSession();
       await again.http.prompt(other.id, "hello");
-      await new Promise((r) => setTimeout(r, 2_500));
+      await again.http.waitIdle([other.id]);
       expect(toasts()).toHaveLength(1);
       expect(auditEvents(project.governanceDir).filter((e) => e.type === "resume_offered")).toHaveLength(1);
     } finally {

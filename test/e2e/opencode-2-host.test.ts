@@ -221,7 +221,7 @@ if (!found.ok) {
       await serve.api.waitIdle(root.id, since, 45_000);
       const told = requestsOf(root.id)
         .map((r) => toolText(r))
-        .find((t) => t.includes("SUBAGENT INTERRUPTED"));
+        .find((t) => t.includes("SUBAGENT STOPPED"));
       expect(told, "the parent read that its child was stopped").toBeDefined();
       // 2.0.15 has no `bash` ("No tool named \"bash\""): the text names the tool the child really called.
       expect(told).toContain("Its last tool call: `shell`");

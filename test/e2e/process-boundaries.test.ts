@@ -244,10 +244,10 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     await b.http.waitIdle([parent], 30_000);
     const after = agentRequests(parent).filter((r) => firstUser(r).includes("NOTE-PARENT") && conversation(r).includes("AGAIN"));
     expect(after.length).toBeGreaterThanOrEqual(2);
-    expect(conversation(after[0]!)).toContain("SUBAGENT INTERRUPTED");
+    expect(conversation(after[0]!)).toContain("SUBAGENT STOPPED");
     // Carried by the tool result of that turn, then never again as a new note.
     const last = conversation(after.at(-1)!);
-    expect(last.split("SUBAGENT INTERRUPTED").length - 1).toBe(1);
+    expect(last.split("SUBAGENT STOPPED").length - 1).toBe(1);
     await b.stop("SIGTERM");
   }, 150_000);
 

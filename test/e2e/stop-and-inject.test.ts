@@ -200,16 +200,16 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     for (const r of agentRequests(child).slice(base + 3)) expect(lastToolText(r)).not.toMatch(/loop-output/);
 
     const parentRequests = agentRequests(parent);
-    const notified = parentRequests.filter((r) => conversation(r).includes("SUBAGENT INTERRUPTED"));
+    const notified = parentRequests.filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
     expect(notified.length).toBeGreaterThanOrEqual(1);
     expect(notified.length).toBe(1);
-    expect(conversation(notified[0]!).split("SUBAGENT INTERRUPTED").length - 1).toBe(1);
+    expect(conversation(notified[0]!).split("SUBAGENT STOPPED").length - 1).toBe(1);
     // It reached the parent as part of the task's result (where OpenCode says "Task cancelled"), not as the model's own words.
     const taskResult = notified[0]!.messages
       .filter((m) => m.role === "tool")
       .map((m) => textOf(m.content))
       .join("\n");
-    expect(taskResult).toContain("SUBAGENT INTERRUPTED");
+    expect(taskResult).toContain("SUBAGENT STOPPED");
     expect(taskResult).toContain("wrong approach");
     const types = auditEvents(project.governanceDir)
       .filter((e) => e.sessionId === child)
@@ -243,7 +243,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(types).toContain("session_hard_stopped");
     expect(types.filter((t) => t === "session_stopped").length).toBe(1);
     await serve.http.waitIdle([parent], 20_000);
-    const told = agentRequests(parent).filter((r) => conversation(r).includes("SUBAGENT INTERRUPTED"));
+    const told = agentRequests(parent).filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
     expect(told.length).toBe(1);
     expect(conversation(told[0]!)).toContain("It was stuck (no tool call");
   });

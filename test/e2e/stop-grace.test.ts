@@ -27,7 +27,7 @@ const DEADLINE_MS = 6_000;
 const SUMMARY_MS = 2.5 * DEADLINE_MS;
 const LONG = 150_000;
 const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\n  maxWait: 45s\n`;
-const NOTE = "SUBAGENT INTERRUPTED";
+const NOTE = "SUBAGENT STOPPED";
 
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
 const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));

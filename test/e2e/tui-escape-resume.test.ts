@@ -150,7 +150,7 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     await tui.waitForScreen("Ask anything", "the prompt of a new session", 60_000);
     await tui.submit("ESCAPE-ME delegate the slow work");
     root = (await waitFor(() => recordsOf().find((r) => r.depth === 0)?.sessionId, "the root session's record", 30_000)) as string;
-    child = (await waitFor(() => recordsOf().find((r) => r.parentId === root)?.sessionId, "the subagent's record", 30_000)) as string;
+    child = (await waitFor(() => recordsOf().find((r) => r.parentId === root)?.sessionId, "the subagent's record", 60_000)) as string;
     await waitFor(() => sessionRecord(project.governanceDir, child)?.lastToolCall?.tool === "bash", "the subagent at work (a bash call)", 30_000);
     await tui.waitForScreen("Governance-Executor Task", "the running subagent on the screen");
 
@@ -182,6 +182,32 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     await quit(tui);
   }, 150_000);
 
+  test("OpenCode started again in the project: the resume toast is on the screen (sent once the TUI is there)", async () => {
+    const tui = open(AGENT);
+    await tui.waitForScreen("Ask anything", "the prompt of a new session", 60_000);
+    // Issue 39 walk: a toast sent a fixed 2 s after the plugin started came before this TUI painted, and nobody saw it.
+    // It comes with the first session on the screen.
+    await tui.submit("hello again");
+    // The toast is a box drawn between two ┃ (left of the session's sidebar) whose lines wrap anywhere, an id too: each
+    // row's text between its last two borders, rows joined, spaces dropped.
+    const toastText = () =>
+      tui
+        .screen()
+        .split("\n")
+        .map((row) => row.split("┃").slice(-2, -1)[0] ?? "")
+        .join("")
+        .replace(/\s+/g, "");
+    await waitFor(() => toastText().includes(`wasinterruptedandcanberesumed:opencode-s${root}`), "the resume toast on the screen", 60_000).catch((e: Error) => {
+      throw new Error(`${e.message}\nscreen:\n${tui.screen()}\naudit: ${JSON.stringify(auditEvents(project.governanceDir).slice(-3))}`);
+    });
+    expect(
+      auditEvents(project.governanceDir)
+        .filter((e) => e.type === "resume_offered")
+        .map((e) => e.sessionId),
+    ).toEqual([root]);
+    await quit(tui);
+  }, 150_000);
+
   test("two hours later `opencode -s <id>`: the first model request names the interrupted subagent and its last tool call; /governance shows the tree", async () => {
     moveBack(2 * HOUR);
     const tui = open(["-s", root, ...AGENT]);
@@ -196,6 +222,9 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
     expect(note).toContain(child);
     expect(note).toMatch(/last tool call `bash` .*sleep 0\.3/);
     await tui.waitForScreen("continuing", "the model's answer");
+    // The start that resumes the session is not offered that same session (the only one there is to resume).
+    expect(tui.screen().replace(/[\s┃│]+/g, "")).not.toContain("canberesumed");
+    expect(auditEvents(project.governanceDir).filter((e) => e.type === "resume_offered")).toHaveLength(1);
 
     // §5: /governance inside the TUI. Typed and submitted as a person does (the list closes on the space).
     const before = model.requests.length;

@@ -137,7 +137,7 @@ const RUN: Record<string, () => Promise<void>> = {
     expect(f.record(child).stop.delivered).toEqual([1, 2, 3]);
     const result = await call;
     expect(result.status).toBe("error");
-    expect(result.text).toContain("SUBAGENT INTERRUPTED");
+    expect(result.text).toContain("SUBAGENT STOPPED");
     // The child's last call named as the model can call it on OpenCode 2 (2.0.15 has no `bash`): issue 40.
     expect(result.text).toContain("Its last tool call: `shell`");
   },
@@ -219,8 +219,8 @@ const RUN: Record<string, () => Promise<void>> = {
     await f.timers.advance(10_000);
     await f.flush();
     const result = await call;
-    expect(result.text).toContain("SUBAGENT INTERRUPTED");
-    expect(result.text.split("SUBAGENT INTERRUPTED").length - 1).toBe(1);
+    expect(result.text).toContain("SUBAGENT STOPPED");
+    expect(result.text.split("SUBAGENT STOPPED").length - 1).toBe(1);
     expect(f.audit().filter((e) => e.type === "parent_notified")).toHaveLength(1);
   },
   async compaction() {

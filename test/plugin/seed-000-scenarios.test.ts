@@ -193,7 +193,7 @@ describe("integration", () => {
     await noticed(CHILD);
     for (let i = 0; i < 3; i++) await toolCall(CHILD);
     const hubResult = await toolCall(HUB, "hub output");
-    expect(hubResult).toContain("SUBAGENT INTERRUPTED");
+    expect(hubResult).toContain("SUBAGENT STOPPED");
     expect(hubResult).toContain(CHILD.slice(0, 12));
     expect(hubResult).toContain("hub output");
     expect(await toolCall(HUB, "later")).toBe("later");

@@ -31,7 +31,9 @@ describe("descendants: one pure answer for the plugin and the CLI", () => {
     ["a running link", link(A), {}, true],
     ["a link closed as aborted", link(A, "aborted"), {}, true],
     ["an interrupted record", link(A, "completed"), { state: "interrupted" as const }, true],
-    ["a stopped record", link(A, "completed"), { control: "stopped" as const }, true],
+    // Stopped by the user, honoured, its task returned: the parent has its answer and the stop note (issue 39 walk).
+    ["a stopped record whose task returned", link(A, "completed"), { control: "stopped" as const }, false],
+    ["a stopped record cut off before its task returned", link(A, "aborted"), { control: "stopped" as const }, true],
     ["a completed task", link(A, "completed"), {}, false],
     ["an orphaned link", link(A, "orphaned"), {}, false],
   ])("%s is cut off: %s", (_name, l, over, cut) => {

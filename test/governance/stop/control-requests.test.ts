@@ -80,7 +80,7 @@ describe("what stop and inject answer is true (issue 21 item 8)", () => {
     expect((await requestInject(ctx, IDLE_ROOT, "hello")).ok).toBe(false);
     const records = await ctx.store.list();
     expect(renderTree(records, { now: 2_000 }).join("\n")).not.toContain(IDLE_ROOT);
-    expect(renderTree(records, { now: 2_000, all: true }).find((l) => l.includes(IDLE_ROOT))).toContain("(idle)");
+    expect(renderTree(records, { now: 2_000, all: true }).find((l) => l.includes(IDLE_ROOT))).toContain("depth 0  idle  last:");
   });
   it("a deleted session says it was deleted", async () => {
     expect(await requestInject(ctx, DELETED, "hello")).toEqual({ ok: false, reason: `session ${DELETED} is not running: it was deleted` });

@@ -42,7 +42,13 @@ describe("buildResumeContext", () => {
   });
 
   it("says where the session stood and that the user interrupted it", () => {
-    expect(buildResumeContext(input)).toContain("**Previous state:** it was between turns; the user interrupted it (Escape or stop).");
+    expect(buildResumeContext({ ...input, interruptedWork: [] })).toContain(
+      "**Previous state:** it was between turns; the user interrupted it (Escape or stop).",
+    );
+    // Interrupted with a subagent cut off: its turn was waiting on that subagent's task, not "between turns" (issue 39 walk).
+    expect(buildResumeContext(input)).toContain(
+      "**Previous state:** its turn was waiting on its subagent (a task still running); the user interrupted it (Escape or stop).",
+    );
     expect(buildResumeContext({ ...input, interrupted: false, previousState: "compacted" })).toContain(
       "**Previous state:** its context had just been compacted.",
     );

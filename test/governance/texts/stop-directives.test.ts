@@ -90,7 +90,7 @@ describe("buildParentNotification", () => {
 
   it("says which child was stopped, by whom, why, and what it was last doing", () => {
     const text = buildParentNotification({ ...base, seal, how: "ladder" });
-    expect(text.startsWith(`⚠️ SUBAGENT INTERRUPTED [${seal}]: agent governance-builder (session ${sessionId}) was stopped by the user.`)).toBe(true);
+    expect(text.startsWith(`⚠️ SUBAGENT STOPPED [${seal}]: agent governance-builder (session ${sessionId}) was stopped by the user.`)).toBe(true);
     expect(text).toContain('Reason (from the user): "wrong approach"');
     expect(text).toContain('Its last tool call: `edit` "src/a.ts".');
   });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { RESUME_OFFER_DELAY_MS } from "../../../plugin/sessions/resume-offer.ts";
+import { Runtime } from "../../../plugin/runtime/runtime.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";
@@ -26,29 +26,91 @@ describe("coverage counts a child when the host creates it", () => {
 });
 
 /** Issue 39: after Escape and quit, starting OpenCode again said nothing about the session to come back to. */
-describe("a resumable session is offered once per start", () => {
-  test("one toast naming the session and its opencode -s command, one resume_offered line; not again for later sessions", async () => {
+describe("a resumable session is offered once per start, when a client is there", () => {
+  /** ROOT interrupted by process one (`f`), then OpenCode started again over the same project with `argv`. */
+  async function startAgain(argv: string[]): Promise<Runtime> {
     await onEvent(f.rt, events.created(ROOT, { agent: "build" }));
     await onEvent(f.rt, events.aborted(ROOT));
     expect(f.rt.sessions.peek(ROOT)?.state).toBe("interrupted");
-    await f.timers.advance(RESUME_OFFER_DELAY_MS);
-    const offers = () => f.calls.toasts.filter((t) => t.message.includes(`opencode -s ${ROOT}`));
-    expect(offers()).toHaveLength(1);
-    expect(offers()[0]).toMatchObject({ variant: "info" });
-    expect(offers()[0]?.message).toMatch(new RegExp(`\\(${ROOT}\\) was interrupted and can be resumed: opencode -s ${ROOT}$`));
-    expect((await f.audit("resume_offered")).map((e) => [e.sessionId, e.count])).toEqual([[ROOT, 1]]);
+    await f.rt.dispose();
+    f.calls.toasts.length = 0;
+    const next = new Runtime({ directory: f.dir }, { clock: f.clock, timers: f.timers, api: f.api, argv });
+    await next.start();
+    return next;
+  }
+  const offers = () => f.calls.toasts.filter((t) => t.message.includes("can be resumed"));
+  const offerLines = async (rt: Runtime) => {
+    await rt.ctx.sink.settle();
+    return (await rt.ctx.sink.read()).filter((e) => e.type === "resume_offered");
+  };
+  /** The TUI attaching (its provider catalog loaded): no session on the screen yet. */
+  const catalog = { type: "catalog.updated", properties: {} };
+  /** The user's first turn in the TUI: a session's model output (its creation alone comes while the TUI changes screens). */
+  const attach = events.delta("ses_new00000000000000000000001");
 
+  test("nothing before a session shows up (a toast then reaches nobody); the first session event brings one toast and one line, never a second", async () => {
+    const next = await startAgain(["opencode"]);
+    try {
+      await onEvent(next, catalog);
+      await onEvent(next, events.created("ses_new00000000000000000000001", { agent: "build" }));
+      await f.timers.advance(60_000);
+      await next.inFlight.settle(1_000);
+      expect(offers()).toEqual([]);
+      await onEvent(next, attach);
+      await next.inFlight.settle(1_000);
+      expect(offers()).toHaveLength(1);
+      expect(offers()[0]).toMatchObject({ variant: "info" });
+      expect(offers()[0]?.message).toMatch(new RegExp(`\\(${ROOT}\\) was interrupted and can be resumed: opencode -s ${ROOT}$`));
+      expect((await offerLines(next)).map((e) => [e.sessionId, e.count])).toEqual([[ROOT, 1]]);
+
+      await onEvent(next, events.created(OTHER, { agent: "build" }));
+      await onEvent(next, events.aborted(OTHER));
+      await f.timers.advance(60_000);
+      await next.inFlight.settle(1_000);
+      expect(offers()).toHaveLength(1);
+      expect(await offerLines(next)).toHaveLength(1);
+    } finally {
+      await next.dispose();
+    }
+  });
+
+  test.each([
+    ["opencode", "-s", ROOT],
+    ["/x/opencode", "--session", ROOT, "--agent", "build"],
+    ["opencode", "--continue"],
+  ])("`opencode -s <id>` is not offered the session it opens, nor `opencode -c` the one it continues: %s %s %s", async (...argv) => {
+    const next = await startAgain(argv);
+    try {
+      await onEvent(next, attach);
+      await f.timers.advance(60_000);
+      await next.inFlight.settle(1_000);
+      expect(offers()).toEqual([]);
+      expect(await offerLines(next)).toEqual([]);
+    } finally {
+      await next.dispose();
+    }
+  });
+
+  test("`opencode -s <id>` with another session to come back to: that one is offered", async () => {
     await onEvent(f.rt, events.created(OTHER, { agent: "build" }));
     await onEvent(f.rt, events.aborted(OTHER));
-    await f.timers.advance(60_000);
-    expect(f.calls.toasts.filter((t) => t.message.includes("can be resumed"))).toHaveLength(1);
-    expect(await f.audit("resume_offered")).toHaveLength(1);
+    f.clock.advance(1_000);
+    const next = await startAgain(["opencode", "-s", ROOT]);
+    try {
+      await onEvent(next, attach);
+      await f.timers.advance(60_000);
+      await next.inFlight.settle(1_000);
+      expect(offers().map((t) => t.message)).toEqual([expect.stringContaining(`opencode -s ${OTHER}`)]);
+    } finally {
+      await next.dispose();
+    }
   });
 
   test("nothing to resume: no toast, no line", async () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "build" }));
-    await f.timers.advance(RESUME_OFFER_DELAY_MS);
-    expect(f.calls.toasts.filter((t) => t.message.includes("can be resumed"))).toEqual([]);
+    await onEvent(f.rt, events.delta(ROOT));
+    await f.rt.inFlight.settle(1_000);
+    expect(offers()).toEqual([]);
     expect(await f.audit("resume_offered")).toEqual([]);
   });
 });

@@ -111,7 +111,7 @@ describe("stop controller", () => {
     expect(f.calls.aborts).toEqual([CHILD, CHILD]);
     expect(await notifications()).toHaveLength(1);
     // The parent reads the notification on its next tool result, once.
-    expect(await toolCall(ROOT)).toContain("SUBAGENT INTERRUPTED");
+    expect(await toolCall(ROOT)).toContain("SUBAGENT STOPPED");
     expect(await toolCall(ROOT)).toBe("OUT");
   });
 
