@@ -205,6 +205,16 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
         .filter((e) => e.type === "resume_offered")
         .map((e) => e.sessionId),
     ).toEqual([root]);
+    // Quit once this start's own session has answered and is idle: quit mid-turn and it is rightly interrupted (and
+    // resumable) too, which the next cases would then be offered.
+    await tui.waitForScreen(/hello again[\s\S]*continuing/, "the answer to hello again");
+    await waitFor(
+      () =>
+        recordsOf()
+          .filter((r) => r.parentId === null && r.sessionId !== root)
+          .every((r) => r.state === "between_turn"),
+      "this start's own session idle",
+    );
     await quit(tui);
   }, 150_000);
 
