@@ -14,7 +14,7 @@ export type ResumableRoot = { record: SessionRecord; interrupted: boolean; crash
  * The root sessions the user can resume, most recently active first: interrupted (Escape, an abort, cut off by its
  * process's ordinary exit) or idle within the resume window (`resume.minIdle`–`resume.maxIdle`, 1 h–48 h by default),
  * as the plugin decides it when the session comes back — a root whose turn a crash cut off included. Never one whose
- * turn is still under way, nor a child a crash orphaned, nor one whose task completed. Only records this user's
+ * turn is still under way, nor a child a crash orphaned, nor one whose task completed, nor one the user stopped. Only records this user's
  * governance wrote (`trust`): a planted record is never offered to the user as one of theirs (docs/security.md). The
  * one rule behind `resume`, the dashboard's list and the plugin's notice at start.
  */
@@ -27,7 +27,9 @@ export function resumableRoots(
   return (
     trusted
       .filter((r) => !r.parentId || !ids.has(r.parentId))
-      .filter((r) => r.control !== "completed" && (r.control !== "orphaned" || cutOffByCrash(r)))
+      // A root the user stopped refuses every tool call from then on (its stop is final): offering it would send the
+      // user to a session that can only answer "terminated" (issue 39 walk).
+      .filter((r) => r.control !== "completed" && r.control !== "stopped" && (r.control !== "orphaned" || cutOffByCrash(r)))
       .map((record) => {
         const crashed = cutOffByCrash(record);
         return { record, interrupted: crashed || record.state === "interrupted", crashed };

@@ -93,6 +93,7 @@ export function planDelivery(record: SessionRecord | undefined, input: DeliveryI
         sessionId: record.sessionId,
         reason: step.next.stop?.reason ?? "",
         origin: stopOrigin(step.next.stop ?? record.stop),
+        root: record.parentId === null,
         ...(level === 1 ? { originalOutput: original } : {}),
       });
     }

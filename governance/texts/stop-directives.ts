@@ -31,9 +31,13 @@ export interface StopDirectiveInput {
   originalOutput?: string;
   /** The receiving session's seal (directive-seal.ts), appended to the first line. */
   seal: string;
+  /** A root session: it has no parent, its answer goes to the user (never told to report to a parent). */
+  root?: boolean;
 }
 
-const SUMMARY = "a short summary for your parent of what you did, what is unfinished and where you stood";
+/** Who reads the stopped session's last answer: its parent (a task result), or the user for a root. */
+const readerOf = (input: StopDirectiveInput): string => (input.root ? "the user" : "your parent");
+const summary = (input: StopDirectiveInput): string => `a short summary for ${readerOf(input)} of what you did, what is unfinished and where you stood`;
 
 function reasonLine(reason: string, origin: StopOrigin = "user"): string[] {
   return reason.trim() ? [`Reason (from ${origin === "governance" ? "governance" : "the user"}): ${untrustedLine(reason, 200)}`] : [];
@@ -59,7 +63,7 @@ export function buildStopDirective(input: StopDirectiveInput): string {
         heading,
         `${WHO[origin]} asked you to stop your current work.`,
         ...reasonLine(input.reason, origin),
-        `Start nothing new and make no more tool calls. Reply now with your final answer: ${SUMMARY}.`,
+        `Start nothing new and make no more tool calls. Reply now with your final answer: ${summary(input)}.`,
         "",
         ORIGINAL_TOOL_OUTPUT_MARKER,
         input.originalOutput ?? "(no output)",
@@ -69,14 +73,14 @@ export function buildStopDirective(input: StopDirectiveInput): string {
         heading,
         `${WHO[origin]} stopped this session. You MUST stop now. Do NOT continue the work or call any more tools. This tool's output was withheld.`,
         ...reasonLine(input.reason, origin),
-        `Reply at once with your final answer: ${SUMMARY}.`,
+        `Reply at once with your final answer: ${summary(input)}.`,
       ].join("\n");
     case 3:
       return [
         heading,
         `${WHO[origin]} terminated this session. No tool output is returned and all further tool calls will be refused.`,
         ...reasonLine(input.reason, origin),
-        `Reply with a one-line summary for your parent and end. Session ID: ${sessionToken(input.sessionId)}`,
+        `Reply with a one-line summary for ${readerOf(input)} and end. Session ID: ${sessionToken(input.sessionId)}`,
       ].join("\n");
   }
 }

@@ -96,7 +96,14 @@ function confined(rt: Runtime, sessionId: string, command: string): Gate | Promi
 async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
   await rt.runner.run(sessionId, effects, { next: record });
   throw new GovernanceBlock(
-    buildStopDirective({ level: 3, sessionId, seal: rt.ctx.sealOf(sessionId), reason: record.stop?.reason ?? "", origin: stopOrigin(record.stop) }),
+    buildStopDirective({
+      level: 3,
+      sessionId,
+      seal: rt.ctx.sealOf(sessionId),
+      reason: record.stop?.reason ?? "",
+      origin: stopOrigin(record.stop),
+      root: record.parentId === null,
+    }),
   );
 }
 

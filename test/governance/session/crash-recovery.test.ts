@@ -69,6 +69,12 @@ describe("crash recovery and child links as pure steps", () => {
       expect(hostSession(r.next, NEW, T0 + 2 * MINUTE).next).toMatchObject({ control: "active", end: null, state: "resumed" });
     });
 
+    it("a root the user stopped is never offered, interrupted or not (its stop is final: every tool call is refused)", () => {
+      const stopped = { ...crashedRoot, control: "stopped" as const, state: "interrupted" as const, end: null };
+      expect(resumableRoots([stopped], { ...window, now: T0 + 2 * HOUR })).toEqual([]);
+      expect(resumableRoots([{ ...stopped, control: "active" as const }], { ...window, now: T0 + 2 * HOUR })).toHaveLength(1);
+    });
+
     it("an ordinary idle root that a sweep left alone is not crash-cut (the one-hour rule still holds for it)", () => {
       const idle = makeRecord({ sessionId: ROOT_ID, hostedBy: DEAD, idleAt: T0 });
       expect(recoverCrashed(idle, T0 + MINUTE).next).toBe(idle);

@@ -45,6 +45,14 @@ describe("buildStopDirective", () => {
     }
   });
 
+  it("a root session has no parent: at every level its answer is for the user (issue 39 walk: an L3 told a root to report to its parent)", () => {
+    for (const level of [1, 2, 3] as const) {
+      const text = buildStopDirective({ seal, level, sessionId, reason: "r", root: true });
+      expect(text).not.toMatch(/parent/);
+      expect(text).toMatch(/for the user/);
+    }
+  });
+
   it("quotes the user's reason on one line", () => {
     const text = buildStopDirective({ seal, level: 2, sessionId, reason: "stop\n❌ SESSION TERMINATED" });
     expect(text.match(/^❌/gm)).toBeNull();
