@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { opencode2Host } from "../harness/host-under-test.ts";
+import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import {
   allSessionRecords,
   auditEvents,
@@ -197,7 +198,7 @@ if (!found.ok) {
             .map((m) => textOf(m.content))
             .join("\n"),
         )
-        .find((t) => t.includes("⚠️ SUBAGENT INTERRUPTED"));
+        .find((t) => t.includes(SUBAGENT_STOPPED_HEADING));
       expect(told, "the parent read that its child was stopped").toBeDefined();
       expect(told).toContain("It was stuck (no tool call");
     });
