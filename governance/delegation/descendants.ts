@@ -43,12 +43,17 @@ export function descendantsOf(root: SessionRecord, byId: ReadonlyMap<string, Ses
 
 /**
  * Cut off by an interruption: a descendant whose work did not end by itself — its link still running or closed as
- * aborted, or its own record interrupted. A subagent the user stopped that honoured the stop and whose task returned
- * (its link completed: its parent already has its final answer and the stop note) is not: listing it as interrupted
- * work invited the model to redo what the user had stopped (issue 39 walk).
+ * aborted, or its own record interrupted. A subagent whose stop ran its course is not (its parent already has the
+ * stop note, and its final answer when it gave one): listing it as interrupted work invited the model to redo what
+ * the user had stopped (issue 39 walks).
  */
 export function isCutOff({ record, link }: Descendant): boolean {
-  return isRunningChild(link) || link.outcome === "aborted" || record.state === "interrupted";
+  if (isRunningChild(link)) return true;
+  // A stop that ran its course (L1-L3 or its hard abort) was the user's or governance's decision, and the parent was
+  // told in its stop note: not work an interruption cut off, whatever its task's outcome (second issue 39 walk: a
+  // worker hard-stopped in an earlier, finished turn was listed as interrupted work).
+  if (record.control === "stopped") return false;
+  return link.outcome === "aborted" || record.state === "interrupted";
 }
 
 /** What a resume context reports as cut off, with each one's last tool call. */
