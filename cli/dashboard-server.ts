@@ -3,7 +3,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import type { LoadedConfig } from "../governance/config/config.ts";
 import { requestInject, requestStop, type ControlContext } from "../governance/stop/control-requests.ts";
-import { ackLine, awaitStopAcks } from "../governance/stop/stop-ack.ts";
+import { ackLine, awaitStopAcks, stopHeld } from "../governance/stop/stop-ack.ts";
 import { type ConnectionBounds, ConnectionGate } from "./dashboard-connections.ts";
 import { checkRequest, parseControlBody } from "./dashboard-guard.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT, DASHBOARD_STYLE } from "./dashboard-page.ts";
@@ -146,7 +146,8 @@ export async function startDashboard(ctx: ControlContext, opts: DashboardOptions
     void push();
     const said = result.queued.map((q, i) => ackLine(q, acks[i]!));
     const { queued: _files, ...answer } = result;
-    return send(res, acks.every((a) => a.taken) ? 200 : 202, { ...answer, taken: acks.every((a) => a.taken), said });
+    const held = acks.every(stopHeld);
+    return send(res, held ? 200 : 202, { ...answer, taken: held, said });
   }
 
   async function openStream(res: http.ServerResponse): Promise<void> {

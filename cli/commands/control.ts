@@ -1,5 +1,5 @@
 import { requestInject, requestStop, type RequestResult } from "../../governance/stop/control-requests.ts";
-import { ackLine, awaitStopAcks, type StopAck } from "../../governance/stop/stop-ack.ts";
+import { ackLine, awaitStopAcks, stopHeld } from "../../governance/stop/stop-ack.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
@@ -45,11 +45,6 @@ export async function stopCommand(c: CommandContext): Promise<number> {
     else c.io.errLine(["red", "not stopped: "], ackLine(q, ack));
   }
   return ok ? 0 : 1;
-}
-
-/** The session is stopping or stopped after this request: taken, or found already stopped. */
-function stopHeld(ack: StopAck): boolean {
-  return ack.taken && (ack.outcome !== "ignored" || ack.because === "already stopped");
 }
 
 /** `inject <session|agent|title fragment> <text>`: validated like every other way in. */

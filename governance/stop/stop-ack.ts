@@ -73,6 +73,11 @@ export async function awaitStopAcks(
   }
 }
 
+/** The session is stopping or stopped after this request: taken, or found already stopped (CLI exit code, dashboard status). */
+export function stopHeld(ack: StopAck): boolean {
+  return ack.taken && (ack.outcome !== "ignored" || ack.because === "already stopped");
+}
+
 /** The user's words for one acknowledgement (CLI and dashboard). */
 export function ackLine(q: QueuedStop, ack: StopAck): string {
   if (ack.taken) {
