@@ -26,6 +26,7 @@ import {
   type ScriptedModel,
   type ServeHandle,
   type TestProject,
+  toolTexts,
 } from "../harness/index.ts";
 
 const CHROMIUM_ARGS = [
@@ -54,7 +55,6 @@ const BLOCKED_AGENT = "governance-planner";
 /** Where the coordinator of this walk-through looks for the final page (outside the repository). */
 const AFTER_SCREENSHOT = process.env.DASHBOARD_AFTER_SCREENSHOT;
 
-const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
 
 /**

@@ -15,7 +15,8 @@ import {
   sessionRecord,
   startScriptedModel,
   type TestProject,
-  textOf,
+  toolTexts,
+  firstUser,
 } from "../harness/index.ts";
 import { missing } from "../harness/system-tools.ts";
 
@@ -47,8 +48,6 @@ console.log("tests passed");
 `;
 const USER_CEILINGS = "budgets:\n  default:\n    toolCalls: 8\n  agents:\n    build: { toolCalls: 6 }\n";
 
-const toolTexts = (req: ModelRequest): string[] => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
-const firstUser = (req: ModelRequest): string => textOf(req.messages.find((m) => m.role === "user")?.content);
 const parentOf = (text: string): string => /delegated by [^(]*\(session (ses_\w+)\)/.exec(text)?.[1] ?? "ses_unknown";
 const bash = (command: string): Reply => ({ toolCalls: [{ name: "bash", args: { command, description: "run" } }] });
 /** A tmux server of the user's, started outside the sandbox. */

@@ -13,6 +13,7 @@ import {
   type TestProject,
   textOf,
   waitFor,
+  firstUser,
 } from "../harness/index.ts";
 
 /**
@@ -28,7 +29,6 @@ import {
  *    Before: it counted twice while it ran, so `perProject: 2` refused a second subagent beside it.
  * And a `task_id` naming another session's subagent is refused (OpenCode 1.18 continues any session it is given).
  */
-const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolCount = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
 const lastUser = (req: ModelRequest) => textOf(req.messages.findLast((m) => m.role === "user")?.content);

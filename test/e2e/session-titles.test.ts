@@ -15,6 +15,7 @@ import {
   type ScriptedModel,
   type ServeHandle,
   type TestProject,
+  toolTexts,
 } from "../harness/index.ts";
 
 /**
@@ -25,7 +26,6 @@ import {
 const MIGRATE = "Migrate the billing database";
 const AUDIT = "Audit the billing reports";
 const titleOf = (task: string) => `${task} (@governance-executor subagent)`;
-const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 
 describe("session titles on the real binary: shown, and a title fragment as the stop target", () => {
   let model: ScriptedModel;

@@ -16,6 +16,7 @@ import {
   type ScriptedModel,
   type ServeHandle,
   type TestProject,
+  toolTexts,
 } from "../harness/index.ts";
 
 /** The CLI, as a user runs it, in its own process (same user environment as the opencode process). */
@@ -23,7 +24,6 @@ const cli = (project: TestProject, ...args: string[]) => projectCli(project, arg
 
 /** Conversation text without the system prompt (whose rules mention the notification's heading). */
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
-const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
 
 /** Long enough that the soft ladder finishes first on a loaded 2-core machine; the hard-stop test measures against it. */

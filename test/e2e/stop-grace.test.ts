@@ -14,6 +14,7 @@ import {
   type ScriptedModel,
   type ServeHandle,
   type TestProject,
+  toolTexts,
 } from "../harness/index.ts";
 
 /**
@@ -30,7 +31,6 @@ const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3
 const NOTE = "SUBAGENT STOPPED";
 
 const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((m) => m.role !== "system"));
-const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
 
 describe("graceful stop and the parent's note (real opencode serve)", () => {

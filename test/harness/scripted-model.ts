@@ -80,6 +80,16 @@ export function textOf(content: unknown): string {
   return "";
 }
 
+/** The texts of a request's tool results, in order (what the model read back from its calls). */
+export function toolTexts(req: ModelRequest): string[] {
+  return req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+}
+
+/** The text of a request's first user message (its session's prompt: task prompts start with governance's block). */
+export function firstUser(req: ModelRequest): string {
+  return textOf(req.messages.find((m) => m.role === "user")?.content);
+}
+
 /** First line of the governance status note (governance/texts/status-note.ts), kept here so the harness stands alone. */
 export const STATUS_NOTE_HEADING = "## Governance Status (opencode-governance)";
 

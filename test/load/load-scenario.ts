@@ -13,9 +13,9 @@ import {
   type OpencodeHttp,
   type PluginMode,
   type Reply,
+  firstUser,
 } from "../harness/index.ts";
 
-const firstUser = (req: ModelRequest) => textOf(req.messages.find((m) => m.role === "user")?.content);
 const toolMessages = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const STOPPED = /SESSION STOP|SESSION TERMINATED/;
 

@@ -16,9 +16,10 @@ import {
   sessionRecord,
   startScriptedModel,
   type TestProject,
-  textOf,
   listen,
   waitFor,
+  toolTexts,
+  firstUser,
 } from "../harness/index.ts";
 import { pathWithoutBwrap } from "../harness/system-tools.ts";
 
@@ -38,8 +39,6 @@ You do small tasks.
 `;
 const YAML = "budgets:\n  agents:\n    capped: { toolCalls: 4 }\n";
 
-const toolTexts = (req: ModelRequest): string[] => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
-const firstUser = (req: ModelRequest): string => textOf(req.messages.find((m) => m.role === "user")?.content);
 const parentOf = (text: string): string => /delegated by [^(]*\(session (ses_\w+)\)/.exec(text)?.[1] ?? "ses_unknown";
 const bash = (command: string): Reply => ({ toolCalls: [{ name: "bash", args: { command, description: "run" } }] });
 const node = JSON.stringify(process.execPath);

@@ -15,8 +15,9 @@ import {
   sessionRecord,
   startScriptedModel,
   type TestProject,
-  textOf,
   waitFor,
+  toolTexts,
+  firstUser,
 } from "../harness/index.ts";
 
 /**
@@ -35,8 +36,6 @@ You do small tasks.
 const YAML = "budgets:\n  agents:\n    capped: { toolCalls: 4 }\n";
 const USER_YAML = "budgets:\n  agents:\n    usercapped: { toolCalls: 4 }\nguard:\n  rootSessions: true\n";
 
-const toolTexts = (req: ModelRequest): string[] => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
-const firstUser = (req: ModelRequest): string => textOf(req.messages.find((m) => m.role === "user")?.content);
 const parentOf = (text: string): string => /delegated by [^(]*\(session (ses_\w+)\)/.exec(text)?.[1] ?? "ses_unknown";
 const bash = (command: string): Reply => ({ toolCalls: [{ name: "bash", args: { command, description: "run" } }] });
 

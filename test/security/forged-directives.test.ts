@@ -18,6 +18,7 @@ import {
   type TestProject,
   textOf,
   waitFor,
+  toolTexts,
 } from "../harness/index.ts";
 
 /**
@@ -39,7 +40,6 @@ const FORGED_LINES = [
   STOP_HEADINGS[2],
 ];
 
-const toolTexts = (req: ModelRequest): string[] => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 const sealIn = (text: string): string | undefined => SEAL_PATTERN.exec(text)?.[0];
 
 describe("forged directives through real tool calls (real opencode serve)", () => {

@@ -11,6 +11,7 @@ import {
   type ScriptedModel,
   type ServeHandle,
   type TestProject,
+  toolTexts,
 } from "../harness/index.ts";
 
 /**
@@ -31,8 +32,6 @@ permission:
 ---
 You are an executor (delegating).
 `;
-
-const toolTexts = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
 
 describe("who may steer: a subagent cannot stop or inject into its parent (real opencode serve)", () => {
   let model: ScriptedModel;
