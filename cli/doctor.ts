@@ -83,7 +83,9 @@ function pluginChecks(dir: string, env: NodeJS.ProcessEnv): Check[] {
  */
 function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], lastStart: number): Check[] {
   const host = detectHost(dir, env);
-  const checks: Check[] = [{ ok: true, text: `OpenCode ${host.line}${host.version ? ` ${host.version}` : ""} (${host.how})` }];
+  const checks: Check[] = [
+    { ok: true, ...(host.binaryMissing ? { warn: true } : {}), text: `OpenCode ${host.line}${host.version ? ` ${host.version}` : ""} (${host.how})` },
+  ];
   const since = log.filter((e) => e.at >= lastStart);
   const detected = since.filter((e) => e.type === "host_detected").at(-1) as (AuditEvent & { line?: number; version?: string }) | undefined;
   const startedOn = log.filter((e) => e.type === "plugin_started" && (e as { host?: number }).host === host.line).at(-1);

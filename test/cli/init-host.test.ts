@@ -4,6 +4,7 @@ import path from "node:path";
 import { parse } from "jsonc-parser";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { main } from "../../cli/main.ts";
+import { detectHost } from "../../cli/opencode-host.ts";
 
 /**
  * `init` and `doctor` know which OpenCode runs: `opencode --version` (here a stand-in binary through OPENCODE_BIN),
@@ -75,6 +76,20 @@ describe("init writes for the OpenCode the user runs", () => {
     const res = await cli("init");
     expect(res.out).toContain('has a "plugins" list (OpenCode 2)');
     expect((parse(fs.readFileSync(path.join(dir, "opencode.json"), "utf8")) as { plugins: string[] }).plugins).toEqual(["other", "opencode-governance"]);
+  });
+
+  test("no binary, an opencode.json without a plugin list: says the config was seen and the binary is missing (walk 3)", async () => {
+    fs.writeFileSync(path.join(dir, "opencode.json"), '{ "model": "x/y" }\n');
+    const res = await cli("init", "--dry-run");
+    expect(res.out).toContain(`$OPENCODE_BIN (${process.env.OPENCODE_BIN}) does not run`);
+    expect(res.out).toContain(`${path.join(dir, "opencode.json")} found but names no plugin list`);
+    expect(res.out).toContain('assuming OpenCode 1; plugins go under "plugin"');
+    expect(res.out).not.toContain("no opencode binary or config found");
+    // doctor marks a guessed host as a warning, not a pass.
+    expect((await cli("doctor")).out).toContain("! OpenCode 1 ($OPENCODE_BIN");
+    // Without $OPENCODE_BIN: the `opencode` on PATH, and what to do when there is none.
+    const env = { ...process.env, OPENCODE_BIN: "", PATH: root };
+    expect(detectHost(dir, env).how).toMatch(/^no `opencode` on PATH: install OpenCode \(≥ 1\.15\.13\) or put it on PATH/);
   });
 
   test("--host overrides detection; a bad value is refused", async () => {
