@@ -293,7 +293,7 @@ function renderResumable() {
   for (const r of snapshot.resumable) {
     const li = el("li");
     li.dataset.session = r.sessionId;
-    li.append(el("code", r.command, "command"), el("span", (r.title ? " “" + r.title + "”" : "") + " " + (r.agent || "?") + ", " + (r.crashed ? "cut off by a crash" : r.interrupted ? "interrupted" : r.state) + ", last active " + ago(r.lastActivityAt)));
+    li.append(el("code", r.command, "command"), el("span", (r.title ? " “" + r.title + "”" : "") + " " + (r.agent || "?") + ", " + r.word + ", last active " + ago(r.lastActivityAt)));
     const details = el("details");
     details.append(el("summary", "resume context"), el("pre", r.context));
     li.appendChild(details);

@@ -6,6 +6,7 @@ import type { SessionRecord } from "../governance/session/session-record.ts";
 import { currentAuditType } from "../governance/storage/audit-names.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { isRunningSession, sessionStatus } from "../governance/session/running.ts";
+import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
 import { type AuditLine, auditDetail } from "./audit-detail.ts";
@@ -108,8 +109,16 @@ const AUDIT_TAIL = 30;
 /** The session tree as rows (the shape of `sessions --json` and of the page), every string stripped of controls. */
 export function sessionRows(
   records: readonly SessionRecord[],
-  at: { config: Pick<GovernanceConfig, "budgets">; now: number; trust?: RecordTrust | undefined; origins?: Record<string, string> },
+  at: {
+    config: Pick<GovernanceConfig, "budgets">;
+    now: number;
+    trust?: RecordTrust | undefined;
+    origins?: Record<string, string>;
+    /** Records whose OpenCode process is dead (cli/process-gone.ts): `orphaned`, never running. */
+    processGone?: (r: SessionRecord) => boolean;
+  },
 ): SessionRow[] {
+  const gone = at.processGone ?? (() => false);
   // Which layer set each limit (issue 30): looked up by the path configuredLimits took it from.
   const withOrigins = (r: SessionRecord, view: BudgetView): BudgetView => {
     if (!at.origins) return view;
@@ -133,8 +142,8 @@ export function sessionRows(
       cycle,
       state: r.state,
       control: r.control,
-      running: isRunningSession(r) && verified(r),
-      status: sessionStatus(r),
+      running: isRunningSession(r) && verified(r) && !gone(r),
+      status: sessionStatus(r, gone(r)),
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
       lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
@@ -155,7 +164,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   // Records this user's governance did not write are never running; past MAX_ROWS (a flood of planted records)
   // the rows the user's own sessions need come first and the rest are counted.
   const trust = trustOf(ctx);
-  const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins });
+  const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins, processGone: await processGoneOf(records) });
   const kept = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const events = (await ctx.audit.read()) as AuditLine[];
   const bySession = new Map<string, AuditLine[]>();

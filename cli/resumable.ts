@@ -2,6 +2,7 @@ import type { Anchor } from "../governance/config/config.ts";
 import { cutOffWork } from "../governance/delegation/descendants.ts";
 import { idleMs } from "../governance/session/resume-window.ts";
 import { resumableRoots, resumeCommand } from "../governance/session/resumable-roots.ts";
+import { type SessionStatus, sessionStatus } from "../governance/session/running.ts";
 import type { SessionRecord } from "../governance/session/session-record.ts";
 import type { RecordTrust } from "../governance/storage/record-attestation.ts";
 import { buildResumeContext } from "../governance/texts/resume-context.ts";
@@ -18,6 +19,10 @@ export type Resumable = {
   title: string | null;
   agent: string | null;
   state: string;
+  /** Its word, as every other surface says it (`sessionStatus`): interrupted, idle, or orphaned when a crash cut it off. */
+  status: SessionStatus;
+  /** What `resume` and the dashboard print: the status, and for a crash "(cut off by a crash)". */
+  word: string;
   interrupted: boolean;
   /** Its turn was cut off by a crash (its process died mid-turn); `interrupted` is true too. */
   crashed: boolean;
@@ -56,6 +61,8 @@ export function resumableSessions(
       title: r.title ?? null,
       agent: r.agent,
       state: r.state,
+      status: sessionStatus(r),
+      word: crashed ? `${sessionStatus(r)} (cut off by a crash)` : sessionStatus(r),
       interrupted,
       crashed,
       lastActivityAt: r.lastActivityAt,

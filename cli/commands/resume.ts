@@ -37,7 +37,8 @@ export async function resumeCommand(c: CommandContext): Promise<number> {
     c.io.line(
       ["bold", r.command],
       r.title ? `   "${r.title}"` : "",
-      `   ${r.agent ?? "?"}, ${r.crashed ? "cut off by a crash" : r.interrupted ? "interrupted" : r.state}, idle ${formatIdle(r.idleMs)}`,
+      // An idle root's word is its idle time ("idle 2 hours"), not "idle, idle 2 hours".
+      `   ${r.agent ?? "?"}, ${r.status === "idle" ? "" : `${r.word}, `}idle ${formatIdle(r.idleMs)}`,
     );
     c.io.line(["dim", "  resume context:"]);
     for (const line of r.context.split("\n")) c.io.line("    ", line);

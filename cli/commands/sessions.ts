@@ -1,6 +1,7 @@
 import { budgetSummary, budgetView } from "../../governance/budget/budget-view.ts";
 import { renderTree, trustOf } from "../../governance/stop/control-requests.ts";
 import { sessionRows } from "../dashboard-snapshot.ts";
+import { processGoneOf } from "../process-gone.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 
@@ -12,15 +13,16 @@ export async function sessionsCommand(c: CommandContext): Promise<number> {
   const records = await c.store.list();
   const now = c.control.clock.now();
   const { config } = await readConfig(c.store.paths.configFile);
+  const processGone = await processGoneOf(records);
   if (c.options.json) {
-    c.io.json({ version: JSON_VERSION, now, sessions: sessionRows(records, { config, now, trust: trustOf(c.control) }) });
+    c.io.json({ version: JSON_VERSION, now, sessions: sessionRows(records, { config, now, trust: trustOf(c.control), processGone }) });
     return 0;
   }
   const note = (r: (typeof records)[number]) => {
     const summary = budgetSummary(budgetView(r, config, now));
     return summary ? `budget: ${summary}` : "";
   };
-  const lines = renderTree(records, { now, all: c.options.all ?? false, note, trust: trustOf(c.control) });
+  const lines = renderTree(records, { now, all: c.options.all ?? false, note, trust: trustOf(c.control), processGone });
   if (lines.length === 0) {
     c.io.line(["dim", c.options.all ? "No governed sessions." : "No running governed sessions (use --all for finished ones)."]);
     return 0;

@@ -1,6 +1,5 @@
 import { budgetSummary, budgetView } from "../../governance/budget/budget-view.ts";
 import { isRunningSession, statusCounts, statusCountsLine } from "../../governance/session/running.ts";
-import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { splitByTrust } from "../../governance/storage/record-attestation.ts";
 import { stateFolderProblems } from "../../governance/storage/state-health.ts";
 import { trustOf } from "../../governance/stop/control-requests.ts";
@@ -9,6 +8,7 @@ import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
 import { confinementView } from "../confinement-view.ts";
 import { lastSessionLine, readCoverage } from "../coverage-view.ts";
+import { processGoneOf } from "../process-gone.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { explainCommand } from "./explain.ts";
 
@@ -30,9 +30,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const coverage = await readCoverage(c.store.paths.root);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // A record that still says running is a live turn only while its OpenCode process lives (a crash leaves it behind).
-  const gone = new Set<string>();
-  for (const r of records) if (isRunningSession(r) && r.hostedBy && (await ownerIsGone(r.hostedBy))) gone.add(r.sessionId);
-  const counts = statusCounts(records, (r) => gone.has(r.sessionId));
+  const counts = statusCounts(records, await processGoneOf(records));
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
   const now = c.control.clock.now();
   const budgets = records

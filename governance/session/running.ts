@@ -36,15 +36,21 @@ export function isWaitingOnSubagent(r: SessionRecord): boolean {
 }
 
 /** Where a session stands, as the `sessions` listing says it: the status word, or that its turn waits on a subagent. */
-export function statusPhrase(r: SessionRecord): string {
-  const status = sessionStatus(r);
+export function statusPhrase(r: SessionRecord, processGone = false): string {
+  const status = sessionStatus(r, processGone);
   return status === "running" && isWaitingOnSubagent(r) ? "running, waiting on its subagent" : status;
 }
 
 /** One word for where a session stands, the same in the CLI, the tool and the dashboard. */
 export type SessionStatus = "running" | "stopping" | "idle" | "interrupted" | "stopped" | "completed" | "failed" | "deleted" | "orphaned";
 
-export function sessionStatus(r: SessionRecord): SessionStatus {
+/**
+ * The one function every surface takes its word from (`status`, `sessions`, `sessions --json`, `resume`, the
+ * dashboard's rows and its resumable list, the `governance` tool). `processGone`: the caller looked and the record's
+ * OpenCode process is dead (a crash or a kill; the next process to start marks it orphaned): a record still saying
+ * running or stopping is then `orphaned` — "running" promises something busy now that can be stopped.
+ */
+export function sessionStatus(r: SessionRecord, processGone = false): SessionStatus {
   if (r.end?.how === "deleted") return "deleted";
   if (r.control === "stopped") return "stopped";
   if (r.control === "orphaned" || r.end?.how === "orphaned") return "orphaned";
@@ -52,6 +58,7 @@ export function sessionStatus(r: SessionRecord): SessionStatus {
   if (r.control === "completed" || r.end) return "completed";
   if (r.state === "interrupted") return "interrupted";
   if (isIdle(r)) return "idle";
+  if (processGone) return "orphaned";
   return r.control === "stopping" ? "stopping" : "running";
 }
 
@@ -70,8 +77,7 @@ export type StatusCounts = { recorded: number; running: number; byStatus: Partia
 export function statusCounts(records: readonly SessionRecord[], processGone: (r: SessionRecord) => boolean): StatusCounts {
   const byStatus: Partial<Record<SessionStatus, number>> = {};
   for (const r of records) {
-    const said = sessionStatus(r);
-    const status = (said === "running" || said === "stopping") && processGone(r) ? "orphaned" : said;
+    const status = sessionStatus(r, processGone(r));
     byStatus[status] = (byStatus[status] ?? 0) + 1;
   }
   const ordered = Object.fromEntries(STATUS_ORDER.filter((s) => byStatus[s]).map((s) => [s, byStatus[s]])) as StatusCounts["byStatus"];

@@ -226,21 +226,23 @@ export const MAX_TREE_LINES = 200;
 /**
  * One line per session, children indented under their parents, for the CLI and the `governance` tool's `sessions`.
  * The walk ({@link sessionTree}) survives parent cycles and absurd stored depths; finished sessions are skipped
- * unless `all`, and their children move up one indent. `note` adds a caller's text to a line (the CLI: budgets).
+ * unless `all`, and their children move up one indent. `note` adds a caller's text to a line (the CLI: budgets);
+ * `processGone` names records whose OpenCode process the caller found dead (listed `orphaned`, not running).
  * Records this user's governance did not write (`trust`, storage/record-attestation.ts) are not listed, only
  * counted; a listing cut at {@link MAX_TREE_LINES} says how many it left out.
  */
 export function renderTree(
   records: readonly SessionRecord[],
-  opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string; trust?: RecordTrust },
+  opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string; trust?: RecordTrust; processGone?: (r: SessionRecord) => boolean },
 ): string[] {
+  const gone = opts.processGone ?? (() => false);
   const { trusted, unverified } = opts.trust ? splitByTrust(records, opts.trust) : { trusted: records, unverified: [] };
   const lines: string[] = [];
   const childIndent = new Map<string, number>();
   let left = 0;
   for (const { record: r, cycle } of sessionTree(trusted)) {
     const indent = Math.min(cycle ? 0 : (r.parentId && childIndent.get(r.parentId)) || 0, MAX_TREE_INDENT);
-    const keep = opts.all || isRunningSession(r) || r.children.some(isRunningChild);
+    const keep = opts.all || (isRunningSession(r) && !gone(r)) || r.children.some(isRunningChild);
     childIndent.set(r.sessionId, keep ? indent + 1 : indent);
     if (!keep) continue;
     if (lines.length >= MAX_TREE_LINES) {
@@ -253,7 +255,7 @@ export function renderTree(
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     const note = opts.note?.(r) ?? "";
     lines.push(
-      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}${r.title ? `  ${untrustedLine(r.title, 60)}` : ""}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${statusPhrase(r)}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
+      `${"  ".repeat(indent)}${sessionToken(r.sessionId)}${r.title ? `  ${untrustedLine(r.title, 60)}` : ""}  ${r.agent ? agentToken(r.agent) : "?"}  depth ${r.depth}  ${statusPhrase(r, gone(r))}  last: ${last}  (${ago}s ago)${cycle ? "  [parent cycle]" : ""}${note ? `  ${note}` : ""}`,
     );
   }
   if (left > 0) lines.push(`… ${left} more sessions not shown (at most ${MAX_TREE_LINES} lines; \`sessions --json\` lists every one)`);
