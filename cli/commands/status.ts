@@ -7,7 +7,7 @@ import { checkLabels } from "../../governance/texts/check-notes.ts";
 import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
 import { confinementView } from "../confinement-view.ts";
-import { lastSessionLine, readCoverage } from "../coverage-view.ts";
+import { coverageStatusLines, readCoverage } from "../coverage-view.ts";
 import { processGoneOf } from "../process-gone.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { explainCommand } from "./explain.ts";
@@ -30,7 +30,10 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const coverage = await readCoverage(c.store.paths.root);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // A record that still says running is a live turn only while its OpenCode process lives (a crash leaves it behind).
-  const counts = statusCounts(records, await processGoneOf(records));
+  const processGone = await processGoneOf(records);
+  const counts = statusCounts(records, processGone);
+  const runningRoots = records.filter((r) => r.parentId === null && isRunningSession(r) && !processGone(r)).map((r) => r.sessionId);
+  const coverageLines = coverageStatusLines(coverage, runningRoots, records.length, c.control.clock.now());
   // Use against budgets: every running session, and any whose budget ran out (the user may want to raise it).
   const now = c.control.clock.now();
   const budgets = records
@@ -60,6 +63,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       sessions: { recorded: records.length, running: counts.running, byStatus: counts.byStatus, active, unverified: unverified.length },
       budgets,
       coverage: coverage ?? null,
+      coverageLines: coverageLines.map((l) => l.text),
       checks,
       costUnreported,
       lastEvents: events,
@@ -87,8 +91,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       `  ${b.sessionId}${b.title ? ` "${b.title.slice(0, 60)}"` : ""} ${(b.agent ?? "?").slice(0, 60)}: `,
       b.budget.exceeded ? ["red", b.summary] : b.summary,
     );
-  const covered = lastSessionLine(coverage);
-  if (covered) c.io.line(["bold", "coverage: "], (coverage?.last?.gaps.length ?? 0) > 0 ? ["red", covered] : covered);
+  for (const line of coverageLines) c.io.line(["bold", "coverage: "], line.bad ? ["red", line.text] : line.text);
   if (checks.length > 0) c.io.line(["bold", "checks:"]);
   for (const k of checks.slice(0, MAX_CHECKS)) c.io.line(`  ${k.sessionId} ${plainLine(k.agent ?? "?", 60)}: `, ["yellow", k.warnings.join("; ")]);
   if (checks.length > MAX_CHECKS) c.io.line(`  …and ${checks.length - MAX_CHECKS} more (status --json lists them all)`);

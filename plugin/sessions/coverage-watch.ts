@@ -13,6 +13,12 @@ type Host = { line: 1 | 2; version: string | null };
 const MAX_CALL_IDS = 64;
 /** How long after a change the summary file is rewritten (never on the hot path: a timer, and at exit). */
 export const COVERAGE_WRITE_MS = 15_000;
+/**
+ * How soon a session that just became the "last session" is written: `status` read in the first seconds of a session
+ * showed no coverage line at all (newcomer walk 3), so a new session's first counts land within seconds, later ones
+ * every {@link COVERAGE_WRITE_MS}.
+ */
+export const COVERAGE_FIRST_WRITE_MS = 2_000;
 
 type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children: Set<string>; hostChildren: Set<string> };
 
@@ -60,7 +66,11 @@ export class CoverageWatch {
 
   /** The host reported a model step of the session. */
   hostStep(sessionId: string): void {
-    if (!this.#isChild.has(sessionId)) this.#last = sessionId;
+    if (!this.#isChild.has(sessionId) && this.#last !== sessionId) {
+      this.#last = sessionId;
+      this.ctx.timers.clear(this.#timer);
+      this.#timer = this.ctx.timers.setTimeout(() => this.saveSummary(), COVERAGE_FIRST_WRITE_MS);
+    }
     const s = this.#of(sessionId);
     this.#feed(sessionId, s, { type: "host_step" });
   }
@@ -180,7 +190,8 @@ export class CoverageWatch {
   }
 
   /**
-   * Writes the summary when it changed since the last write (a timer 15 s after the first change, and every flush:
+   * Writes the summary when it changed since the last write (a timer 15 s after the first change, 2 s when a new
+   * session became the last one, and every flush:
    * the runtime's exit included), into the checked governance folder like every write (never through a planted
    * symlink). Never throws: a view for `doctor` (the audit line is the record); a failed write is tried again later.
    */

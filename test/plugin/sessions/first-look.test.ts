@@ -1,3 +1,5 @@
+import fs from "node:fs";
+import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { Runtime } from "../../../plugin/runtime/runtime.ts";
@@ -22,6 +24,30 @@ describe("coverage counts a child when the host creates it", () => {
     await f.rt.coverage.reported(ROOT, CHILD);
     expect(f.rt.coverage.line(ROOT)).toContain("1/1 children linked");
     expect(await f.audit("governance_gap")).toEqual([]);
+  });
+});
+
+/** Newcomer walk 3: `status` read in a session's first seconds showed no coverage line (the file came 15 s later). */
+describe("coverage of a new session is written within seconds", () => {
+  test("a new last session's counts land 2 s after its first step; further changes wait the 15 s timer", async () => {
+    const file = path.join(f.dir, ".opencode", "governance", "coverage.json");
+    const last = () => (JSON.parse(fs.readFileSync(file, "utf8")) as { last: { sessionId: string; steps: number } }).last;
+    await onEvent(f.rt, events.created(ROOT, { agent: "build" }));
+    f.rt.coverage.hostStep(ROOT);
+    await f.timers.advance(1_000);
+    expect(fs.existsSync(file)).toBe(false);
+    await f.timers.advance(1_000);
+    expect(last()).toMatchObject({ sessionId: ROOT, steps: 1 });
+    f.rt.coverage.hostStep(ROOT);
+    await f.timers.advance(5_000);
+    expect(last().steps).toBe(1);
+    await f.timers.advance(10_000);
+    expect(last().steps).toBe(2);
+    // Another root taking its place is written as soon.
+    await onEvent(f.rt, events.created(OTHER, { agent: "build" }));
+    f.rt.coverage.hostStep(OTHER);
+    await f.timers.advance(2_000);
+    expect(last()).toMatchObject({ sessionId: OTHER, steps: 1 });
   });
 });
 
