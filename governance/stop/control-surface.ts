@@ -22,7 +22,8 @@ export type ControlSurfaces = {
   projectDir: string;
 };
 
-export type SurfaceHit = { surface: SurfaceKind; named: string };
+/** `changes`: a shell command that would change the named surface (what is still refused inside the sandbox). */
+export type SurfaceHit = { surface: SurfaceKind; named: string; changes?: true };
 
 /** `keyDir`: the key's folder; `stateDir`: `.opencode/governance`; `realPaths`: the same resolved through symlinks (at start). */
 export function controlSurfaces(opts: { projectDir: string; keyDir: string; stateDir: string; configFile: string; realPaths?: string[] }): ControlSurfaces {
@@ -88,21 +89,49 @@ function pathHit(raw: string, s: ControlSurfaces, withState: boolean): SurfaceHi
   return stateDir ? { surface: "state", named: stateDir } : undefined;
 }
 
+/** Shell words that change a file they name (a copy's source is read, so `cp`/`tee` are left to the sandbox). */
+const CHANGE_VERB = /(?:^|[\s;&|(`])(?:rm|rmdir|mv|touch|truncate|chmod|chown|ln|mkdir|unlink|shred|(?:sed|perl)\s+(?:-\S+\s+)*-i\S*)\s/;
+/** An output redirection and its target (`> f`, `>> f`, `&> f`, `1> "f"`; not `2>&1`). */
+const REDIRECT = />>?\|?\s*(?!&)(["']?)([^\s;&|<>"']+)\1/g;
+
+/**
+ * Whether a shell command naming the state folder or config would change it, as far as its words show: a change verb
+ * (`rm`, `mv`, `sed -i` …), or an output redirection into it. A recogniser, not a boundary — inside the sandbox the
+ * folder is read-only whatever the words (decision 0053); this only lets the agent read a clear refusal first.
+ */
+function changesState(command: string, s: ControlSurfaces): boolean {
+  const head = command.length > MAX_SCAN ? command.slice(0, MAX_SCAN) : command;
+  if (CHANGE_VERB.test(head)) return true;
+  for (const m of head.matchAll(REDIRECT)) if (firstHit(m[2]!, s.state) || inside(path.resolve(s.projectDir, m[2]!), s.stateDirs)) return true;
+  return false;
+}
+
 /**
  * Which control surface a tool call names, if any. A command (`bash`): the key, the state folder or config, or the
  * CLI with an acting command. A file-changing tool: a target path in the key's folder or the state folder/config.
  * Any other tool: a path argument (or, for tools governance does not know, any top-level string) naming the key.
  * Reading the state folder is allowed (records carry no secret); reading the key is not.
+ *
+ * `confined`: this command will run in the OS sandbox (decision 0035), where the key's folder is empty and the state
+ * folder and config are read-only. Naming them is then harmless, and refusing a read (`ls "$XDG_STATE_HOME"`, `cat
+ * .opencode/governance.yaml`) was the newcomer's first refusal (decision 0053): only the CLI's acting commands and a
+ * command that would change the state folder or config are refused, early, with a text that says why.
  */
-export function surfaceNamed(tool: string, args: Record<string, unknown> | undefined, s: ControlSurfaces): SurfaceHit | undefined {
+export function surfaceNamed(
+  tool: string,
+  args: Record<string, unknown> | undefined,
+  s: ControlSurfaces,
+  opts: { confined?: boolean } = {},
+): SurfaceHit | undefined {
   if (!args) return undefined;
   if (SHELL_TOOLS.has(tool)) {
     for (const value of Object.values(args)) {
       if (typeof value !== "string") continue;
-      const key = firstHit(value, s.key);
+      const key = opts.confined ? undefined : firstHit(value, s.key);
       if (key) return { surface: "key", named: key };
       const state = firstHit(value, s.state);
-      if (state) return { surface: "state", named: state };
+      if (state && !opts.confined) return { surface: "state", named: state };
+      if (state && changesState(value, s)) return { surface: "state", named: state, changes: true };
       const head = value.length > MAX_SCAN ? value.slice(0, MAX_SCAN) : value;
       const cli = CLI_NAME.exec(head);
       if (cli && CLI_ACTION.test(head)) return { surface: "cli", named: cli[0] };
@@ -145,5 +174,7 @@ export function surfaceRefusal(hit: SurfaceHit, who: { agent: string | null; sub
         : "the governance CLI's stop/inject/budget/dashboard commands";
   const role = who.subagent ? `${who.agent ?? "this agent"} is a subagent` : `${who.agent ?? "this agent"} runs under its user's governance`;
   const instead = who.subagent ? "Finish your task and report to your parent instead." : "Ask the user to do it with the CLI or the dashboard.";
+  if (hit.changes)
+    return `Refused by governance: this command would change ${what}. Agent commands may read it but not change it (it is read-only for them) — only the user can. ${instead} (audited)`;
   return `Refused by governance: this call names ${what}. ${role}: it may not stop, steer, raise budgets for, or read the key of any session through its tools — only the user can. ${instead} (audited)`;
 }

@@ -68,13 +68,23 @@ function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined
 
 function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined): Gate | Promise<Gate> {
   const { ctx } = rt;
-  const { sessionId, callId, tool, args, spawn } = call;
+  const { sessionId, tool, args } = call;
   if (!record) return PASS;
   rt.stops.onLife(sessionId);
   const stop = onToolBefore(record, tool);
   if (stop.block) return blockStopped(rt, sessionId, record, stop.effects);
   // A governed session's tools never reach governance's key, state folder or CLI (issue 27): O(length of the arguments).
-  const hit = ctx.guarded(record) ? surfaceNamed(tool, args, ctx.surfaces) : undefined;
+  // A shell command the sandbox will confine is refused only for what it would change (decision 0053); the first one
+  // of an instance may have to wait for the probe to know.
+  const named = (sandboxed: boolean) => (ctx.guarded(record) ? surfaceNamed(tool, args, ctx.surfaces, { confined: sandboxed }) : undefined);
+  const hit = named(ctx.confinement.known?.ok === true);
+  if (hit && hit.surface !== "cli" && ctx.confinement.known === undefined && SHELL_TOOLS.has(tool))
+    return ctx.confinement.sandbox().then((state) => afterSurface(rt, call, record, named(state.ok)));
+  return afterSurface(rt, call, record, hit);
+}
+
+function afterSurface(rt: Runtime, call: ToolCall, record: SessionRecord, hit: SurfaceHit | undefined): Gate | Promise<Gate> {
+  const { sessionId, callId, tool, args, spawn } = call;
   if (hit) return refuseSurface(rt, call, record, hit);
   // Every session's in-process file tools, by real path (issue 41): a few stats, only for file tools.
   const file = rt.ctx.confinement.fileToolHit(tool, args, rt.ctx.directory);
@@ -87,6 +97,8 @@ function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined):
 }
 
 const SHELL = HOST_LINES[1].shellTool;
+/** The core's shell tool, and OpenCode 2's name should an adapter pass it through untranslated. */
+const SHELL_TOOLS = new Set([SHELL, HOST_LINES[2].shellTool]);
 
 function confined(rt: Runtime, sessionId: string, command: string): Gate | Promise<Gate> {
   const wrapped = confineShell(rt, sessionId, command);

@@ -66,3 +66,41 @@ describe("which tool calls name a control surface (issue 27)", () => {
     expect(surfaceRefusal({ surface: "key", named: "queue-key" }, { agent: "build", subagent: false })).toMatch(/Ask the user/);
   });
 });
+
+/** Decision 0053: inside the sandbox the key's folder is empty and the state folder read-only, so a read passes. */
+describe("a command the sandbox confines: refused only for what it would change", () => {
+  const confined = (command: string) => surfaceNamed("bash", { command, description: "x" }, s, { confined: true });
+
+  it.each([
+    'ls "$XDG_STATE_HOME"',
+    "ls $XDG_STATE_HOME/op*",
+    'cat "$XDG_STATE_HOME/opencode-governance/queue-key"',
+    "cat .opencode/governance.yaml",
+    "ls .opencode/governance/sessions | wc -l",
+    "cat .opencode/governance.yaml > /tmp/copy.yaml 2>&1",
+    "grep -c session_ .opencode/governance/audit.log",
+  ])("a read passes: %s", (command) => {
+    expect(confined(command)).toBeUndefined();
+    // …and without the sandbox, each one is still refused (the best-effort layer keeps what it held).
+    expect(bash(command)?.surface).toMatch(/^(key|state)$/);
+  });
+
+  it.each([
+    "rm -rf .opencode/governance/sessions",
+    "echo x > .opencode/governance/probe.txt",
+    "echo 'budgets: {}' >> /home/u/proj/.opencode/governance.yaml",
+    "cd .opencode && sed -i s/stopping/active/ governance/sessions/ses_x.json",
+    "mv .opencode/governance /tmp/away",
+    "touch .opencode/governance/queues/ses_p/1.json",
+  ])("a change is refused early, saying it is read-only: %s", (command) => {
+    const hit = confined(command);
+    expect(hit).toMatchObject({ surface: "state", changes: true });
+    expect(surfaceRefusal(hit!, { agent: "worker", subagent: true })).toMatch(
+      /^Refused by governance: this command would change governance's state folder or config .* Agent commands may read it but not change it/,
+    );
+  });
+
+  it("the CLI's acting commands stay refused", () => {
+    expect(confined("npx opencode-governance stop ses_parent --level 3")?.surface).toBe("cli");
+  });
+});
