@@ -13,11 +13,7 @@ type Host = { line: 1 | 2; version: string | null };
 const MAX_CALL_IDS = 64;
 /** How long after a change the summary file is rewritten (never on the hot path: a timer, and at exit). */
 export const COVERAGE_WRITE_MS = 15_000;
-/**
- * How soon a session that just became the "last session" is written: `status` read in the first seconds of a session
- * showed no coverage line at all (newcomer walk 3), so a new session's first counts land within seconds, later ones
- * every {@link COVERAGE_WRITE_MS}.
- */
+/** How soon a new "last session" is written: `status` in a session's first seconds had no coverage (walk 3). */
 export const COVERAGE_FIRST_WRITE_MS = 2_000;
 
 type PerSession = { c: Coverage; gated: Set<string>; done: Set<string>; children: Set<string>; hostChildren: Set<string> };
@@ -146,14 +142,7 @@ export class CoverageWatch {
     void this.ctx.record("governance_gap", { sessionId, missing, host: host.line, hostVersion: host.version });
     if (this.#noticed) return;
     this.#noticed = true;
-    const what =
-      missing === "prefix"
-        ? "the governance prefix"
-        : missing === "status_note"
-          ? "the status note"
-          : missing === "tool_gate"
-            ? "the tool gate"
-            : "child links";
+    const what = { prefix: "the governance prefix", status_note: "the status note", tool_gate: "the tool gate", child_link: "child links" }[missing];
     const text = `Governance is not reaching this session (${what} missing on OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}): run \`opencode-governance doctor\`.`;
     void this.ctx.api.toast(text, "warning").catch(() => undefined);
   }
