@@ -22,7 +22,7 @@ import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/h
 import { MARK, respond } from "./demo/model-script.ts";
 import * as Peerless from "./demo/peerless-scenes.ts";
 import * as Scenes from "./demo/scenes.ts";
-import { auditLine, Stage } from "./demo/stage.ts";
+import { sceneTrouble, Stage } from "./demo/stage.ts";
 import { bold, dim, red, short, table, Timeline, yellow } from "./demo/timeline.ts";
 
 const keep = process.argv.includes("--keep");
@@ -61,28 +61,6 @@ const MISSING = {
 } as const;
 const MISSING_BY_SCENE = Object.values(MISSING);
 
-/**
- * Audit events that explain a failed scene: what governance refused, rejected or could not do. Printed under the scene
- * that failed, so its cause is read from what the plugin wrote, not guessed.
- */
-const TROUBLE = new Set([
-  "config_problem",
-  "hook_error",
-  "store_problem",
-  "loop_detected",
-  "delegation_blocked",
-  "emergency_halt",
-  "spawn_refused_concurrency",
-  "budget_exceeded",
-  "session_error",
-  "stop_failed",
-  "illegal_transition",
-  "control_refused",
-  "directive_rejected",
-  "governance_gap",
-  "tool_blocked",
-]);
-
 /** Runs one scene; when it fails, prints what the audit log recorded meanwhile, or in the control run what was missing. */
 async function scene(s: Stage, shared: Scenes.Shared, n: number, title: string, missing: string, body: () => Promise<void>): Promise<boolean> {
   const seen = s.audit().length;
@@ -95,14 +73,7 @@ async function scene(s: Stage, shared: Scenes.Shared, n: number, title: string, 
   if (n > 1 && shared.pluginStarted && !shared.editLoaded) {
     t.line(yellow("scene 1's edit of governance.yaml is not in force: general is no leaf, no anchor, no planner budget (see scene 1)"));
   }
-  const trouble = s
-    .audit()
-    .slice(seen)
-    .filter((e) => TROUBLE.has(e.type));
-  if (trouble.length === 0) t.line(yellow("the audit log recorded no refusal, problem or hook error during this scene"));
-  else t.line(yellow(`the audit log during this scene (${trouble.length} refusal(s), problem(s) or error(s)):`));
-  for (const e of trouble.slice(0, 8)) t.line(`  ${auditLine(e)}`);
-  if (trouble.length > 8) t.line(dim(`  … ${trouble.length - 8} more in .opencode/governance/audit.log`));
+  for (const line of sceneTrouble(s.audit().slice(seen))) t.line(line);
   return false;
 }
 

@@ -9,7 +9,7 @@ import {
   type TestProject,
 } from "../../test/harness/index.ts";
 import { turnMarker } from "./model-script.ts";
-import { bold, dim, expect, short, type Timeline } from "./timeline.ts";
+import { bold, dim, expect, short, type Timeline, yellow } from "./timeline.ts";
 
 export const COORDINATOR = "governance-coordinator";
 
@@ -148,4 +148,41 @@ export function auditLine(e: Record<string, unknown>): string {
     )
     .join(" ");
   return `audit ${bold(String(type))} ${sessionId ? short(String(sessionId)) : ""} ${dim(fields)}`.replace(/\s+$/, "");
+}
+
+/**
+ * Audit events that explain a failed scene: what governance refused, rejected or could not do. Printed under the scene
+ * that failed, so its cause is read from what the plugin wrote, not guessed.
+ */
+export const TROUBLE = new Set([
+  "config_problem",
+  "hook_error",
+  "store_problem",
+  "loop_detected",
+  "delegation_blocked",
+  "emergency_halt",
+  "spawn_refused_concurrency",
+  "budget_exceeded",
+  "session_error",
+  "stop_failed",
+  "illegal_transition",
+  "control_refused",
+  "directive_rejected",
+  "governance_gap",
+  "tool_blocked",
+]);
+
+/**
+ * What a failed scene prints under it: the audit lines of {@link TROUBLE} the scene's time wrote (a `config_problem`
+ * with its line and column, a `loop_detected`, a refusal), at most 8, or that there were none — the cause read from
+ * what the plugin recorded, never a guess such as "the plugin did not load" (issue 39).
+ */
+export function sceneTrouble(events: readonly Record<string, unknown>[]): string[] {
+  const trouble = events.filter((e) => TROUBLE.has(String(e.type)));
+  if (trouble.length === 0) return [yellow("the audit log recorded no refusal, problem or hook error during this scene")];
+  return [
+    yellow(`the audit log during this scene (${trouble.length} refusal(s), problem(s) or error(s)):`),
+    ...trouble.slice(0, 8).map((e) => `  ${auditLine(e)}`),
+    ...(trouble.length > 8 ? [dim(`  … ${trouble.length - 8} more in .opencode/governance/audit.log`)] : []),
+  ];
 }

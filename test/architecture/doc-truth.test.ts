@@ -79,3 +79,17 @@ describe("decision records", () => {
     expect(unmarked).toEqual([]);
   });
 });
+
+/** Issue 39: nothing in CI ran the demo, so a demo broken by a config change landed unseen. */
+describe("first contact runs in CI", () => {
+  it(".ci/run runs the demo, after the tests, as a command whose failure fails the run", () => {
+    const lines = readFileSync(join(REPO_ROOT, ".ci", "run"), "utf8")
+      .split("\n")
+      .map((l) => l.trim())
+      .filter((l) => l !== "" && !l.startsWith("#"));
+    expect(lines).toContain("set -euo pipefail");
+    const demo = lines.indexOf("npm run demo");
+    expect(demo).toBeGreaterThan(lines.indexOf("npm test"));
+    expect(lines.indexOf("npm test")).toBeGreaterThan(-1);
+  });
+});
