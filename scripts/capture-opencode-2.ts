@@ -23,7 +23,7 @@ import fs from "fs-extra";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
 import { opencode2Host } from "../test/harness/host-under-test.ts";
-import { createTestProject, lastOf, serveOpencode2, startScriptedModel, textOf, waitFor } from "../test/harness/index.ts";
+import { createTestProject, lastOf, type ModelRequest, type Reply, serveOpencode2, startScriptedModel, textOf, waitFor } from "../test/harness/index.ts";
 import { REPO_ROOT } from "../test/harness/paths.ts";
 import type { V2Event } from "../test/harness/opencode-2-http.ts";
 
@@ -95,7 +95,7 @@ export default {
 };
 `;
 
-function respond(req: Parameters<Parameters<typeof startScriptedModel>[0]>[0]) {
+function respond(req: ModelRequest): Reply {
   if (req.kind === "compaction") {
     // 2.0.15 checks the summary against its template: answer with the template's headings.
     const asked = req.messages.map((m) => textOf(m.content)).find((t) => t.includes("You MUST summarize the conversation above")) ?? "";
@@ -104,7 +104,7 @@ function respond(req: Parameters<Parameters<typeof startScriptedModel>[0]>[0]) {
   const first = textOf(req.messages.find((m) => m.role === "user")?.content);
   const tools = req.messages.filter((m) => m.role === "tool").length;
   if (first.includes("You are a subagent")) return { text: "child done" };
-  if (first.includes("HANG")) return { hang: true as const };
+  if (first.includes("HANG")) return { hang: true };
   if (first.includes("FAIL")) return { httpError: 400, message: "capture: a request the provider refuses" };
   if (first.includes("BIG")) return { text: "a very long answer", usage: { prompt_tokens: 150_000, completion_tokens: 400 } };
   const call = (name: string, args: Record<string, unknown>) => ({ toolCalls: [{ name, args }] });

@@ -37,6 +37,9 @@ export type SessionPromptEvent = {
 export type SessionContextEvent = {
   readonly sessionID: string;
   readonly agent: string;
+  /** The request's model and provider options (2.0.15: test/fixtures/opencode-2.0.15/hook.session.context.json); not read. */
+  readonly model?: { readonly id: string; readonly providerID: string };
+  readonly options?: Record<string, unknown>;
   readonly kind?: SessionRequestKind;
   system: SystemPart[];
   messages: unknown[];
