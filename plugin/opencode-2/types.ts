@@ -70,6 +70,21 @@ export type ToolAfterEvent = {
   readonly input: unknown;
 } & ({ readonly status: "completed"; result: ToolResult } | { readonly status: "error"; error: { message?: string; [k: string]: unknown } });
 
+/**
+ * `permission.hook("evaluate")` (2.0.15, captured: test/fixtures/opencode-2.0.15/hook.permission.evaluate.json): the
+ * host's rules said `allow` or `ask` (`effect`); a hook may set `effect` and `message` (the reason the model reads).
+ */
+export type PermissionEvaluateEvent = {
+  readonly sessionID: string;
+  readonly agent: string;
+  readonly action: string;
+  readonly resources: readonly string[];
+  readonly metadata?: unknown;
+  readonly source?: { readonly type: string; readonly messageID?: string; readonly id?: string };
+  effect: "allow" | "ask" | "deny";
+  message?: string;
+};
+
 export type ToolExecuteContext = { readonly sessionID: string; readonly agent: string; readonly messageID?: string; readonly id?: string };
 
 export type ToolInfo = {
@@ -115,6 +130,10 @@ export type V2Context = {
     /** `{ sessionID }` up to 2.0.17 and again from 2.0.22; `{ sessionID, continue? }` on about 2.0.18–2.0.21. */
     interrupt(input: { sessionID: string; continue?: boolean }): Promise<unknown>;
     synthetic(input: { sessionID: string; text: string; description?: string; resume?: boolean }): Promise<unknown>;
+  };
+  /** Absent on hosts before the permission hook (the double does not model it). */
+  readonly permission?: {
+    hook(name: "evaluate", cb: (e: PermissionEvaluateEvent) => Promise<void> | void): Promise<Registration>;
   };
   readonly tool: {
     hook(name: "execute.before", cb: (e: ToolBeforeEvent) => Promise<void> | void): Promise<Registration>;
