@@ -2,7 +2,8 @@
  * Records what the real OpenCode 2 sends — event payloads on its stream and the inputs of every plugin hook the adapter
  * (plugin/opencode-2/) registers — into test/fixtures/opencode-<version>/*.json, so the double
  * (test/host-contract/opencode-2-double.ts) replays captured shapes and is checked against them, not against source
- * read from index commits (test/host-contract/opencode-2-captures.test.ts).
+ * read from index commits (test/host-contract/opencode-2-captures.test.ts), and docs/opencode-2.md's pinned contract
+ * is checked against them (test/architecture/opencode-2-pins.test.ts).
  *
  *   flock /tmp/e2e.lock npx tsx scripts/capture-opencode-2.ts        # the 2.0.15 the test prerequisites installed
  *   OPENCODE_BIN=/path/to/opencode-2 flock /tmp/e2e.lock npx tsx scripts/capture-opencode-2.ts
