@@ -12,6 +12,8 @@
  * - packages/schema/src/location.ts         @ 0f6c270b4c4e96ff7f978c224d704f46398b19ed (Location.Ref)
  * `ctx.location` is not in the promise Context of the source read, but every ported plugin read (docs/opencode-2.md)
  * uses `ctx.location.directory`; it is optional here and the adapter says so when it is missing.
+ * The commits above are where the shapes were first read (some pre-release); what holds them now is the released
+ * 2.0.15's captures (test/fixtures/opencode-2.0.15/, docs/opencode-2.md "The pinned contract").
  */
 
 export type Registration = { readonly dispose: () => Promise<void> };

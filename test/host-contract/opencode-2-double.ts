@@ -1,6 +1,7 @@
 /**
- * A host double of OpenCode 2's PLUGIN CONTRACT, exactly as pinned in docs/opencode-2.md (anomalyco/opencode sources,
- * commits there). It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
+ * A host double of OpenCode 2's PLUGIN CONTRACT, as pinned in docs/opencode-2.md: every event it emits is replayed
+ * from the real 2.0.15's capture (v2-captures.ts), its hook inputs are checked against the captured ones
+ * (opencode-2-captures.test.ts); what it does (loader, depth limit, cascade) was first read from upstream sources. It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
  * the adapter against the contract, not against the host.
  *
  * - Loader: packages/core/src/plugin/module.ts — `default` must be `{ id: string, effect: fn } | { id: string,
