@@ -7,8 +7,8 @@ import { learnAgents } from "./host-facts.ts";
 import { LocationFilter, pumpEvents } from "./event-source.ts";
 import { createV2Api, ExecutionStates } from "./api.ts";
 import { prepareCompaction, prepareStep } from "./model-step.ts";
-import { toolAfter, toolBefore } from "./tool-calls.ts";
-import type { SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, V2Context } from "./types.ts";
+import { evaluateSpawn, GatedSpawns, toolAfter, toolBefore } from "./tool-calls.ts";
+import type { PermissionEvaluateEvent, SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, V2Context } from "./types.ts";
 
 /**
  * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
@@ -49,6 +49,8 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const filter = new LocationFilter(directory, (input) => ctx.session.get(input));
   const mine = (sessionId: string) => filter.mine(sessionId, true);
   const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => runtime.inFlight.track(contain(hook, fn, sink));
+  const gated = new GatedSpawns();
+  const skipped = testSkippedHooks(process.env);
 
   const registrations = await Promise.all([
     // A prompt admitted to a session: the resume window (1 h resume, 48 h fresh start) applies on the next prompt in a
@@ -71,12 +73,21 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
         if (await mine(e.sessionID)) await prepareCompaction(runtime, e);
       }),
     ),
-    ctx.tool.hook(
-      "execute.before",
-      tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
-        if (!(await mine(e.sessionID))) return;
-        runtime.coverage.gated(e.sessionID, e.id);
-        await toolBefore(runtime, e);
+    skipped.has("execute.before")
+      ? undefined
+      : ctx.tool.hook(
+          "execute.before",
+          tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
+            if (!(await mine(e.sessionID))) return;
+            runtime.coverage.gated(e.sessionID, e.id);
+            await toolBefore(runtime, e, gated);
+          }),
+        ),
+    // The host's own permission decision for a spawn, before the child session exists (decision 0062): deny only.
+    ctx.permission?.hook(
+      "evaluate",
+      tracked("permission.evaluate", async (e: PermissionEvaluateEvent) => {
+        if (await mine(e.sessionID)) await evaluateSpawn(runtime, gated, e);
       }),
     ),
     ctx.tool.hook(
@@ -93,7 +104,17 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const pump = pumpEvents(ctx, runtime, filter, states, sink);
   return async (end: { handover?: boolean } = {}) => {
     await pump.stop();
-    for (const r of registrations) await r.dispose().catch(() => undefined);
+    for (const r of registrations) await r?.dispose().catch(() => undefined);
     await runtime.dispose(end);
   };
+}
+
+/**
+ * TEST-ONLY switch, read once when an instance starts (as OpenCode 1's, plugin/opencode-1/setup.ts):
+ * `OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS=execute.before` leaves the tool gate unregistered, which is what a host that
+ * stops calling it looks like; the end-to-end test proves a spawn is still refused before its session exists
+ * (test/e2e/opencode-2-spawn-permission.test.ts). A user has no reason to set it.
+ */
+function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
+  return new Set((env.OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS ?? "").split(",").filter((s) => s !== ""));
 }

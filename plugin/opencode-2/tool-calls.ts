@@ -1,9 +1,10 @@
+import { decideSpawn } from "../../governance/delegation/spawn-gate.ts";
 import { coreToolName, HOST_LINES } from "../../governance/host/host-lines.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { gateToolCall } from "../hooks/tool-before.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import type { ToolAfterEvent, ToolBeforeEvent, ToolResult } from "./types.ts";
+import type { PermissionEvaluateEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult } from "./types.ts";
 
 const V2 = HOST_LINES[2];
 const obj = (v: unknown): Record<string, unknown> => (v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {});
@@ -72,7 +73,7 @@ function carryOnError(error: unknown, text: string): boolean {
  * check applies. The prompt governance answers is written into the host's input; a refusal rejects, which OpenCode 2
  * turns into the tool's error for the model.
  */
-export async function toolBefore(rt: Runtime, e: ToolBeforeEvent): Promise<void> {
+export async function toolBefore(rt: Runtime, e: ToolBeforeEvent, passedGate?: GatedSpawns): Promise<void> {
   const input = obj(e.input);
   const spawning = e.tool === V2.delegateTool && typeof input.sessionID !== "string";
   const spawn = spawning
@@ -85,6 +86,8 @@ export async function toolBefore(rt: Runtime, e: ToolBeforeEvent): Promise<void>
   // A continued child keeps the host's own tool name: it is not the core's spawning `task`.
   const tool = e.tool === V2.delegateTool && !spawning ? e.tool : coreToolName(2, e.tool);
   const gated = await gateToolCall(rt, { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}) });
+  // Passed: the host's permission evaluation of this call leaves it as the gate did (`evaluateSpawn`).
+  if (e.tool === V2.delegateTool) passedGate?.passed(e.id, spawning ? "spawn" : "continue");
   if (gated.prompt !== undefined) input.prompt = gated.prompt;
   // The confined command (issue 41): 2.0.15 registers no shell hook of its own (its hook names: context, compaction,
   // execute.before/after, evaluate, retry, …); it runs the tool with the input `execute.before` leaves, as its own
@@ -116,4 +119,53 @@ export async function toolAfter(rt: Runtime, e: ToolAfterEvent): Promise<{ deleg
     }
   }
   return { delegated: delegation && !background, childId };
+}
+
+/** How many gated `subagent` calls are remembered until the host evaluates them (a turn has a handful). */
+const REMEMBERED = 256;
+
+/**
+ * The `subagent` calls the `execute.before` gate has decided: a spawn it let through, or a continuation of a child
+ * (`sessionID`: not a spawn, only the stop check applies). Remembered by call id until the host's permission
+ * evaluation of the same call (`source.id`) reads it; bounded, oldest dropped (a process may live for days).
+ */
+export class GatedSpawns {
+  readonly #calls = new Map<string, "spawn" | "continue">();
+
+  passed(callId: string, how: "spawn" | "continue"): void {
+    this.#calls.set(callId, how);
+    if (this.#calls.size > REMEMBERED) this.#calls.delete(this.#calls.keys().next().value as string);
+  }
+
+  take(callId: string | undefined): "spawn" | "continue" | undefined {
+    if (callId === undefined) return undefined;
+    const how = this.#calls.get(callId);
+    this.#calls.delete(callId);
+    return how;
+  }
+}
+
+/**
+ * `permission.hook("evaluate")` for a `subagent` call (docs/decisions/0062-spawn-refused-by-permission.md): 2.0.15
+ * asks it after its own rules allowed or asked (a config `deny` is final and never reaches it), with the target as the
+ * host resolved it (`resources`), after the `execute.before` gate and before the child session is created. A call the
+ * gate decided is left as the gate left it (it refuses by rejecting `execute.before`, so a call it refused never gets
+ * here). A spawn the gate did not see — its hook failed open on an unexpected error, or the host ran the tool without
+ * it — is decided here by the same rule (`decideSpawn`, audited the same way) and, when refused, denied: the host then
+ * creates no session and the model reads governance's text. Deny only: this never turns the host's answer into
+ * allow or ask.
+ */
+export async function evaluateSpawn(rt: Runtime, gated: GatedSpawns, e: PermissionEvaluateEvent): Promise<void> {
+  if (e.action !== V2.delegateTool || e.effect === "deny") return;
+  if (gated.take(e.source?.id) !== undefined) return;
+  const config = rt.ctx.config;
+  const hostAgent = (name: string) => rt.ctx.hostAgents.get(name);
+  await rt.tracker.ensureSeen(e.sessionID, e.agent);
+  for (const targetAgent of e.resources) {
+    const { decision } = await rt.runner.step(e.sessionID, (r) => decideSpawn(r, { targetAgent, config, hostAgent }));
+    if (decision.kind === "allowed") continue;
+    e.effect = "deny";
+    e.message = decision.message;
+    return;
+  }
 }

@@ -12,6 +12,8 @@
  * - packages/schema/src/location.ts         @ 0f6c270b4c4e96ff7f978c224d704f46398b19ed (Location.Ref)
  * `ctx.location` is not in the promise Context of the source read, but every ported plugin read (docs/opencode-2.md)
  * uses `ctx.location.directory`; it is optional here and the adapter says so when it is missing.
+ * The commits above are where the shapes were first read (some pre-release); what holds them now is the released
+ * 2.0.15's captures (test/fixtures/opencode-2.0.15/, docs/opencode-2.md "The pinned contract").
  */
 
 export type Registration = { readonly dispose: () => Promise<void> };
@@ -37,6 +39,9 @@ export type SessionPromptEvent = {
 export type SessionContextEvent = {
   readonly sessionID: string;
   readonly agent: string;
+  /** The request's model and provider options (2.0.15: test/fixtures/opencode-2.0.15/hook.session.context.json); not read. */
+  readonly model?: { readonly id: string; readonly providerID: string };
+  readonly options?: Record<string, unknown>;
   readonly kind?: SessionRequestKind;
   system: SystemPart[];
   messages: unknown[];
@@ -66,6 +71,21 @@ export type ToolAfterEvent = {
   readonly id: string;
   readonly input: unknown;
 } & ({ readonly status: "completed"; result: ToolResult } | { readonly status: "error"; error: { message?: string; [k: string]: unknown } });
+
+/**
+ * `permission.hook("evaluate")` (2.0.15, captured: test/fixtures/opencode-2.0.15/hook.permission.evaluate.json): the
+ * host's rules said `allow` or `ask` (`effect`); a hook may set `effect` and `message` (the reason the model reads).
+ */
+export type PermissionEvaluateEvent = {
+  readonly sessionID: string;
+  readonly agent: string;
+  readonly action: string;
+  readonly resources: readonly string[];
+  readonly metadata?: unknown;
+  readonly source?: { readonly type: string; readonly messageID?: string; readonly id?: string };
+  effect: "allow" | "ask" | "deny";
+  message?: string;
+};
 
 export type ToolExecuteContext = { readonly sessionID: string; readonly agent: string; readonly messageID?: string; readonly id?: string };
 
@@ -112,6 +132,10 @@ export type V2Context = {
     /** `{ sessionID }` up to 2.0.17 and again from 2.0.22; `{ sessionID, continue? }` on about 2.0.18–2.0.21. */
     interrupt(input: { sessionID: string; continue?: boolean }): Promise<unknown>;
     synthetic(input: { sessionID: string; text: string; description?: string; resume?: boolean }): Promise<unknown>;
+  };
+  /** Absent on hosts before the permission hook (the double does not model it). */
+  readonly permission?: {
+    hook(name: "evaluate", cb: (e: PermissionEvaluateEvent) => Promise<void> | void): Promise<Registration>;
   };
   readonly tool: {
     hook(name: "execute.before", cb: (e: ToolBeforeEvent) => Promise<void> | void): Promise<Registration>;

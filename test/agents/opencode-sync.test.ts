@@ -2,6 +2,7 @@ import fs from "fs-extra";
 import path from "node:path";
 import { expect, test } from "vitest";
 import { parse as parseYaml } from "yaml";
+import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { GENERATED_DIRS, ROOT, expectedOpencodeFiles } from "../../scripts/sync-opencode.ts";
 
 test(".opencode/ is generated from agents/ and commands/ and has not drifted (npm run sync-agents)", () => {
@@ -112,5 +113,19 @@ test("each shipped agent's bash and edit lines are its seed 003 permission profi
     expect(fm.permission.bash, `${name}: bash lines`).toEqual(want.bash);
     // Order matters to OpenCode (the last matching line wins): the catch-all comes first so every exception overrides it.
     expect(Object.keys(fm.permission.bash)[0], `${name}: "*" first`).toBe("*");
+  }
+});
+
+test("an agent text that names a host's tool names it on both hosts (OpenCode 1 `task`/`bash`, OpenCode 2 `subagent`/`shell`)", () => {
+  // The same agents/*.md reach projects of either host (init copies them; 2.0.15 reads their OpenCode 1
+  // `permission:` maps, `task` → `subagent` and `bash` → `shell`): a body naming one host's tool alone is wrong on the other.
+  const pairs = (["delegateTool", "shellTool"] as const).map((k) => [HOST_LINES[1][k], HOST_LINES[2][k]] as const);
+  const dir = path.join(ROOT, "agents");
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith(".md"))) {
+    const body = fs.readFileSync(path.join(dir, f), "utf8").replace(/^---\n[\s\S]*?\n---\n/, "");
+    for (const [v1, v2] of pairs) {
+      const named = (tool: string) => body.includes(`\`${tool}\``);
+      expect(named(v1), `${f} names only one of \`${v1}\` (OpenCode 1) and \`${v2}\` (OpenCode 2)`).toBe(named(v2));
+    }
   }
 });

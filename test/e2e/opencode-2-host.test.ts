@@ -75,6 +75,13 @@ function respond(req: ModelRequest): Reply {
     if (who === "coordinator") return toolResults === 0 ? subagent("governance-executor", "STOP-LADDER child") : { text: "coordinator done" };
     if (who === "executor") return toolResults < 200 ? { ...shell(`echo step ${toolResults}`), delayMs: 150 } : { text: "executor gave up" };
   }
+  if (firstUser.includes("EXEC-SHELL")) {
+    // The shipped executor's permission map (agents/governance-executor.md), as 2.0.15 reads it: `git status*` allowed,
+    // everything else in the shell denied.
+    if (who === "coordinator") return toolResults === 0 ? subagent("governance-executor", "EXEC-SHELL check") : { text: "coordinator done" };
+    if (who === "executor")
+      return toolResults === 0 ? shell("git status") : toolResults === 1 ? shell("echo not-in-the-allow-list") : { text: "executor done" };
+  }
   if (toolResults > 0) return { text: `${who} finished` };
   if (firstUser.includes("LEAF-SPAWN")) {
     if (who === "coordinator") return subagent("governance-high", "LEAF-SPAWN go");
@@ -192,11 +199,33 @@ if (!found.ok) {
       const builder = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-builder" && r.rootId === root.id);
       expect(builder).toBeDefined();
       expect(builder!.children).toEqual([]);
+      // The host's own line: the builder's `task: "*": deny` (agents/governance-builder.md) is 2.0.15's `subagent`
+      // deny, so the tool is not offered to it at all.
+      expect(requestsOf(builder!.sessionId)[0]!.tools).not.toContain("subagent");
       expect(toolText(requestsOf(builder!.sessionId).at(-1))).toContain("LEAF_AGENT");
       expect(auditEvents(project.governanceDir).some((e) => e.type === "delegation_blocked" && e.kind === "leaf")).toBe(true);
       expect((await serve.api.children(builder!.sessionId)).length).toBe(0);
       expect(lastOf(requestsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
     });
+
+    // KNOWN BUG, kept as a tripwire: governance's confinement rewrites the command in `execute.before` to `bwrap … --
+    // bash -c '<command>'`, and 2.0.15 checks the agent's `shell` rules on the command as rewritten (its
+    // `Permission.assert` runs inside the tool, after the hook), so the executor's `git status*` allow never matches and
+    // every command of an agent with `shell: "*": deny` is refused. The same map works without the rewrite
+    // (test/e2e/opencode-2-spawn-permission.test.ts). When the wrap moves where the host's check does not see it (2.0.15's
+    // `shell.hook("create.before")` may change `shell`, not `command`), this starts passing: turn `test.fails` off.
+    (fs.existsSync("/usr/bin/bwrap") ? test.fails : test)(
+      "the shipped executor runs the shell command its agent file allows (`git status`) and is refused the others, by 2.0.15's own permissions",
+      async () => {
+        const root = await serve.api.createSession({ agent: "governance-coordinator" });
+        await serve.api.run(root.id, "EXEC-SHELL start", 60_000);
+        const executor = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id)!;
+        const steps = requestsOf(executor.sessionId);
+        expect(steps[0]!.tools).toEqual(expect.arrayContaining(["shell", "subagent"]));
+        expect(toolText(steps[1])).toMatch(/On branch|No commits yet/);
+        expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
+      },
+    );
 
     test("a CLI stop climbs L1 → L2 → L3 on the child's `shell` results, and the parent is told its last call by the host's name (`shell`)", async () => {
       const root = await serve.api.createSession({ agent: "governance-coordinator" });

@@ -1,6 +1,7 @@
 /**
- * A host double of OpenCode 2's PLUGIN CONTRACT, exactly as pinned in docs/opencode-2.md (anomalyco/opencode sources,
- * commits there). It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
+ * A host double of OpenCode 2's PLUGIN CONTRACT, as pinned in docs/opencode-2.md: every event it emits is replayed
+ * from the real 2.0.15's capture (v2-captures.ts), its hook inputs are checked against the captured ones
+ * (opencode-2-captures.test.ts); what it does (loader, depth limit, cascade) was first read from upstream sources. It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
  * the adapter against the contract, not against the host.
  *
  * - Loader: packages/core/src/plugin/module.ts — `default` must be `{ id: string, effect: fn } | { id: string,
@@ -41,6 +42,7 @@ import type {
   V2Context,
   V2Event,
 } from "../../plugin/opencode-2/types.ts";
+import { replayEvent } from "./v2-captures.ts";
 
 /** OpenCode 2's `LLM.Message` (a Schema.Class there): what a context hook receives and must add in kind. */
 class LlmMessage {
@@ -225,14 +227,9 @@ export class OpenCode2Double {
     throw new Error("the plugin did not take its events off the stream within 2 s");
   }
 
-  #emit(type: string, sessionID: string, data: Record<string, unknown>, location?: string): void {
-    const e: V2Event = {
-      id: nextId("evt"),
-      type,
-      data: { sessionID, ...data },
-      durable: { aggregateID: sessionID },
-      ...(location ? { location: { directory: location } } : {}),
-    };
+  /** An event as 2.0.15 sends it, replayed from its capture with the double's values (v2-captures.ts). */
+  #emit(type: string, sessionID: string, data: Record<string, unknown>, variant?: string): void {
+    const e = replayEvent(type, sessionID, data, this.sessions.get(sessionID)?.directory, variant);
     this.emitted.push(e);
     for (const s of this.#subscribers) s(e);
   }
@@ -244,16 +241,12 @@ export class OpenCode2Double {
     return inst;
   }
 
-  createSession(opts: { directory: string; agent: string; parentID?: string }): string {
+  createSession(opts: { directory: string; agent: string; parentID?: string; title?: string }): string {
     const id = nextId("ses");
     this.sessions.set(id, { id, agent: opts.agent, directory: opts.directory, running: false, ...(opts.parentID ? { parentID: opts.parentID } : {}) });
-    this.#emit("session.created", id, {
-      parentID: opts.parentID,
-      projectID: "prj_double",
-      location: { directory: opts.directory },
-      slug: id,
-      version: "2.0.17",
-    });
+    // A child's `session.created` names its parent, agent and title (2.0.15); a root's names none of them.
+    const child = opts.parentID ? { parentID: opts.parentID, agent: opts.agent, title: opts.title ?? opts.agent } : {};
+    this.#emit("session.created", id, { ...child, location: { directory: opts.directory } }, opts.parentID ? "child" : undefined);
     return id;
   }
 
@@ -331,7 +324,16 @@ export class OpenCode2Double {
     const offered: SessionContextEvent["tools"] = { shell: { description: "Run a command", input: {} } };
     if (!this.noSubagentFor.has(s.agent)) offered.subagent = { description: "Spawns an agent in a child session", input: {} };
     for (const [name, t] of inst.tools) offered[name] = { description: t.description, input: t.input };
-    const event: SessionContextEvent = { sessionID, agent: s.agent, ...withKind, system, messages, tools: offered };
+    const event: SessionContextEvent = {
+      sessionID,
+      model: { id: "m", providerID: "p" },
+      agent: s.agent,
+      ...withKind,
+      system,
+      messages,
+      options: {},
+      tools: offered,
+    };
     if (kind === "primary")
       this.#emit("session.step.started", sessionID, { assistantMessageID: nextId("msg"), agent: s.agent, model: { id: "m", providerID: "p" } });
     const hooks = kind === "compaction" ? inst.compaction : kind === "primary" ? inst.context : [];
@@ -403,7 +405,7 @@ export class OpenCode2Double {
     const limit = this.config.experimental.subagent_depth;
     if (depth >= limit) throw new Error(`Subagent depth limit reached (${limit}). Increase "experimental.subagent_depth" to allow nested subagents.`);
     const parent = this.sessions.get(parentID) as Session;
-    const child = this.createSession({ directory: parent.directory, agent: String(input.agent), parentID });
+    const child = this.createSession({ directory: parent.directory, agent: String(input.agent), parentID, title: String(input.description ?? "") });
     this.spawned.push(child);
     await this.prompt(child, String(input.prompt));
     this.startExecution(child);
