@@ -1,8 +1,8 @@
 import { isSessionId, type SessionHost, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
-import { hostSession } from "../../governance/session/crash-recovery.ts";
-import { thisProcess } from "../../governance/storage/lock-owner.ts";
+import { hostSession, leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
+import { ownerIsGone, thisProcess } from "../../governance/storage/lock-owner.ts";
 import { orphanedWhileAway } from "../../governance/session/orphans.ts";
 import { checkOrphans } from "./orphan-check.ts";
 
@@ -30,10 +30,13 @@ export class SessionTracker {
 
   /** This process as a host (`hostedBy`); injected by the model-based test, which plays several processes in one. */
   readonly self: SessionHost;
+  /** Whether another host process is certainly dead (the maintenance sweep's own test; injected with `self`). */
+  readonly #isGone: (host: SessionHost) => Promise<boolean>;
 
-  constructor(runner: EffectRunner, self: SessionHost = thisHost()) {
+  constructor(runner: EffectRunner, self: SessionHost = thisHost(), isGone: (host: SessionHost) => Promise<boolean> = ownerIsGone) {
     this.#runner = runner;
     this.self = self;
+    this.#isGone = isGone;
   }
 
   hosts(sessionId: string): boolean {
@@ -87,7 +90,7 @@ export class SessionTracker {
 
   async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
     const { ctx } = this.#runner;
-    const onDisk = await ctx.store.read(sessionId);
+    const onDisk = await this.#recoverIfCrashed(await ctx.store.read(sessionId));
     let parent: { parentId: string | null; agent: string | null } | undefined;
     let parentRecord: SessionRecord | undefined;
     if (!onDisk) {
@@ -110,6 +113,23 @@ export class SessionTracker {
       if (notes.length > 0) this.#orphans.set(sessionId, notes);
     }
     return record;
+  }
+
+  /**
+   * A record whose process died with its turn (or a stop) under way is ended `orphaned` before this process
+   * classifies it, as the maintenance sweep would: the sweep may not have reached it yet. OpenCode 2 loads a location's
+   * plugins on the very prompt that continues the session (2.0.15 after a kill -9), so without this the first step
+   * read the record as merely idle a moment ago, the resume context never came, and this process then took the record.
+   */
+  async #recoverIfCrashed(record: SessionRecord | undefined): Promise<SessionRecord | undefined> {
+    const host = record?.hostedBy;
+    if (!record || !host || !leftRunning(record) || sameProcess(host, this.self) || !(await this.#isGone(host))) return record;
+    const at = this.#runner.ctx.clock.now();
+    const { next } = await this.#runner.step(record.sessionId, (c) =>
+      c?.hostedBy && sameProcess(c.hostedBy, host) ? recoverCrashed(c, at) : { next: c, effects: [] },
+    );
+    if (next && !mayRun(next) && next.parentId) await this.#runner.step(next.parentId, (p) => orphanRunningLink(p, record.sessionId, at));
+    return next;
   }
 
   /** Notes for the children closed as orphaned while the parent was away (a sweep found their host process gone). */
@@ -205,4 +225,8 @@ export class SessionTracker {
   sizes(): { hosted: number; busy: number; orphanNotes: number } {
     return { hosted: this.#first.size, busy: this.#busy.size, orphanNotes: this.#orphans.size };
   }
+}
+
+function sameProcess(a: SessionHost, b: SessionHost): boolean {
+  return a.host === b.host && a.pid === b.pid && a.start === b.start;
 }
