@@ -26,6 +26,7 @@ export const CAPTURED_EVENTS = [
   "session.tool.failed",
   "session.execution.succeeded",
   "session.execution.interrupted",
+  "session.usage.updated",
 ];
 export const CAPTURED_HOOKS = ["session.context", "tool.execute.before", "tool.execute.after"];
 

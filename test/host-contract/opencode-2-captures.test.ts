@@ -60,6 +60,7 @@ describe("the OpenCode 2 double sends what the real 2.0.15 sent (test/fixtures/o
     host.startExecution(s);
     await host.request(s);
     await host.callTool(s, "shell", { command: "echo captured" });
+    host.usage(s, { cost: 0.00045, input: 100, output: 10 });
     await host.callTool(s, "shell", { command: "x" }, () => {
       throw new Error('No tool named "bash"');
     });
@@ -79,7 +80,14 @@ describe("the OpenCode 2 double sends what the real 2.0.15 sent (test/fixtures/o
     return JSON.parse(JSON.stringify(e)) as unknown;
   };
 
-  for (const type of ["session.created", "session.tool.success", "session.tool.failed", "session.execution.succeeded", "session.execution.interrupted"])
+  for (const type of [
+    "session.created",
+    "session.tool.success",
+    "session.tool.failed",
+    "session.execution.succeeded",
+    "session.execution.interrupted",
+    "session.usage.updated",
+  ])
     test(`event ${type}`, () => {
       expect(shapeDrift(emitted(type), capture(`event.${type}.json`))).toEqual([]);
     });

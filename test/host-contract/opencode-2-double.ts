@@ -87,6 +87,9 @@ const nextId = (prefix: string) => `${prefix}_${(++seq).toString().padStart(4, "
 export type DoubleOptions = { contextKind?: "absent" | "present"; interruptInput?: "plain" | "continue" | "strict" };
 export type InterruptReason = "user" | "shutdown" | "superseded" | "inactivity";
 
+/** Events 2.0.15 publishes without the durable envelope (captured: test/fixtures/opencode-2.0.15/). */
+const NOT_DURABLE = new Set(["session.usage.updated"]);
+
 export class OpenCode2Double {
   readonly options: Required<DoubleOptions>;
   /** Calls of `session.interrupt` as the plugin made them (the input object). */
@@ -230,7 +233,8 @@ export class OpenCode2Double {
       id: nextId("evt"),
       type,
       data: { sessionID, ...data },
-      durable: { aggregateID: sessionID },
+      // `session.usage.updated` is not a durable event on 2.0.15 (no envelope: event.session.usage.updated.json).
+      ...(NOT_DURABLE.has(type) ? {} : { durable: { aggregateID: sessionID } }),
       ...(location ? { location: { directory: location } } : {}),
     };
     this.emitted.push(e);
@@ -294,6 +298,12 @@ export class OpenCode2Double {
     // A foreground child is interrupted when its parent's tool call is (subagent.ts Effect.onInterrupt); a background
     // child runs on.
     for (const child of this.sessions.values()) if (child.parentID === sessionID && child.running && !child.background) this.interrupt(child.id, reason);
+  }
+
+  /** The session's running totals after a step (2.0.15 `SessionProjector.publishUsage`; cost 0 without prices). */
+  usage(sessionID: string, totals: { cost: number; input: number; output: number; reasoning?: number; cacheRead?: number; cacheWrite?: number }): void {
+    const { cost, input, output, reasoning = 0, cacheRead = 0, cacheWrite = 0 } = totals;
+    this.#emit("session.usage.updated", sessionID, { cost, tokens: { input, output, reasoning, cache: { read: cacheRead, write: cacheWrite } } });
   }
 
   compactionEnded(sessionID: string, reason: "auto" | "manual"): void {
