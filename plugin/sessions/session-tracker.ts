@@ -1,16 +1,11 @@
 import { isSessionId, type SessionHost, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
-import { hostSession, leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
-import { ownerIsGone, thisProcess } from "../../governance/storage/lock-owner.ts";
+import { hostSession } from "../../governance/session/crash-recovery.ts";
+import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { orphanedWhileAway } from "../../governance/session/orphans.ts";
 import { checkOrphans } from "./orphan-check.ts";
-
-/** This process as a session host (the same identity as its locks). */
-export function thisHost() {
-  const { host, pid, start } = thisProcess();
-  return { host, pid, start };
-}
+import { recoverIfCrashed, thisHost } from "./first-sight-recovery.ts";
 
 /**
  * Which sessions this process hosts, and what OpenCode said about them: the first activity of a session decides
@@ -28,15 +23,13 @@ export class SessionTracker {
   /** Sessions whose last model step was a finished answer, until their next step or idle (decision 0052). */
   readonly #answered = new Set<string>();
 
-  /** This process as a host (`hostedBy`); injected by the model-based test, which plays several processes in one. */
-  readonly self: SessionHost;
-  /** Whether another host process is certainly dead (the maintenance sweep's own test; injected with `self`). */
-  readonly #isGone: (host: SessionHost) => Promise<boolean>;
-
-  constructor(runner: EffectRunner, self: SessionHost = thisHost(), isGone: (host: SessionHost) => Promise<boolean> = ownerIsGone) {
+  /** This process as a host (`hostedBy`), and the sweep's "certainly dead" test: injected by the model-based test. */
+  constructor(
+    runner: EffectRunner,
+    readonly self: SessionHost = thisHost(),
+    readonly isGone = ownerIsGone,
+  ) {
     this.#runner = runner;
-    this.self = self;
-    this.#isGone = isGone;
   }
 
   hosts(sessionId: string): boolean {
@@ -90,7 +83,7 @@ export class SessionTracker {
 
   async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
     const { ctx } = this.#runner;
-    const onDisk = await this.#recoverIfCrashed(await ctx.store.read(sessionId));
+    const onDisk = await recoverIfCrashed(this.#runner, await ctx.store.read(sessionId), this.self, this.isGone);
     let parent: { parentId: string | null; agent: string | null } | undefined;
     let parentRecord: SessionRecord | undefined;
     if (!onDisk) {
@@ -113,23 +106,6 @@ export class SessionTracker {
       if (notes.length > 0) this.#orphans.set(sessionId, notes);
     }
     return record;
-  }
-
-  /**
-   * A record whose process died with its turn (or a stop) under way is ended `orphaned` before this process
-   * classifies it, as the maintenance sweep would: the sweep may not have reached it yet. OpenCode 2 loads a location's
-   * plugins on the very prompt that continues the session (2.0.15 after a kill -9), so without this the first step
-   * read the record as merely idle a moment ago, the resume context never came, and this process then took the record.
-   */
-  async #recoverIfCrashed(record: SessionRecord | undefined): Promise<SessionRecord | undefined> {
-    const host = record?.hostedBy;
-    if (!record || !host || !leftRunning(record) || sameProcess(host, this.self) || !(await this.#isGone(host))) return record;
-    const at = this.#runner.ctx.clock.now();
-    const { next } = await this.#runner.step(record.sessionId, (c) =>
-      c?.hostedBy && sameProcess(c.hostedBy, host) ? recoverCrashed(c, at) : { next: c, effects: [] },
-    );
-    if (next && !mayRun(next) && next.parentId) await this.#runner.step(next.parentId, (p) => orphanRunningLink(p, record.sessionId, at));
-    return next;
   }
 
   /** Notes for the children closed as orphaned while the parent was away (a sweep found their host process gone). */
@@ -225,8 +201,4 @@ export class SessionTracker {
   sizes(): { hosted: number; busy: number; orphanNotes: number } {
     return { hosted: this.#first.size, busy: this.#busy.size, orphanNotes: this.#orphans.size };
   }
-}
-
-function sameProcess(a: SessionHost, b: SessionHost): boolean {
-  return a.host === b.host && a.pid === b.pid && a.start === b.start;
 }
