@@ -113,7 +113,7 @@ if (!found.ok) {
   });
 } else {
   const host = found.host;
-  describe(`OpenCode ${host.version}, real host: token and cost budgets, the budget CLI, loop guard, concurrency`, () => {
+  describe(`OpenCode ${host.version}, real host: token and cost budgets, the budget CLI, loop guard, concurrency, a failed child, a crash and a new server`, () => {
     let model: ScriptedModel;
     let project: TestProject;
     let serve: ServeHandle2;
