@@ -90,7 +90,7 @@ export class Runtime {
     this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.runner.handle(effectHandlers(this.runner));
-    this.tracker = new SessionTracker(this.runner, ...(options.processes ? [options.processes.self] : []));
+    this.tracker = options.processes ? new SessionTracker(this.runner, options.processes.self, options.processes.isGone) : new SessionTracker(this.runner);
     this.runner.sessions.busyHere = (id) => this.tracker.isBusy(id);
     this.#signals = options.processes?.signals ?? true;
     this.stops = new StopController(this.runner, this.tracker);

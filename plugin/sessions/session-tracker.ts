@@ -2,15 +2,10 @@ import { isSessionId, type SessionHost, type SessionRecord } from "../../governa
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import { hostSession } from "../../governance/session/crash-recovery.ts";
-import { thisProcess } from "../../governance/storage/lock-owner.ts";
+import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { orphanedWhileAway } from "../../governance/session/orphans.ts";
 import { checkOrphans } from "./orphan-check.ts";
-
-/** This process as a session host (the same identity as its locks). */
-export function thisHost() {
-  const { host, pid, start } = thisProcess();
-  return { host, pid, start };
-}
+import { recoverIfCrashed, thisHost } from "./first-sight-recovery.ts";
 
 /**
  * Which sessions this process hosts, and what OpenCode said about them: the first activity of a session decides
@@ -28,12 +23,13 @@ export class SessionTracker {
   /** Sessions whose last model step was a finished answer, until their next step or idle (decision 0052). */
   readonly #answered = new Set<string>();
 
-  /** This process as a host (`hostedBy`); injected by the model-based test, which plays several processes in one. */
-  readonly self: SessionHost;
-
-  constructor(runner: EffectRunner, self: SessionHost = thisHost()) {
+  /** This process as a host (`hostedBy`), and the sweep's "certainly dead" test: injected by the model-based test. */
+  constructor(
+    runner: EffectRunner,
+    readonly self: SessionHost = thisHost(),
+    readonly isGone = ownerIsGone,
+  ) {
     this.#runner = runner;
-    this.self = self;
   }
 
   hosts(sessionId: string): boolean {
@@ -87,7 +83,7 @@ export class SessionTracker {
 
   async #firstActivity(sessionId: string, agent: string | null): Promise<SessionRecord | undefined> {
     const { ctx } = this.#runner;
-    const onDisk = await ctx.store.read(sessionId);
+    const onDisk = await recoverIfCrashed(this.#runner, await ctx.store.read(sessionId), this.self, this.isGone);
     let parent: { parentId: string | null; agent: string | null } | undefined;
     let parentRecord: SessionRecord | undefined;
     if (!onDisk) {

@@ -289,6 +289,12 @@ export class OpenCode2Double {
     for (const child of this.sessions.values()) if (child.parentID === sessionID && child.running && !child.background) this.interrupt(child.id, reason);
   }
 
+  /** The session's running totals after a step (2.0.15 `SessionProjector.publishUsage`; cost 0 without prices). */
+  usage(sessionID: string, totals: { cost: number; input: number; output: number; reasoning?: number; cacheRead?: number; cacheWrite?: number }): void {
+    const { cost, input, output, reasoning = 0, cacheRead = 0, cacheWrite = 0 } = totals;
+    this.#emit("session.usage.updated", sessionID, { cost, tokens: { input, output, reasoning, cache: { read: cacheRead, write: cacheWrite } } });
+  }
+
   compactionEnded(sessionID: string, reason: "auto" | "manual"): void {
     this.#emit("session.compaction.ended", sessionID, { reason, text: "summary", recent: "" });
   }

@@ -130,6 +130,15 @@ describe("crash recovery (issue 21 item 5)", () => {
     expect(f.onDisk(PARENT)).toMatchObject({ control: "active", end: null, hostedBy: { pid: process.pid } });
   });
 
+  test("a dead process's session whose first activity here comes before any sweep is ended orphaned first, then resumed as cut off by a crash", async () => {
+    // OpenCode 2 loads the plugin on the prompt that continues the session: the start sweep is behind, not before it.
+    await f.rt.maintenance.settled();
+    await leaveCrashedSessions(deadPid());
+    await onEvent(f.rt, events.idle(PARENT));
+    expect(await f.audit("session_resumed")).toEqual([expect.objectContaining({ sessionId: PARENT, cutOffByCrash: true, interrupted: true })]);
+    expect(f.onDisk(PARENT)).toMatchObject({ control: "active", end: null, hostedBy: { pid: process.pid } });
+  });
+
   test("children of this process get the orphan check periodically (a quick restart < 10 min is caught later)", async () => {
     await onEvent(f.rt, events.created(PARENT));
     await onEvent(f.rt, events.created(CHILD, { parentID: PARENT }));
