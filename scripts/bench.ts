@@ -259,21 +259,23 @@ async function confinement(): Promise<void> {
     return;
   }
   log(
-    `  \`bash -c true\` bare and as the plugin rewrites it, ${c.wall.bare.n} interleaved blocks of 10 per step; medians per command (wall: the block's; CPU: user + system of the commands, bash's \`times\`)`,
+    `  \`bash -c true\` bare and as the plugin rewrites it, as ${c.user}; ${c.wall.bare.n} interleaved blocks of 10 per step; medians per command (wall: the block's; CPU: user + system of the commands, bash's \`times\`)`,
   );
   const rows: [string, Step, Step | undefined][] = [
     ["bare: bash -c true", "bare", undefined],
     ['+ the wrapped shell (bwrap runs "$0" -c)', "shell", "bare"],
     ["+ bwrap's start-up (namespace, --dev-bind / /)", "bwrap", "shell"],
-    [`+ the protected entries (${c.mounts - c.pins} mounts)`, "entries", "bwrap"],
-    [`+ the pins of the folders above them (${c.pins} mounts)`, "confined", "entries"],
+    [`+ the protected entries (${c.entries} mounts)`, "entries", "bwrap"],
+    [`+ every folder above them pinned (${c.allPins} mounts; before)`, "allPins", "entries"],
+    [`+ only the renameable ones pinned (${c.pins} mounts; now)`, "confined", "entries"],
   ];
   const cell = (m: Record<Step, Stats>, s: Step, base: Step | undefined) =>
     (base ? `${m[s].median - m[base].median >= 0 ? "+" : ""}${fmt(m[s].median - m[base].median, 2)}` : fmt(m[s].median, 2)).padStart(7);
   log(`  ${"step".padEnd(52)} wall ms   CPU ms`);
   for (const [label, s, base] of rows) log(`  ${label.padEnd(52)} ${cell(c.wall, s, base)}  ${cell(c.cpu, s, base)}`);
+  log(`  ${"= added per shell command before (all pins − bare)".padEnd(52)} ${cell(c.wall, "allPins", "bare")}  ${cell(c.cpu, "allPins", "bare")}`);
   log(
-    `  ${"= added per shell command (confined − bare)".padEnd(52)} ${cell(c.wall, "confined", "bare")}  ${cell(c.cpu, "confined", "bare")}   (confined: wall p99 ${fmt(c.wall.confined.p99, 1)} ms, best ${fmt(c.wall.confined.min, 1)} ms; bare best ${fmt(c.wall.bare.min, 1)} ms)`,
+    `  ${"= added per shell command now (confined − bare)".padEnd(52)} ${cell(c.wall, "confined", "bare")}  ${cell(c.cpu, "confined", "bare")}   (confined: wall p99 ${fmt(c.wall.confined.p99, 1)} ms, best ${fmt(c.wall.confined.min, 1)} ms; bare best ${fmt(c.wall.bare.min, 1)} ms)`,
   );
   const hook = await confinementHook(QUICK ? 500 : 5000);
   if (hook)
