@@ -102,7 +102,7 @@ async function realHost(host: HostUnderTest): Promise<void> {
           const r = await hostRun(model, variant, scenario, CALLS[scenario], host);
           if (round > 0) runs.push({ ...r, round });
           log(
-            `  ${round === 0 ? "warm-up" : `round ${round}`} ${host.version} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`,
+            `  ${round === 0 ? "warm-up" : `round ${round}`} ${host.version} load ${os.loadavg()[0]!.toFixed(1)} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`,
           );
         }
       } finally {
