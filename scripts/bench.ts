@@ -3,7 +3,8 @@
  * what governance costs a user, measured in one run and printed (no asserts, no thresholds). docs/performance.md
  * records a full run and what each figure means.
  *
- * (1) Real host, interleaved: `opencode serve` (the version in package.json) with no plugin, with an empty-hooks
+ * (1) Real host, interleaved, on each host line of `--hosts 1,2`: `opencode serve` (OpenCode 1: the version in
+ *     package.json; OpenCode 2: the released 2.0.15 in .e2e-cache/) with no plugin, with an empty-hooks
  *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: one session reading 100 DIFFERENT
  *     files (101 model requests; distinct calls, as real work makes — the loop guard rightly stops a session that reads
  *     one file a hundred times); scenario B: a `task` subagent (`general`) reading 20 different files (`--scenarios A`
@@ -20,6 +21,7 @@
  * (2) In-process: both transforms at 10, 200 and 2,000 messages; tool hooks with 20 sessions at once; the shipped
  *     plugin's start with 10,000 records on disk. p99 of wall time on a shared 2-core machine is mostly the
  *     scheduler: a constant loop is timed alongside as the noise floor.
+ * (2b) Confinement (issue 41): what bubblewrap adds to one shell command, split by step, and the hook's own work.
  * (3) Stop latency in the real host: `opencode-governance stop` → the directive in the child's next tool result
  *     (child calling a tool every 100 ms), and → the confirmed stop of a child stuck in an endless stream.
  * (4) Under load: the load scenario of test/load (20 subagents at once, three CLI processes stopping and injecting)
