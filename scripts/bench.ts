@@ -3,7 +3,8 @@
  * what governance costs a user, measured in one run and printed (no asserts, no thresholds). docs/performance.md
  * records a full run and what each figure means.
  *
- * (1) Real host, interleaved: `opencode serve` (the version in package.json) with no plugin, with an empty-hooks
+ * (1) Real host, interleaved, on each host line of `--hosts 1,2`: `opencode serve` (OpenCode 1: the version in
+ *     package.json; OpenCode 2: the released 2.0.15 in .e2e-cache/) with no plugin, with an empty-hooks
  *     plugin (the host's own cost of calling hooks) and with this plugin; scenario A: one session reading 100 DIFFERENT
  *     files (101 model requests; distinct calls, as real work makes — the loop guard rightly stops a session that reads
  *     one file a hundred times); scenario B: a `task` subagent (`general`) reading 20 different files (`--scenarios A`
@@ -20,21 +21,25 @@
  * (2) In-process: both transforms at 10, 200 and 2,000 messages; tool hooks with 20 sessions at once; the shipped
  *     plugin's start with 10,000 records on disk. p99 of wall time on a shared 2-core machine is mostly the
  *     scheduler: a constant loop is timed alongside as the noise floor.
+ * (2b) Confinement (issue 41): what bubblewrap adds to one shell command, split by step, and the hook's own work.
  * (3) Stop latency in the real host: `opencode-governance stop` → the directive in the child's next tool result
  *     (child calling a tool every 100 ms), and → the confirmed stop of a child stuck in an endless stream.
  * (4) Under load: the load scenario of test/load (20 subagents at once, three CLI processes stopping and injecting)
  *     with its delivery latencies.
  * (5) Long-lived (`--only long`): one serve hosting 1,000 sessions over time, RSS and the plugin's heap and map sizes.
  */
-import { confinementCost } from "./bench/confine-cost.ts";
+import { confinementCost, type Step } from "./bench/confine-cost.ts";
 import os from "node:os";
 import { performance } from "node:perf_hooks";
 import { startScriptedModel } from "../test/harness/index.ts";
-import { ensureOpencodeBinary, ensureWarmDeps, opencodeVersion } from "../test/harness/warm-cache.ts";
+import { ensureOpencodeBinary, ensureWarmDeps } from "../test/harness/warm-cache.ts";
+import { type HostUnderTest, hostUnderTest, opencode2Host } from "../test/harness/host-under-test.ts";
+import { findBwrap } from "../governance/stop/sandbox-probe.ts";
+import path from "node:path";
 import { benchRespond, governanceBytes, hostRun, primeTranspilerCache, setBaselineBundle, type HostRun, type Scenario, type Variant } from "./bench/host.ts";
-import { pluginStart, toolHooks, transforms } from "./bench/in-process.ts";
+import { confinementHook, pluginStart, toolHooks, transforms } from "./bench/in-process.ts";
 import { acquireLock } from "./bench/lock.ts";
-import { fmt, ratioText, stats } from "./bench/stats.ts";
+import { fmt, ratioText, type Stats, stats } from "./bench/stats.ts";
 import { cacheFigures } from "./bench/prompt-cache.ts";
 import { stopLatency } from "./bench/stop-latency.ts";
 import { longLived } from "./bench/long-lived.ts";
@@ -43,13 +48,16 @@ import { flag, option } from "./bench/cli-args.ts";
 
 const QUICK = flag("--quick");
 const LOCK = option("--lock");
-const only = (option("--only") ?? "host,inprocess,stop,load").split(",");
+const only = (option("--only") ?? "host,inprocess,confine,stop,load").split(",");
 const opt = (name: string, fallback: number) => Number(option(name) ?? fallback);
 const ROUNDS = opt("--rounds", QUICK ? 2 : 7);
 /** `--calls-a`/`--calls-b` shrink the scenarios when the machine is too loaded for 100 reads per run (see the doc). */
-const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100), B: opt("--calls-b", QUICK ? 10 : 20) };
+const CALLS: Record<Scenario, number> = { A: opt("--calls-a", QUICK ? 30 : 100), B: opt("--calls-b", QUICK ? 10 : 20), S: opt("--calls-s", QUICK ? 10 : 20) };
 const WARMUP = flag("--no-warmup") ? 0 : 1;
-/** `--scenarios A`: only the 100-distinct-reads scenario (the issue-31 comparison), about half the time. */
+/**
+ * `--scenarios A`: only the 100-distinct-reads scenario (the issue-31 comparison), about half the time. `S` (not in the
+ * default): one session running 20 different shell commands — each confined by bubblewrap under governance (issue 41).
+ */
 const SCENARIOS = (option("--scenarios") ?? "A,B").split(",") as Scenario[];
 /** With --lock, take the lock once per this many rounds (each acquisition may wait for others' runs). */
 const LOCK_EVERY = opt("--lock-every", 1);
@@ -61,16 +69,31 @@ if (baseline) setBaselineBundle(baseline);
 
 const log = (s = "") => console.log(s);
 
-async function realHost(): Promise<void> {
+/**
+ * `--hosts 1,2` (the default): OpenCode 1 (the version in package.json) and OpenCode 2 (the released 2.0.15 the test
+ * prerequisites install, test/harness/opencode-2-binary.ts), one after the other, each with its own tables.
+ */
+const HOSTS = (option("--hosts") ?? "1,2").split(",");
+
+async function realHosts(): Promise<void> {
   ensureOpencodeBinary();
   ensureWarmDeps();
-  primeTranspilerCache();
+  if (HOSTS.includes("1")) await realHost(hostUnderTest());
+  if (HOSTS.includes("2")) {
+    const two = opencode2Host();
+    if (two.ok) await realHost(two.host);
+    else log(`\n(1) real host — OpenCode 2 not measured: ${two.reason}`);
+  }
+}
+
+async function realHost(host: HostUnderTest): Promise<void> {
+  primeTranspilerCache(host.bin);
   const model = await startScriptedModel(benchRespond);
   const runs: (HostRun & { round: number })[] = [];
   const combos = SCENARIOS.flatMap((s) => VARIANTS.map((v) => [v, s] as const));
   let release: () => void = () => undefined;
   log(
-    `\n(1) real host — opencode ${opencodeVersion()} serve; scenario A: one session reading ${CALLS.A} different files; B: a general subagent reading ${CALLS.B} different files; scenarios ${SCENARIOS.join(", ")}; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
+    `\n(1) real host — opencode ${host.version} serve (${path.relative(process.cwd(), host.bin)}); scenario A: one session reading ${CALLS.A} different files; B: a general subagent reading ${CALLS.B} different files; S: one session running ${CALLS.S} different shell commands (confined under governance when bwrap runs: ${findBwrap() ?? "no bwrap"}); scenarios ${SCENARIOS.join(", ")}; ${ROUNDS} counted rounds after ${WARMUP} warm-up, order rotated per round`,
   );
   try {
     for (let round = 1 - WARMUP; round <= ROUNDS; round++) {
@@ -78,10 +101,10 @@ async function realHost(): Promise<void> {
       try {
         const order = combos.map((_, i) => combos[(i + round) % combos.length]!);
         for (const [variant, scenario] of order) {
-          const r = await hostRun(model, variant, scenario, CALLS[scenario]);
+          const r = await hostRun(model, variant, scenario, CALLS[scenario], host);
           if (round > 0) runs.push({ ...r, round });
           log(
-            `  ${round === 0 ? "warm-up" : `round ${round}`} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`,
+            `  ${round === 0 ? "warm-up" : `round ${round}`} ${host.version} load ${os.loadavg()[0]!.toFixed(1)} ${scenario} ${variant.padEnd(10)} start ${fmt(r.startupMs).padStart(5)} ms  run ${fmt(r.runMs).padStart(6)} ms  cpu ${fmt(r.cpuMs).padStart(6)} ms  peak ${fmt(r.peakRssMiB, 1)} MiB  steady ${fmt(r.steadyRssMiB, 1)} MiB${r.clean ? "" : `  <-- NOT CLEAN: ${r.problem}`}`,
           );
         }
       } finally {
@@ -94,7 +117,7 @@ async function realHost(): Promise<void> {
   }
 
   for (const scenario of SCENARIOS) {
-    comparison(runs, scenario);
+    comparison(runs, scenario, host);
     log(`\n  scenario ${scenario} — medians (absolute) and per-round ratios vs no plugin: median (min–max)`);
     log(
       `  ${"variant".padEnd(11)} ${"wall".padEnd(22)} ${"CPU".padEnd(22)} ${"peak RSS".padEnd(22)} ${"steady RSS".padEnd(22)} ${"start-up".padEnd(22)} governance bytes/request (max)`,
@@ -151,7 +174,7 @@ async function realHost(): Promise<void> {
  * per-step gap between model requests, and the governance text in one request: system prompt (prefix) + tools (the
  * governance tool's schema), the largest over the run's requests.
  */
-function comparison(runs: (HostRun & { round: number })[], scenario: Scenario): void {
+function comparison(runs: (HostRun & { round: number })[], scenario: Scenario, host: HostUnderTest): void {
   const mine = (v: Variant) => runs.filter((r) => r.variant === v && r.scenario === scenario && r.clean);
   const pick = (v: Variant, round: number) => runs.find((r) => r.variant === v && r.scenario === scenario && r.round === round && r.clean);
   const ratios = (v: Variant, base: Variant, f: (r: HostRun) => number) =>
@@ -160,7 +183,9 @@ function comparison(runs: (HostRun & { round: number })[], scenario: Scenario): 
       return b ? [f(r) / f(b)] : [];
     });
   const requests = stats(mine(VARIANTS[0]!).map((r) => r.requests.length)).median;
-  log(`\n  scenario ${scenario} — comparison (${fmt(requests)} model requests per run; ratios: median of per-round ratios (min–max))`);
+  log(
+    `\n  opencode ${host.version}, scenario ${scenario} — comparison (${fmt(requests)} model requests per run; ratios: median of per-round ratios (min–max))`,
+  );
   log(
     `  ${"variant".padEnd(11)} ${"wall".padEnd(18)} ${"CPU".padEnd(18)} ${"peak RSS".padEnd(18)} ${"vs empty: wall / CPU / RSS".padEnd(27)} ${"step gap".padEnd(10)} governance text / request (system + tools)`,
   );
@@ -217,16 +242,48 @@ async function inProcess(): Promise<void> {
   log(
     `  tool hooks, 20 sessions at once: before median ${fmt(hooks.before.median, 3)} p99 ${fmt(hooks.before.p99, 3)} ms; after median ${fmt(hooks.after.median, 3)} p99 ${fmt(hooks.after.p99, 3)} ms`,
   );
-  const confine = confinementCost(QUICK ? 20 : 100);
-  if (!confine) log("  confinement: no bwrap on PATH here (apt-get install -y bubblewrap): not measured");
-  else
-    log(
-      `  confinement, per agent shell command (bash -c true, bare vs in bwrap with ${confine.mounts} mounts, n=${confine.bare.n}): +${fmt(confine.confined.median - confine.bare.median, 1)} ms median (bare ${fmt(confine.bare.median, 1)} ms, confined ${fmt(confine.confined.median, 1)} ms, p99 ${fmt(confine.confined.p99, 1)} ms)`,
-    );
   for (const n of [1, 10_000]) {
     const st = await pluginStart(n, 5);
     log(`  plugin start (dist bundle's server()) with ${String(n).padStart(6)} records on disk: median ${fmt(st.median, 1)} ms, max ${fmt(st.max, 1)} ms`);
   }
+}
+
+/**
+ * (2b) `--only confine`: what confinement adds to one agent shell command, split by step (scripts/bench/confine-cost.ts),
+ * and its own work inside the hook (in-process.ts `confinementHook`).
+ */
+async function confinement(): Promise<void> {
+  const n = opt("--confine-commands", QUICK ? 40 : 200);
+  const c = confinementCost(n);
+  log(`\n(2b) confinement (issue 41), per agent shell command`);
+  if (!c) {
+    log("  no bwrap on PATH here (apt-get install -y bubblewrap): not measured");
+    return;
+  }
+  log(
+    `  \`bash -c true\` bare and as the plugin rewrites it, as ${c.user}; ${c.wall.bare.n} interleaved blocks of 10 per step; medians per command (wall: the block's; CPU: user + system of the commands, bash's \`times\`)`,
+  );
+  const rows: [string, Step, Step | undefined][] = [
+    ["bare: bash -c true", "bare", undefined],
+    ['+ the wrapped shell (bwrap runs "$0" -c)', "shell", "bare"],
+    ["+ bwrap's start-up (namespace, --dev-bind / /)", "bwrap", "shell"],
+    [`+ the protected entries (${c.entries} mounts)`, "entries", "bwrap"],
+    [`+ every folder above them pinned (${c.allPins} mounts; before)`, "allPins", "entries"],
+    [`+ only the renameable ones pinned (${c.pins} mounts; now)`, "confined", "entries"],
+  ];
+  const cell = (m: Record<Step, Stats>, s: Step, base: Step | undefined) =>
+    (base ? `${m[s].median - m[base].median >= 0 ? "+" : ""}${fmt(m[s].median - m[base].median, 2)}` : fmt(m[s].median, 2)).padStart(7);
+  log(`  ${"step".padEnd(52)} wall ms   CPU ms`);
+  for (const [label, s, base] of rows) log(`  ${label.padEnd(52)} ${cell(c.wall, s, base)}  ${cell(c.cpu, s, base)}`);
+  log(`  ${"= added per shell command before (all pins − bare)".padEnd(52)} ${cell(c.wall, "allPins", "bare")}  ${cell(c.cpu, "allPins", "bare")}`);
+  log(
+    `  ${"= added per shell command now (confined − bare)".padEnd(52)} ${cell(c.wall, "confined", "bare")}  ${cell(c.cpu, "confined", "bare")}   (confined: wall p99 ${fmt(c.wall.confined.p99, 1)} ms, best ${fmt(c.wall.confined.min, 1)} ms; bare best ${fmt(c.wall.bare.min, 1)} ms)`,
+  );
+  const hook = await confinementHook(QUICK ? 500 : 5000);
+  if (hook)
+    log(
+      `  in the hook (no process): the command's rewrite median ${fmt(hook.rewrite.median * 1000, 1)} µs; a file tool's real-path check: read ${fmt(hook.read.median * 1000, 1)} µs, write ${fmt(hook.write.median * 1000, 1)} µs (p99 ${fmt(hook.read.p99 * 1000, 0)} / ${fmt(hook.write.p99 * 1000, 0)} µs)`,
+    );
 }
 
 async function stops(): Promise<void> {
@@ -307,7 +364,8 @@ async function main(): Promise<void> {
   );
   log(`load average at start (1/5/15 min): ${load()} — other work on the machine shows up in every figure below`);
   if (only.includes("inprocess")) await inProcess();
-  if (only.includes("host")) await realHost();
+  if (only.includes("confine")) await confinement();
+  if (only.includes("host")) await realHosts();
   if (only.includes("stop")) await stops();
   if (only.includes("load")) await underLoad();
   if (only.includes("long")) await longLivedBench();

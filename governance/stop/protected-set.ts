@@ -66,9 +66,10 @@ export function protectedSet(input: ProtectedInput): ProtectedPath[] {
 /**
  * The folders above the protected paths, outermost first, `/` left out: each is bound onto itself (writable) in the
  * sandbox so that it becomes a mount point and cannot be renamed away with what it holds. A folder inside a protected
- * path is not listed (binding it writable would undo the protection).
+ * path is not listed (binding it writable would undo the protection), nor one `renameable` says no sandboxed process
+ * can rename (every mount costs each shell command a little: docs/decisions/0055-fewer-pins.md).
  */
-export function ancestorsOf(set: readonly ProtectedPath[]): string[] {
+export function ancestorsOf(set: readonly ProtectedPath[], renameable: (dir: string) => boolean = () => true): string[] {
   const out = new Set<string>();
   for (const e of set) {
     let dir = path.dirname(e.path);
@@ -77,9 +78,24 @@ export function ancestorsOf(set: readonly ProtectedPath[]): string[] {
       chain.unshift(dir);
       dir = path.dirname(dir);
     }
-    for (const d of chain) if (!set.some((o) => within(d, o.path))) out.add(d);
+    for (const d of chain) if (!set.some((o) => within(d, o.path)) && renameable(d)) out.add(d);
   }
   return [...out].sort((a, b) => a.split(path.sep).length - b.split(path.sep).length || a.localeCompare(b));
+}
+
+/** A folder as `stat` gives it: owner and mode bits. */
+export type FolderOwner = { uid: number; mode: number };
+
+/**
+ * Whether a process of `uid` without capabilities — every sandboxed one: `--cap-drop ALL` — can rename a folder whose
+ * parent is `parent` (rename needs write permission on the parent, which the parent's owner can always give itself).
+ * The group and other write bits count as "maybe" (the caller's groups are not asked; under POSIX ACLs the group bits
+ * are the mask, the most any named entry grants). So the answer is no only for a parent of another user that grants
+ * write to no one but its owner — `/`, `/home`, `/etc` for a user; for root, always yes. An unknown parent: yes.
+ */
+export function renameableUnder(parent: FolderOwner | undefined, uid: number): boolean {
+  if (parent === undefined || uid === 0) return true;
+  return parent.uid === uid || (parent.mode & 0o022) !== 0;
 }
 
 /** What a file tool does to its target: read it (or list, search under it) or change it. */

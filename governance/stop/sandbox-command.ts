@@ -12,10 +12,11 @@ import { ancestorsOf, type ProtectedPath } from "./protected-set.ts";
  * CAP_SYS_ADMIN, which `--cap-drop ALL` takes away even from root. `--die-with-parent`: when OpenCode kills the
  * command (timeout, abort), bwrap's child goes with it; what was detached stays, still confined.
  */
-export function bwrapOptions(set: readonly ProtectedPath[]): string[] {
+export function bwrapOptions(set: readonly ProtectedPath[], renameable?: (dir: string) => boolean): string[] {
   const args = ["--dev-bind", "/", "/"];
-  // Each folder above a protected path becomes a mount point (writable as before) so that it cannot be renamed.
-  for (const dir of ancestorsOf(set)) args.push("--bind-try", dir, dir);
+  // Each folder above a protected path that a sandboxed process could rename becomes a mount point (writable as
+  // before) so that it cannot be (protected-set.ts `ancestorsOf`).
+  for (const dir of ancestorsOf(set, renameable)) args.push("--bind-try", dir, dir);
   for (const e of set) {
     // An empty tmpfs of the sandbox's own: what a command writes there (a key of its own, a tmux socket) stays inside.
     if (e.mode === "hidden") args.push("--tmpfs", e.path);

@@ -4,7 +4,7 @@ import { fileURLToPath } from "node:url";
 import { keyFile } from "../../governance/storage/directive-signing.ts";
 import { fileTargets } from "../../governance/stop/file-targets.ts";
 import { type ProtectedPath, protectionOf } from "../../governance/stop/protected-set.ts";
-import { probeSandbox, protectedSetFor } from "../../governance/stop/sandbox-probe.ts";
+import { folderRenameable, probeSandbox, protectedSetFor } from "../../governance/stop/sandbox-probe.ts";
 import { argsFileName, bwrapArgsFile, bwrapOptions, confinedCommand } from "../../governance/stop/sandbox-command.ts";
 
 /**
@@ -52,9 +52,11 @@ export class Confinement {
     // bwrap mounts the tmpfs on an existing folder only (it would create the key's folder otherwise, as the key does).
     for (const e of hidden) fs.mkdirSync(e.path, { recursive: true, mode: 0o700 });
     // The key's folder is the first hidden entry (protectedSet's order).
-    const probe = await probeSandbox(this.set, this.#env);
+    // The pins a sandboxed process could undo, read once for the probe and the options file alike.
+    const renameable = folderRenameable();
+    const probe = await probeSandbox(this.set, this.#env, renameable);
     if (!probe.ok) return probe;
-    const options = bwrapOptions(this.set);
+    const options = bwrapOptions(this.set, renameable);
     const text = bwrapArgsFile(options);
     const keyDir = hidden[0]?.path ?? path.dirname(keyFile(this.#env));
     const argsFile = path.join(keyDir, argsFileName(text));

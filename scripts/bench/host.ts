@@ -7,7 +7,6 @@ import {
   auditEvents,
   createTestProject,
   governanceBytes,
-  serveOpencode,
   textOf,
   type ModelRequest,
   type Reply,
@@ -15,11 +14,13 @@ import {
   type TestProject,
 } from "../../test/harness/index.ts";
 import { OPENCODE_BIN, PLUGIN_ENTRY, REPO_ROOT } from "../../test/harness/paths.ts";
+import { type HostUnderTest, hostUnderTest } from "../../test/harness/host-under-test.ts";
+import { EMPTY_HOOKS_PLUGIN_V2, pluginFolder, serveForBench } from "./host-2.ts";
 import { findProcessByCwd, memoryMiB, threadCpuMs, treeCpuMs } from "./proc.ts";
 import { stats } from "./stats.ts";
 
 export type Variant = "none" | "empty" | "tools" | "tool1" | "loaded" | "governance" | "baseline" | "cold" | "spin" | "wait" | "jitless";
-export type Scenario = "A" | "B";
+export type Scenario = "A" | "B" | "S";
 
 /**
  * The empty-hooks plugin: the same hooks the governance plugin registers, each doing nothing. What it costs is the
@@ -59,13 +60,13 @@ const TRANSPILER_CACHE = mkdtempSync(path.join(os.tmpdir(), "ocg-bench-bun-cache
 process.on("exit", () => rmSync(TRANSPILER_CACHE, { recursive: true, force: true }));
 
 /** Loads the plugin's files once through the host's own Bun (`BUN_BE_BUN=1`), so the shared cache holds them. */
-export function primeTranspilerCache(): void {
+export function primeTranspilerCache(bin: string = OPENCODE_BIN): void {
   const files = [PLUGIN_ENTRY, ...(baselineBundle ? [baselineBundle] : [])];
   const script = files.map((f) => `await import(${JSON.stringify(pathToFileURL(f).href)});`).join("\n");
   const dir = mkdtempSync(path.join(os.tmpdir(), "ocg-bench-prime-"));
   try {
     writeFileSync(path.join(dir, "prime.mjs"), script);
-    execFileSync(OPENCODE_BIN, [path.join(dir, "prime.mjs")], {
+    execFileSync(bin, [path.join(dir, "prime.mjs")], {
       env: { ...process.env, BUN_BE_BUN: "1", BUN_RUNTIME_TRANSPILER_CACHE_PATH: TRANSPILER_CACHE },
       stdio: "pipe",
       timeout: 30_000,
@@ -144,8 +145,17 @@ export const BENCH_FILES: Record<string, string> = Object.fromEntries(
   Array.from({ length: BENCH_FILE_COUNT }, (_, i) => [`notes/${i}.md`, `# note ${i}\n\nA small file.\n`]),
 );
 
-/** The `n`th read of a scenario: a different file each time (the hundred files in turn beyond that). */
-export const benchRead = (n: number) => ({ name: "read", args: { filePath: `notes/${n % BENCH_FILE_COUNT}.md` } });
+/**
+ * The `n`th read of a scenario: a different file each time (the hundred files in turn beyond that). OpenCode 2's `read`
+ * takes `path` (OpenCode 1's `filePath`); a request offering `shell` is OpenCode 2's.
+ */
+export const benchRead = (n: number, v2 = false) => ({ name: "read", args: { [v2 ? "path" : "filePath"]: `notes/${n % BENCH_FILE_COUNT}.md` } });
+
+/** The `n`th shell command of scenario S: `cat` of a different file each time (OpenCode 1's `bash`, OpenCode 2's `shell`). */
+export const benchShell = (n: number, v2 = false) => {
+  const command = `cat notes/${n % BENCH_FILE_COUNT}.md`;
+  return { name: v2 ? "shell" : "bash", args: { command, description: command } };
+};
 
 /**
  * The scripted model for both scenarios, driven only by the request (stateless): scenario A reads `n` different
@@ -153,17 +163,23 @@ export const benchRead = (n: number) => ({ name: "read", args: { filePath: `note
  */
 export function benchRespond(req: ModelRequest): Reply {
   const first = firstUser(req);
+  const v2 = req.tools.includes("shell");
+  const done = toolResults(req);
   const a = /BENCH-A (\d+)/.exec(first);
-  if (a) {
-    const done = toolResults(req);
-    if (done >= Number(a[1])) return { text: "done" };
-    return { toolCalls: [benchRead(done)] };
-  }
+  if (a) return done >= Number(a[1]) ? { text: "done" } : { toolCalls: [benchRead(done, v2)] };
+  const s = /BENCH-S (\d+)/.exec(first);
+  if (s) return done >= Number(s[1]) ? { text: "done" } : { toolCalls: [benchShell(done, v2)] };
   const child = /BENCH-B-CHILD (\d+)/.exec(first);
-  if (child) return toolResults(req) < Number(child[1]) ? { toolCalls: [benchRead(toolResults(req))] } : { text: "child done" };
+  if (child) return done < Number(child[1]) ? { toolCalls: [benchRead(done, v2)] } : { text: "child done" };
   const root = /BENCH-B-ROOT (\d+)/.exec(first);
-  if (root && toolResults(req) === 0) {
-    return { toolCalls: [{ name: "task", args: { subagent_type: "general", description: "read the readme", prompt: `BENCH-B-CHILD ${root[1]}` } }] };
+  if (root && done === 0) {
+    const prompt = `BENCH-B-CHILD ${root[1]}`;
+    const description = "read the notes";
+    return {
+      toolCalls: [
+        v2 ? { name: "subagent", args: { agent: "general", description, prompt } } : { name: "task", args: { subagent_type: "general", description, prompt } },
+      ],
+    };
   }
   return { text: "ok" };
 }
@@ -195,16 +211,18 @@ export type HostRun = {
 };
 
 /** A fresh project for one run of `variant`: the bench files to read, and the variant's plugin installed. */
-export function benchProject(model: ScriptedModel, variant: Variant): TestProject {
+export function benchProject(model: ScriptedModel, variant: Variant, host: HostUnderTest = hostUnderTest()): TestProject {
+  if (host.line === 2 && !["none", "empty", "governance", "cold"].includes(variant)) throw new Error(`variant ${variant} is OpenCode 1's only`);
   const project = createTestProject({
+    host,
     modelUrl: model.url,
     plugin: variant === "governance" || variant === "cold" ? "local" : "none",
     files: BENCH_FILES,
     // A baseline build may be an experiment with hooks turned off, which governance rightly reports as a gap.
     allowGovernanceGaps: variant === "baseline",
   });
-  const plugins = path.join(project.dir, ".opencode", "plugin");
-  const text = TEST_PLUGINS[variant]?.();
+  const plugins = path.join(project.dir, ".opencode", pluginFolder(host));
+  const text = host.line === 2 && variant === "empty" ? EMPTY_HOOKS_PLUGIN_V2 : TEST_PLUGINS[variant]?.();
   if (text !== undefined) {
     mkdirSync(plugins, { recursive: true });
     writeFileSync(path.join(plugins, "empty-hooks.js"), text);
@@ -218,20 +236,26 @@ export function benchProject(model: ScriptedModel, variant: Variant): TestProjec
 }
 
 /** The prompt that plays `scenario` with `calls` reads (see benchRespond). */
-export const scenarioPrompt = (scenario: Scenario, calls: number) => (scenario === "A" ? `BENCH-A ${calls}` : `BENCH-B-ROOT ${calls}`);
+export const scenarioPrompt = (scenario: Scenario, calls: number) => (scenario === "B" ? `BENCH-B-ROOT ${calls}` : `BENCH-${scenario} ${calls}`);
 
-export async function hostRun(model: ScriptedModel, variant: Variant, scenario: Scenario, calls: number): Promise<HostRun> {
-  const project = benchProject(model, variant);
+export async function hostRun(
+  model: ScriptedModel,
+  variant: Variant,
+  scenario: Scenario,
+  calls: number,
+  host: HostUnderTest = hostUnderTest(),
+): Promise<HostRun> {
+  const project = benchProject(model, variant, host);
   try {
     const spawned = Date.now();
-    const serve = await serveOpencode(project, { env: transpilerCacheEnv(variant, project) });
+    const serve = await serveForBench(project, transpilerCacheEnv(variant, project));
     try {
       const pid = findProcessByCwd(project.dir);
-      const session = await serve.http.createSession();
+      const session = await serve.createSession();
       const startupMs = Date.now() - spawned;
       const from = model.requests.length;
       const started = Date.now();
-      await serve.http.prompt(session.id, scenarioPrompt(scenario, calls));
+      await serve.prompt(session.id, scenarioPrompt(scenario, calls));
       const runMs = Date.now() - started;
       const cpuMs = pid === undefined ? Number.NaN : treeCpuMs(pid);
       const threads = pid === undefined ? new Map<string, number>() : threadCpuMs(pid);
@@ -252,7 +276,7 @@ export async function hostRun(model: ScriptedModel, variant: Variant, scenario: 
       const loaded = auditEvents(project.governanceDir).some((e) => e.type === "plugin_started");
       const problems: string[] = [];
       if (pid === undefined) problems.push("opencode pid not found");
-      if (scenario === "A" && reads !== calls) problems.push(`${reads} tool results, expected ${calls}`);
+      if (scenario !== "B" && reads !== calls) problems.push(`${reads} tool results, expected ${calls}`);
       if (scenario === "B" && !requests.some((r) => r.messages.filter((m) => m.role === "tool").length === calls))
         problems.push(`child did not make ${calls} reads`);
       if (loaded !== (variant === "governance" || variant === "baseline" || variant === "cold")) problems.push(`plugin_started ${loaded}`);

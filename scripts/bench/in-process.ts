@@ -10,6 +10,7 @@ import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
 import type { HostApi } from "../../plugin/runtime/host-api.ts";
 import { Runtime } from "../../plugin/runtime/runtime.ts";
+import { Confinement } from "../../plugin/runtime/confinement.ts";
 import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { stats, type Stats } from "./stats.ts";
 
@@ -134,6 +135,38 @@ export async function pluginStart(records: number, runs: number): Promise<Stats>
       await (hooks.dispose as () => Promise<void>)();
     }
     return stats(times);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/**
+ * Confinement's own work inside a hook (issue 41), no host and no process started: the shell command's rewrite (the
+ * options file is written once, at the first shell command; each call is a string concatenation) and the in-process
+ * file tools' real-path check of a read and of a write (a `realpath` and a few `stat`s, synchronous).
+ */
+export async function confinementHook(iterations: number): Promise<{ rewrite: Stats; read: Stats; write: Stats } | undefined> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), "ocg-bench-hook-"));
+  try {
+    mkdirSync(path.join(dir, "notes"));
+    for (let i = 0; i < 100; i++) writeFileSync(path.join(dir, "notes", `${i}.md`), `# note ${i}\n`);
+    const confinement = new Confinement(dir);
+    const state = await confinement.sandbox();
+    if (!state.ok) return undefined;
+    const time = (fn: (i: number) => unknown) => {
+      const out: number[] = [];
+      for (let i = 0; i < iterations + 20; i++) {
+        const t0 = performance.now();
+        fn(i);
+        if (i >= 20) out.push(performance.now() - t0);
+      }
+      return stats(out);
+    };
+    return {
+      rewrite: time((i) => confinement.wrap(`cat notes/${i % 100}.md`, state)),
+      read: time((i) => confinement.fileToolHit("read", { filePath: `notes/${i % 100}.md` }, dir)),
+      write: time((i) => confinement.fileToolHit("write", { filePath: `notes/${i % 100}.md`, content: "x" }, dir)),
+    };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
