@@ -62,7 +62,8 @@ function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined
   const role = current && current.firstTool === null ? ctx.viewOf(current.agent, current.depth).role : undefined;
   // The core's vocabulary names a spawn's target `subagent_type` (OpenCode 1's, host-lines.ts), whatever the host calls it.
   const summary = toolCallSummary(tool, spawn ? { subagent_type: spawn.agent, description: spawn.description } : args);
-  const files = current && current.parentId !== null ? writtenFiles(tool, args, ctx.directory) : [];
+  // A stopped session's call is refused below: it writes nothing.
+  const files = current && current.parentId !== null && current.control !== "stopped" ? writtenFiles(tool, args, ctx.directory) : [];
   const event = { type: "tool_before", at: ctx.clock.now(), tool, callId, summary, ...(role ? { role } : {}), ...(files.length > 0 ? { files } : {}) } as const;
   const record = runner.dispatchSoft(sessionId, event);
   return record instanceof Promise ? record.then((r) => gateOn(rt, call, r)) : gateOn(rt, call, record);

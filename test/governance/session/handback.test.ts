@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { MAX_ANSWER, MAX_FILES, noteAnswer, noteFiles } from "../../../governance/session/handback.ts";
 import { recordToolCall } from "../../../governance/session/tool-call-record.ts";
+import { transition } from "../../../governance/session/session-machine.ts";
 import { writtenFiles } from "../../../governance/stop/file-targets.ts";
 import { buildParentNotification } from "../../../governance/texts/stop-directives.ts";
 import { parseUntrustedBlock } from "../../../governance/text-safety/untrusted-text.ts";
@@ -38,6 +39,10 @@ describe("what a subagent hands back (issue 44 item 3)", () => {
     expect(writtenFiles("bash", { command: "echo > x" }, dir)).toEqual([]);
     const r = recordToolCall(child, { at: 2_000, tool: "write", callId: "c1", summary: "src/a.ts", files: ["src/a.ts"] }, 2_000);
     expect(r.handback!.files).toEqual(["src/a.ts"]);
+    // Through the machine's hand-checked step event too (its fast path once dropped the field: found on the real host).
+    const ctx = { config: { minIdleMs: 3_600_000, maxIdleMs: 172_800_000 }, sessionId: child.sessionId };
+    const ev = { type: "tool_before", at: 2_000, tool: "edit", callId: "c2", summary: "b.ts", files: ["src/b.ts"] } as const;
+    expect(transition({ ...child, state: "between_turn" }, ev, ctx).next?.handback?.files).toEqual(["src/b.ts"]);
   });
 });
 
