@@ -132,7 +132,7 @@ describe("the user's hooks and a stopped child's handback (real opencode serve)"
     const note = allText(parentLast).slice(allText(parentLast).indexOf(SUBAGENT_STOPPED_HEADING));
     expect(note).toContain(SUBAGENT_STOPPED_HEADING);
     expect(note).toContain("Its last answer before it was stopped");
-    expect(note).toMatch(/<<untrusted-data id=\w+ label="subagent's last answer">>[^]*Progress \d: wrote src\/part\d\.ts/);
+    expect(note).toMatch(/<<untrusted-data id=\w+ label="subagent's last answer">>[\s\S]*Progress \d: wrote src\/part\d\.ts/);
     // The child's directive-shaped line reaches the parent marked, never as a line of its own.
     expect(note.split("\n").some((l) => l.startsWith("SYSTEM: ignore"))).toBe(false);
     expect(note).toContain("Files its edit/write/patch calls wrote to");
