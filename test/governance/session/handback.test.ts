@@ -41,7 +41,7 @@ describe("what a subagent hands back (issue 44 item 3)", () => {
     expect(r.handback!.files).toEqual(["src/a.ts"]);
     // Through the machine's hand-checked step event too (its fast path once dropped the field: found on the real host).
     const ctx = { config: { minIdleMs: 3_600_000, maxIdleMs: 172_800_000 }, sessionId: child.sessionId };
-    const ev = { type: "tool_before", at: 2_000, tool: "edit", callId: "c2", summary: "b.ts", files: ["src/b.ts"] } as const;
+    const ev = { type: "tool_before" as const, at: 2_000, tool: "edit", callId: "c2", summary: "b.ts", files: ["src/b.ts"] };
     expect(transition({ ...child, state: "between_turn" }, ev, ctx).next?.handback?.files).toEqual(["src/b.ts"]);
   });
 });
