@@ -232,7 +232,26 @@ export const AUDIT_DETAILS = {
       e.required === true ? "commands refused (confinement: required)" : "best-effort layers only",
       str(e, "install") ? `install: ${str(e, "install")}` : null,
     ),
+  hook_failed: (e) =>
+    join(
+      `${str(e, "target") === "url" ? "webhook" : "command"} ${num(e, "action") === null ? "" : `#${(num(e, "action") ?? 0) + 1} `}on ${str(e, "event") ?? "?"}`,
+      HOOK_WHY[str(e, "why") ?? ""] ?? str(e, "why"),
+      num(e, "status") === null ? null : `HTTP ${num(e, "status")}`,
+      num(e, "exitCode") === null ? null : `exit code ${num(e, "exitCode")}`,
+      num(e, "ms") === null ? null : `after ${duration(num(e, "ms"))}`,
+    ),
 } as const satisfies Record<AuditEventType, Detail | typeof NO_DETAIL>;
+
+/** Why a user's hook failed (governance/user-hooks/hook-plan.ts `HookOutcome`). */
+const HOOK_WHY: Record<string, string> = {
+  timeout: "timed out: killed",
+  exit: "the command failed",
+  signal: "the command was killed by a signal",
+  spawn: "the command could not start",
+  http: "the webhook answered with an error",
+  network: "the webhook could not be reached",
+  dropped: "dropped: too many events waiting for this hook",
+};
 
 /**
  * The line's detail in words. A type this build does not know (written by a newer one) shows its fields as

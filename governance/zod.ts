@@ -38,6 +38,7 @@ export {
   NEVER,
   number,
   object,
+  partialRecord,
   prettifyError,
   record,
   strictObject,

@@ -1,5 +1,6 @@
 import { isMap, isNode, isScalar, LineCounter, parseDocument, type Document } from "yaml";
 import { type ConfigParse, type ConfigProblem, GovernanceConfig } from "./config-schema.ts";
+import { PROJECT_HOOKS_IGNORED } from "./hooks-config.ts";
 
 /**
  * The YAML side of the config: hand-edited text → a checked config with line and column for every problem. Kept
@@ -96,8 +97,9 @@ export function parseConfig(text: string): ConfigParse {
         }
         const where = keys.length > 0 ? `in ${formatPath(keys)}` : "at the top level";
         const hint = didYouMean(key, knownKeysAt(keys));
+        const hooks = keys.length === 0 && key === "hooks";
         unknownKeys.push({
-          message: `unknown key "${key}" ${where} (ignored${hint ? `; did you mean "${hint}"?` : ""})`,
+          message: hooks ? PROJECT_HOOKS_IGNORED : `unknown key "${key}" ${where} (ignored${hint ? `; did you mean "${hint}"?` : ""})`,
           ...locate(doc, lc, keys, key),
           path: formatPath([...keys, key]),
         });

@@ -8,6 +8,7 @@ import { LOCKDOWN, loadOrgPolicy, type OrgPolicy } from "./org-policy.ts";
 import { holdCeiling, loosenedPaths } from "./ceiling-hold.ts";
 import { mergePolicy, type Refusal } from "./policy-merge.ts";
 import { loadUserSettings } from "./user-config.ts";
+import type { HooksConfig } from "./hooks-config.ts";
 import { type ConfigProblem, DEFAULT_CONFIG, type GovernanceConfig } from "./config-schema.ts";
 
 export { DEFAULT_CONFIG_YAML };
@@ -31,6 +32,8 @@ export interface LoadedConfig {
   user?: LayerSettings;
   /** Ceiling files (user's, organisation's) not taken as read: missing, broken or looser than the last good (ceiling-hold.ts). */
   kept: KeptCeiling[];
+  /** The user's own hooks (hooks-config.ts), from the user's file as read now; `{}` when none. No other layer sets them. */
+  hooks: HooksConfig;
 }
 
 export type KeptCeiling = { layer: "user" | "organisation"; file: string; why: "missing" | "broken" | "loosened"; paths: string[] };
@@ -84,6 +87,7 @@ export async function loadConfig(
     policy: { origins: merged.origins, refused: merged.refused, org: { file: org.file, source: org.source }, userFile: user.file },
     ...(Object.keys(user.settings).length > 0 ? { user: user.settings } : {}),
     kept,
+    hooks: userRead.hooks,
     lastGood: {
       project: project.loaded.source === "file" ? { config: project.loaded.config, settings: project.settings } : lastGood.project,
       org: org.source === "file" ? org.settings : lastGood.org,
@@ -126,7 +130,7 @@ function holdOrg(read: OrgPolicy, lastGood: LastGood, kept: KeptCeiling[]): OrgP
   return read;
 }
 
-type ProjectLoad = { loaded: Omit<LoadedConfig, "policy" | "lastGood" | "kept">; settings: LayerSettings };
+type ProjectLoad = { loaded: Omit<LoadedConfig, "policy" | "lastGood" | "kept" | "hooks">; settings: LayerSettings };
 
 /**
  * A cheap, linear look at the text before the YAML parser (which is synchronous and would hold the host's event loop:

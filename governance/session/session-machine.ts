@@ -31,6 +31,7 @@ const Attest = z.string().regex(/^[0-9a-f]{64}$/);
 /** Hierarchy of the parent, read by the adapter from the parent's record (depth and root come from the chain). */
 export const ParentInfo = z.object({ depth: z.number().int().min(0), rootId: SessionId });
 export type ParentInfo = z.infer<typeof ParentInfo>;
+const Files = z.array(z.string()).max(50).optional();
 
 export const SessionEvent = z.discriminatedUnion("type", [
   /** `session.created` (S1). Does not fire for `opencode -s <id>`. */
@@ -61,7 +62,8 @@ export const SessionEvent = z.discriminatedUnion("type", [
   /** One LLM request of the session. Feed it before building that step's injection. */
   z.object({ type: z.literal("model_step"), at: At, phase: Phase }),
   /** `role`: the caller's role, for the first-action check of its first call (session/first-action.ts). */
-  z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string(), role: AgentRole.optional() }),
+  // `files`: the paths the call writes (a file tool's targets, project-relative): what a stopped subagent hands back.
+  z.object({ type: z.literal("tool_before"), at: At, tool: z.string(), callId: z.string(), summary: z.string(), role: AgentRole.optional(), files: Files }),
   /** `session.idle`: after EVERY turn, not a user stop; it only ends the turn. */
   z.object({ type: z.literal("idle"), at: At }),
   /**

@@ -139,6 +139,17 @@ export type InterruptionSnapshot = z.infer<typeof InterruptionSnapshot>;
 /** Interruptions kept in a record, newest last. */
 export const MAX_INTERRUPTIONS = 10;
 
+/**
+ * What a subagent hands back when a stop or a budget ends it (issue 44 item 3): its last answer text (the host's
+ * finished text part, clipped) and the files its file tools changed (project-relative, newest last). Read when its
+ * parent's note is rendered (stop/notifications.ts); absent on roots and on older records.
+ */
+export const Handback = z.object({
+  answer: z.string().max(2_000).nullable().default(null),
+  files: z.array(z.string().max(300)).max(20).default([]),
+});
+export type Handback = z.infer<typeof Handback>;
+
 export const SessionRecord = z.object({
   schemaVersion: z.literal(2),
   sessionId: SessionId,
@@ -200,6 +211,7 @@ export const SessionRecord = z.object({
   /** Use against the budgets and their escalation (docs/budgets.md). Added in v1 with a default: older records read as unused. */
   budget: BudgetState.default(EMPTY_BUDGET),
   end: SessionEnd.nullable().optional(),
+  handback: Handback.optional(),
   hostedBy: SessionHost.nullable().optional(),
   /** This user's governance created it for a session OpenCode showed (storage/record-attestation.ts); absent on planted records. */
   attest: z

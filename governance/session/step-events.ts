@@ -7,7 +7,7 @@
  */
 export type StepEvent =
   | { type: "model_step"; at: number; phase?: string }
-  | { type: "tool_before"; at: number; tool: string; callId: string; summary: string; role?: "primary" | "delegating" | "leaf" };
+  | { type: "tool_before"; at: number; tool: string; callId: string; summary: string; role?: "primary" | "delegating" | "leaf"; files?: string[] };
 
 const ROLES: ReadonlySet<unknown> = new Set(["primary", "delegating", "leaf"]);
 const PHASE_MAX = 60;
@@ -32,10 +32,19 @@ export function checkedStepEvent(e: unknown): StepEvent | undefined {
   }
   if (o.type === "tool_before") {
     if (typeof o.tool !== "string" || typeof o.callId !== "string" || typeof o.summary !== "string") return undefined;
-    const base = { type: "tool_before" as const, at, tool: o.tool, callId: o.callId, summary: o.summary };
+    const files = filesOf(o);
+    if (files === null) return undefined;
+    const base = { type: "tool_before" as const, at, tool: o.tool, callId: o.callId, summary: o.summary, ...(files ? { files } : {}) };
     if (!("role" in o)) return base;
     if (o.role === undefined) return { ...base, role: undefined };
     return ROLES.has(o.role) ? { ...base, role: o.role as "primary" | "delegating" | "leaf" } : undefined;
   }
   return undefined;
+}
+
+/** A file tool's written paths (at most 50 strings), absent, or null when the schema must decide. */
+function filesOf(o: Record<string, unknown>): string[] | undefined | null {
+  if (!("files" in o) || o.files === undefined) return undefined;
+  const f = o.files;
+  return Array.isArray(f) && f.length <= 50 && f.every((p) => typeof p === "string") ? (f as string[]) : null;
 }

@@ -1,3 +1,4 @@
+import path from "node:path";
 import type { FileAccess } from "./protected-set.ts";
 
 /**
@@ -40,4 +41,21 @@ export function fileTargets(tool: string, args: Record<string, unknown> | undefi
   // A search or a listing with no path runs in the project folder: "." is checked like any other target.
   if (paths.length === 0 && !writes) paths.push(".");
   return { access: writes ? "write" : "read", paths, searches };
+}
+
+/**
+ * The files a tool call writes, as a stopped subagent's parent reads them (issue 44 item 3): a write tool's targets,
+ * relative to the project when inside it. A shell command's writes are not seen here (its arguments are a program).
+ */
+export function writtenFiles(tool: string, args: Record<string, unknown> | undefined, projectDir: string): string[] {
+  const targets = fileTargets(tool, args);
+  if (targets?.access !== "write") return [];
+  return [
+    ...new Set(
+      targets.paths.slice(0, 50).map((p) => {
+        const rel = path.relative(projectDir, path.resolve(projectDir, p));
+        return rel !== "" && !rel.startsWith("..") && !path.isAbsolute(rel) ? rel : p;
+      }),
+    ),
+  ];
 }

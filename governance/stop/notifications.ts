@@ -24,6 +24,7 @@ export function renderNotification(directive: NotifyDirective, receiverId: strin
       how: directive.how,
       seal,
       lastToolCall: child.lastToolCall ? { tool: child.lastToolCall.tool, summary: child.lastToolCall.summary, at: child.lastToolCall.at } : null,
+      handback: child.handback,
     }),
   };
 }

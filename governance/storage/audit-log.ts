@@ -77,6 +77,7 @@ export const AuditEventType = z.enum([
   "key_redacted",
   "resume_offered",
   "confinement_unavailable",
+  "hook_failed",
 ]);
 export type AuditEventType = z.infer<typeof AuditEventType>;
 // Renamed types (old lines keep their names; readers match both): audit-names.ts.

@@ -196,11 +196,21 @@ export type AttributeOptions = { includeText?: boolean };
  */
 export function auditAttributes(type: string, data: Record<string, unknown>, options: AttributeOptions = {}): Attributes {
   const out: Attributes = { "governance.event": cleanLine(type, 60) };
-  for (const [key, name] of Object.entries(EXPORTED_KEYS)) {
+  for (const [key, value] of Object.entries(exportedFields(data, options))) out[EXPORTED_KEYS[key]!] = value;
+  return out;
+}
+
+/**
+ * The same rule under the audit line's own key names: what may leave the machine of one event's data (the user's
+ * hooks send this: governance/user-hooks/hook-plan.ts).
+ */
+export function exportedFields(data: Record<string, unknown>, options: AttributeOptions = {}): Record<string, string | number | boolean> {
+  const out: Record<string, string | number | boolean> = {};
+  for (const key of Object.keys(EXPORTED_KEYS)) {
     if (!options.includeText && FREE_TEXT_KEYS.has(key)) continue;
     const raw = key === "by" && !options.includeText ? actorKind(data[key]) : data[key];
     const value = exportable(raw);
-    if (value !== undefined && value !== "") out[name] = value;
+    if (value !== undefined && value !== "") out[key] = value;
   }
   return out;
 }

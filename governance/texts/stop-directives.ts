@@ -2,6 +2,8 @@ import type { NoticeHow, StopLevel } from "../session/session-record.ts";
 import type { StopOrigin } from "../session/stop-origin.ts";
 import { sealedHeading } from "./directive-seal.ts";
 import { agentToken, fence, untrustedLine, sessionToken } from "../text-safety/text-parts.ts";
+import { redactSecrets } from "../text-safety/text-hygiene.ts";
+import { cleanLine } from "../text-safety/untrusted-text.ts";
 
 /** Separates an L1 directive from the tool output it is prepended to. */
 export const ORIGINAL_TOOL_OUTPUT_MARKER = "--- ORIGINAL TOOL OUTPUT ---";
@@ -99,6 +101,8 @@ export interface ParentNotificationInput {
   origin?: StopOrigin;
   /** The receiving (parent) session's seal. */
   seal: string;
+  /** What the child hands back (issue 44 item 3): its last answer text and the files its file tools wrote. */
+  handback?: { answer: string | null; files: readonly string[] } | undefined;
 }
 
 const HOW_TEXT: Record<NoticeHow, string> = {
@@ -120,8 +124,28 @@ export function buildParentNotification(input: ParentNotificationInput): string 
     `${sealedHeading(SUBAGENT_STOPPED_HEADING, input.seal)}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by ${by}. ${HOW_TEXT[input.how]}`,
     ...reasonLine(input.reason, origin),
     call ? `Its last tool call: \`${agentToken(call.tool)}\` ${untrustedLine(call.summary, 80)}.` : "It made no tool call.",
+    ...handbackLines(input),
     "Its work may be incomplete. Check what it left, then decide whether to re-attempt or proceed differently; do not silently re-spawn the same work. Tell the user what you decided.",
   ].join("\n");
+}
+
+/**
+ * What the stopped child hands back, so the parent can continue from there: its last answer (not when it stopped as
+ * asked — then that answer is the task's own result, already in front of the parent) and the files its file tools
+ * wrote. Both are the child's text: fenced as data (directive lines marked, invisible characters removed), secrets
+ * redacted, bounded (session/handback.ts keeps at most 1 500 characters and 20 paths).
+ */
+function handbackLines(input: ParentNotificationInput): string[] {
+  const answer = input.how === "compliance" ? null : input.handback?.answer?.trim() || null;
+  const files = input.handback?.files ?? [];
+  const lines: string[] = [];
+  if (answer) lines.push("Its last answer before it was stopped (its own words, as data):", fence(redactSecrets(answer), "subagent's last answer"));
+  if (files.length > 0)
+    lines.push(
+      `Files its edit/write/patch calls wrote to (${files.length}; a shell command's writes are not listed):`,
+      fence(files.map((f) => cleanLine(f, 200)).join("\n"), "files the subagent wrote"),
+    );
+  return lines;
 }
 
 /**

@@ -4,6 +4,7 @@ import { isSessionId, type SessionRecord } from "../../governance/session/sessio
 import { retitle } from "../../governance/session/session-title.ts";
 import { type HostEvent, TELEMETRY_ONLY } from "./host-event.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import { answered } from "./answer.ts";
 
 /**
  * One host event, whichever host reported it (each adapter's one parser: plugin/opencode-1/events.ts,
@@ -35,6 +36,9 @@ function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
       tracker.setStatus(id, event.status);
       stops.onStatus(id, event.status);
       return rt.budget.onStatus(id, event.status);
+    case "answer":
+      stops.onLife(id);
+      return answered(rt, id, event.text);
     case "message_usage":
       // One assistant message's own use: what makes the totals exact when no final session.updated comes (an abort).
       return rt.budget.onMessageUse(id, { id: event.messageId, tokens: event.tokens, cost: event.cost });

@@ -55,7 +55,9 @@ export type HostEvent =
    * a permission denial, a thrown tool error, an abort). It releases a `task` call's spawn reservation and feeds the
    * coverage check (plugin/sessions/coverage-watch.ts). `tool`: its name and times when the host gave them (telemetry's span).
    */
-  | { type: "output"; sessionId: string; step?: true; toolEnded?: string; tool?: ToolEnd };
+  | { type: "output"; sessionId: string; step?: true; toolEnded?: string; tool?: ToolEnd }
+  /** A finished piece of the session's answer text (OpenCode 2 `session.text.ended`; OpenCode 1 has a hook for it). */
+  | { type: "answer"; sessionId: string; text: string };
 
 /** The events only telemetry reads: governance returns on them before any work. */
 export const TELEMETRY_ONLY: ReadonlySet<HostEvent["type"]> = new Set(["step_model", "turn_cut"]);

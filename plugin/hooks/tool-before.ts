@@ -12,6 +12,7 @@ import { type ContinuedSession, continuationOf } from "../../governance/delegati
 import type { Runtime } from "../runtime/runtime.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { confineShell, refuseFileTool } from "./confine.ts";
+import { writtenFiles } from "../../governance/stop/file-targets.ts";
 
 /**
  * A tool call about to run, in the plugin's own words; each adapter builds it from its host's hook
@@ -61,7 +62,9 @@ function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined
   const role = current && current.firstTool === null ? ctx.viewOf(current.agent, current.depth).role : undefined;
   // The core's vocabulary names a spawn's target `subagent_type` (OpenCode 1's, host-lines.ts), whatever the host calls it.
   const summary = toolCallSummary(tool, spawn ? { subagent_type: spawn.agent, description: spawn.description } : args);
-  const event = { type: "tool_before", at: ctx.clock.now(), tool, callId, summary, ...(role ? { role } : {}) } as const;
+  // A stopped session's call is refused below: it writes nothing.
+  const files = current && current.parentId !== null && current.control !== "stopped" ? writtenFiles(tool, args, ctx.directory) : [];
+  const event = { type: "tool_before", at: ctx.clock.now(), tool, callId, summary, ...(role ? { role } : {}), ...(files.length > 0 ? { files } : {}) } as const;
   const record = runner.dispatchSoft(sessionId, event);
   return record instanceof Promise ? record.then((r) => gateOn(rt, call, r)) : gateOn(rt, call, record);
 }

@@ -7,6 +7,7 @@ import { onEvent } from "./event-source.ts";
 import { messagesTransform, systemTransform } from "./model-step.ts";
 import { toolAfter, toolBefore } from "./tool-calls.ts";
 import { shellEnv } from "../hooks/shell-env.ts";
+import { answered } from "../hooks/answer.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
@@ -68,6 +69,8 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
       await toolAfter(rt, i, o);
       if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
     }),
+    // The finished text of an answer's part: a subagent's last one is handed back to its parent if a stop ends it.
+    "experimental.text.complete": contain("text.complete", (i, o) => answered(rt, i.sessionID, o.text), sink),
     "shell.env": contain("shell.env", async (i, o) => void Object.assign(o.env, await shellEnv(rt, i.sessionID)), sink),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID), sink),

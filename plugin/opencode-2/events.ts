@@ -96,6 +96,12 @@ export function parseV2Event(raw: unknown): HostEvent[] {
       const callId = str(data.id);
       return callId ? [{ type: "output", sessionId, toolEnded: callId }] : [{ type: "output", sessionId }];
     }
+    case "session.text.ended": {
+      // The finished text of one part of the answer (`{ sessionID, assistantMessageID, ordinal, text }` in 2.0.15's
+      // schema): a subagent's last one is what it hands back to its parent if a stop ends it (issue 44 item 3).
+      const text = typeof data.text === "string" ? data.text : "";
+      return text.trim() ? [{ type: "answer", sessionId, text }] : [{ type: "output", sessionId }];
+    }
     case "session.text.delta":
     case "session.reasoning.delta":
     case "session.tool.input.delta":

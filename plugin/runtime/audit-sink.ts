@@ -15,7 +15,7 @@ export class AuditSink {
   readonly #reported = new Set<string>();
 
   readonly #notify: (p: StoreProblem) => void;
-  #tap: ((type: string, data: Record<string, unknown>) => void) | undefined;
+  readonly #taps: ((type: string, data: Record<string, unknown>) => void)[] = [];
 
   /** `notify` sees each new store problem once (the plugin shows a toast: the audit log itself may be what failed). */
   constructor(paths: GovernancePaths, clock: Clock, maxBytes: number, notify: (p: StoreProblem) => void = () => undefined) {
@@ -39,17 +39,17 @@ export class AuditSink {
     if (maxBytes !== this.#log.maxBytes) this.#log = this.#open(maxBytes);
   }
 
-  /** One listener that sees every event this process records (the telemetry export). Must not throw. */
+  /** A listener that sees every event this process records (the telemetry export, the user's hooks). Must not throw or block. */
   tap(listener: (type: string, data: Record<string, unknown>) => void): void {
-    this.#tap = listener;
+    this.#taps.push(listener);
   }
 
   async record(type: AuditEventType, data: Record<string, unknown> = {}): Promise<void> {
-    if (this.#tap) {
+    for (const tap of this.#taps) {
       try {
-        this.#tap(type, data);
+        tap(type, data);
       } catch {
-        // Telemetry must never break auditing.
+        // A listener (telemetry, a hook) must never break auditing.
       }
     }
     const p = this.#log.append(type, data);

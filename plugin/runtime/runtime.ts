@@ -28,6 +28,7 @@ import { applyBudgetRaise } from "../budget/budget-raises.ts";
 import { systemTimers, type Timers } from "./timers.ts";
 import { Telemetry, type TelemetryDeps } from "../telemetry/telemetry.ts";
 import { CoverageWatch } from "../sessions/coverage-watch.ts";
+import { tapUserHooks } from "./user-hooks.ts";
 
 /** The host this instance runs in (governance/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
@@ -82,12 +83,11 @@ export class Runtime {
     const timers = options.timers ?? systemTimers;
     let sink: AuditSink | undefined;
     const store = new SessionStore({ projectDir: input.directory, clock, onProblem: (p) => sink?.problem(p) });
-    const api = options.api;
-    const warn = (message: string) => void api.toast(message.slice(0, 300), "warning").catch(() => undefined);
+    const warn = (message: string) => void options.api.toast(message.slice(0, 300), "warning").catch(() => undefined);
     const storeProblem = (p: StoreProblem) => p.kind === "io_error" && warn(`Governance cannot use ${p.file}: ${p.reason}`);
     sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, storeProblem);
     const config = Object.assign(new ConfigWatcher(store.paths.configFile, sink, timers), { notify: warn });
-    this.ctx = new PluginContext(input.directory, clock, timers, store, api, sink, config);
+    this.ctx = new PluginContext(input.directory, clock, timers, store, options.api, sink, config);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
     this.runner.handle(effectHandlers(this.runner));
     this.tracker = options.processes ? new SessionTracker(this.runner, options.processes.self, options.processes.isGone) : new SessionTracker(this.runner);
@@ -114,8 +114,8 @@ export class Runtime {
     });
     this.coverage = new CoverageWatch(this.ctx, () => this.host);
     this.resumeOffer = new ResumeOffer(this.ctx, this.inFlight, options.argv);
-    const telemetry = this.telemetry;
-    sink.tap((type, data) => telemetry.audit(type, data));
+    sink.tap((type, data) => this.telemetry.audit(type, data));
+    tapUserHooks(this.ctx); // the user's own hooks on audit events, never awaited (docs/hooks.md); bounded by the config
   }
 
   /** Drops every in-memory trace of one session (the files stay the truth). */

@@ -26,6 +26,7 @@ const ORDER = [
   "budget",
   "stop",
   "telemetry",
+  "user-hooks",
   "index.ts",
 ] as const;
 

@@ -47,6 +47,11 @@ describe("OpenCode 2 events → the governance events OpenCode 1's adapter produ
       expect(parseV2Event(ev(type, { delta: "x" }))).toEqual([{ type: "output", sessionId: S }]);
     for (const type of ["session.text.started", "session.compaction.delta", "session.step.ended"]) expect(parseV2Event(ev(type))).toEqual([]);
   });
+  test("a finished text part is the answer a stopped subagent hands back (issue 44; 2.0.15's session.text.ended schema)", () => {
+    const ended = { assistantMessageID: "msg_1", ordinal: 0, text: "Wrote a.ts; b.ts next.", state: {} };
+    expect(parseV2Event(ev("session.text.ended", ended))).toEqual([{ type: "answer", sessionId: S, text: "Wrote a.ts; b.ts next." }]);
+    expect(parseV2Event(ev("session.text.ended", { ...ended, text: "  " }))).toEqual([{ type: "output", sessionId: S }]);
+  });
   test("what the host reports for the coverage check: a model step, a finished tool call (issue 25 item 5)", () => {
     expect(parseV2Event(ev("session.step.started", { agent: "a" }))).toEqual([{ type: "output", sessionId: S, step: true }]);
     expect(parseV2Event(ev("session.tool.success", { id: "call_1" }))).toEqual([{ type: "output", sessionId: S, toolEnded: "call_1" }]);
