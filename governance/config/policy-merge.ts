@@ -222,6 +222,15 @@ function mergeBudgets(m: Merger, base: GovernanceConfig): GovernanceConfig["budg
     default: mergeLimits(m, "budgets.default", (s) => s.budgets?.default, undefined, b.default),
     tree: mergeLimits(m, "budgets.tree", (s) => s.budgets?.tree, undefined, b.tree),
     agents,
+    // Caps over days and weeks (issue 44): the organisation or the user sets a ceiling, a project only tightens.
+    project: {
+      daily: mergeLimits(m, "budgets.project.daily", (s) => s.budgets?.project?.daily, undefined, b.project.daily),
+      weekly: mergeLimits(m, "budgets.project.weekly", (s) => s.budgets?.project?.weekly, undefined, b.project.weekly),
+    },
+    user: {
+      daily: mergeLimits(m, "budgets.user.daily", (s) => s.budgets?.user?.daily, undefined, b.user.daily),
+      weekly: mergeLimits(m, "budgets.user.weekly", (s) => s.budgets?.user?.weekly, undefined, b.user.weekly),
+    },
   };
 }
 

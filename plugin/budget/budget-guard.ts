@@ -7,6 +7,7 @@ import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { standDownNotice } from "./stand-down-notice.ts";
+import { SpendGuard } from "./spend-guard.ts";
 import type { BudgetNotices } from "../../governance/stop/delivery-plan.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
@@ -35,12 +36,23 @@ export class BudgetGuard {
    */
   readonly #busyBeforeRecord = new Map<string, number>();
   readonly running: RunningSubagents;
+  /** Caps over days and weeks, across processes and projects (issue 44). */
+  readonly spend: SpendGuard;
 
   constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
     this.#runner = runner;
     this.#stops = stops;
     this.#tracker = tracker;
     this.running = new RunningSubagents(runner);
+    this.spend = new SpendGuard(runner, {
+      hosted: () => this.#hosted(),
+      notice: (id, notices) => this.#notice(id, notices),
+      stop: (id, stop) => this.#beginStop(id, stop),
+    });
+  }
+
+  #hosted(): SessionRecord[] {
+    return [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
   }
 
   get #ctx() {
@@ -154,9 +166,13 @@ export class BudgetGuard {
     return { standDown, budget, loop: watch.notice };
   }
 
-  /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
+  /**
+   * Adds a session's use to its tree's totals, on the root's record (in memory, written behind), and its spend to the
+   * project's and the user's ledgers (appended at once: other processes sum them).
+   */
   #count(record: SessionRecord, delta: U.UseDelta): void {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
+    this.spend.record(record.sessionId, delta);
   }
 
   /**
@@ -165,6 +181,14 @@ export class BudgetGuard {
    * or a stop on, the work is awaited in order, as it always was.
    */
   #check(sessionId: string): Promise<void> | undefined {
+    const own = this.#checkOwn(sessionId);
+    const spend = this.spend.check(sessionId);
+    if (!own) return spend;
+    return spend ? own.then(() => spend) : own;
+  }
+
+  /** The session's and its tree's budgets. */
+  #checkOwn(sessionId: string): Promise<void> | undefined {
     const record = this.#runner.sessions.peek(sessionId);
     if (!record) return;
     const at = this.#ctx.clock.now();
@@ -192,8 +216,7 @@ export class BudgetGuard {
       if (res.effects.length > 0) await this.#runner.run(scope[1], res.effects, res);
       this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
-      const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
-      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
+      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, this.#hosted());
       for (const id of targets) await this.#beginStop(id, res.stop);
     }
   }
