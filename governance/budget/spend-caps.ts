@@ -77,6 +77,23 @@ export function capLimits(config: Pick<GovernanceConfig, "budgets">, cap: CapNam
   return out as PeriodLimits;
 }
 
+/** One scope's ledger sums for a window: today's use, the week's use (today included), the raises of the week. */
+export type ScopeSums = { today: Readonly<Record<string, number>>; week: Readonly<Record<string, number>>; raises: readonly CapRaise[] };
+
+/** The four caps' inputs of a window (use and raised limits), from both ledgers' sums: what the check and every view read. */
+export function capInputs(config: Pick<GovernanceConfig, "budgets">, window: SpendWindow, sums: Readonly<Record<"project" | "user", ScopeSums>>): CapInput[] {
+  return CAP_NAMES.map((cap) => {
+    const [scope, period] = cap.split(".") as ["project" | "user", "daily" | "weekly"];
+    const s = sums[scope];
+    return {
+      cap,
+      window: period === "daily" ? window.day : window.week,
+      use: spendUse(period === "daily" ? s.today : s.week),
+      limits: capLimits(config, cap, window, s.raises),
+    };
+  });
+}
+
 /** What this process has said about a cap in one window: the keys warned, the key that ran out. */
 export type CapMark = { window: string; warned: PeriodKey[]; exceeded: CapLine | null };
 export type CapMarks = Partial<Record<CapName, CapMark>>;

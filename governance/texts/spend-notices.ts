@@ -53,3 +53,23 @@ export function capSpentNote(lines: readonly CapLine[]): string {
   const what = lines.map((l) => `${capLabel(l.cap)} (${formatUse(l.key, l.used, l.limit)})`).join("; ");
   return `**Spend cap reached:** ${what}. Governance stops every subagent while it is spent: do not delegate; finish with what you have and tell the user, who may raise it (\`${capRaiseCommand(lines[0] as CapLine)}\`).`;
 }
+
+const PERIOD_WORD: Record<CapName, string> = {
+  "project.daily": "project today",
+  "project.weekly": "project this week",
+  "user.daily": "you today (all projects)",
+  "user.weekly": "you this week (all projects)",
+};
+
+/**
+ * One cap's use as `status`, `budget --project` and the dashboard show it: every capped key against its cap
+ * (`$0.42 of $20.00 cost (2%)`), else the spend so far (cost, tokens, model requests) with "no cap".
+ */
+export function capUseLine(input: { cap: CapName; use: Readonly<Record<PeriodKey, number>>; limits: Readonly<Partial<Record<PeriodKey, number>>> }): string {
+  const capped = (Object.entries(input.limits) as Array<[PeriodKey, number]>).filter(([, v]) => v !== undefined);
+  const body =
+    capped.length > 0
+      ? capped.map(([key, limit]) => `${formatUse(key, input.use[key], limit)} (${Math.round((input.use[key] / limit) * 100)}%)`).join(" · ")
+      : `${formatDollars(input.use.cost, 0.01)} cost · ${Math.round(input.use.tokens)} tokens · ${input.use.modelRequests} model requests (no cap)`;
+  return `${PERIOD_WORD[input.cap]}: ${body}`;
+}

@@ -96,21 +96,12 @@ export class SpendGuard {
 
   #inputs(window: SpendWindow): Caps.CapInput[] {
     const days = Caps.windowDays(window);
-    const config = this.#runner.ctx.config;
-    const out: Caps.CapInput[] = [];
-    for (const scope of ["project", "user"] as const) {
+    const sums = (scope: Scope): Caps.ScopeSums => {
       const ledger = this.#ledger(scope);
-      const today = ledger.sum([window.day]);
       const week = ledger.sum(days);
-      for (const [period, sum, name] of [
-        ["daily", today, window.day],
-        ["weekly", week, window.week],
-      ] as const) {
-        const cap = `${scope}.${period}` as Caps.CapName;
-        out.push({ cap, window: name, use: Caps.spendUse(sum.use), limits: Caps.capLimits(config, cap, window, week.raises) });
-      }
-    }
-    return out;
+      return { today: ledger.sum([window.day]).use, week: week.use, raises: week.raises };
+    };
+    return Caps.capInputs(this.#runner.ctx.config, window, { project: sums("project"), user: sums("user") });
   }
 
   /** The caps spent at the last check (a root's status note says so). */
