@@ -21,7 +21,7 @@ export type SpendHost = {
 export type SpendView = {
   window: SpendWindow;
   timeZone: string;
-  caps: Array<{ cap: Caps.CapName; use: Caps.SpendUse; limits: Record<string, number> }>;
+  caps: Caps.CapInput[];
 };
 
 /**
@@ -88,10 +88,10 @@ export class SpendGuard {
     });
   }
 
-  /** Today's and this week's use of both scopes against their caps (raises included). */
+  /** Today's and this week's use of both scopes against their caps (raises included): the `governance.spend` gauge. */
   view(at = this.#runner.ctx.clock.now()): SpendView {
     const window = this.#window(at);
-    return { window, timeZone: localTimeZone(), caps: this.#inputs(window).map(({ cap, use, limits }) => ({ cap, use, limits })) };
+    return { window, timeZone: localTimeZone(), caps: this.#inputs(window) };
   }
 
   #inputs(window: SpendWindow): Caps.CapInput[] {

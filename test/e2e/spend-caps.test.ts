@@ -113,8 +113,7 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
   const childOf = (serve: ServeHandle, root: string) => waitFor(async () => (await serve.http.children(root))[0]?.id, "the child");
   const stepsOf = (id: string) => model.requests.filter((r) => r.sessionId === id);
   /** A stop directive reached the session on a tool result. */
-  const stopped = (id: string) =>
-    stepsOf(id).some((r) => r.messages.some((m) => m.role === "tool" && textOf(m.content).includes("SESSION STOP")));
+  const stopped = (id: string) => stepsOf(id).some((r) => r.messages.some((m) => m.role === "tool" && textOf(m.content).includes("SESSION STOP")));
   const rootsA: Array<[ServeHandle, string]> = [];
 
   test("two OpenCode processes in one project share its daily cost cap: together they stop at it, the ledger exact", async () => {
@@ -127,7 +126,9 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     // Each process stopped its own subagent for the project's daily cap, said once in each.
     console.log(
       "audit:",
-      auditEvents(a.governanceDir).map((e) => `${e.type}${e.scope ? `:${e.scope}` : ""}`).join(" "),
+      auditEvents(a.governanceDir)
+        .map((e) => `${e.type}${e.scope ? `:${e.scope}` : ""}`)
+        .join(" "),
       "ledger:",
       JSON.stringify(ledger(projectLedgerDir(a.dir))),
     );
@@ -142,10 +143,14 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     expect(own).toBeGreaterThanOrEqual(PROJECT_DAILY);
     expect(own).toBeLessThan(PROJECT_DAILY + 6 * STEP_COST);
     // No lost update: the ledger both processes appended to holds OpenCode's own cost of every session, exactly.
-    const cost = await waitFor(() => {
-      const c = ledger(projectLedgerDir(a.dir)).cost ?? 0;
-      return Math.abs(c - own) < 1e-9 ? c : undefined;
-    }, "the ledger equal to OpenCode's own cost", 10_000).catch(() => ledger(projectLedgerDir(a.dir)).cost);
+    const cost = await waitFor(
+      () => {
+        const c = ledger(projectLedgerDir(a.dir)).cost ?? 0;
+        return Math.abs(c - own) < 1e-9 ? c : undefined;
+      },
+      "the ledger equal to OpenCode's own cost",
+      10_000,
+    ).catch(() => ledger(projectLedgerDir(a.dir)).cost);
     expect(cost).toBeCloseTo(own, 9);
     expect(ledger(userLedgerDir(a.env)).cost).toBeCloseTo(own, 9);
 
@@ -182,7 +187,11 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
       const child = await childOf(serveB, r.id);
       await serveB.http.waitIdle([r.id, child], 60_000);
       expect(stopped(child)).toBe(true);
-      expect(auditEvents(b.governanceDir).filter((e) => e.type === "budget_exceeded").map((e) => e.scope)).toEqual(["user.weekly"]);
+      expect(
+        auditEvents(b.governanceDir)
+          .filter((e) => e.type === "budget_exceeded")
+          .map((e) => e.scope),
+      ).toEqual(["user.weekly"]);
       const ownB = await costOf(serveB, r.id);
       // B alone spent less than the cap: A's spend (read from the user's ledger) counted.
       expect(ownB).toBeLessThan(USER_WEEKLY);
