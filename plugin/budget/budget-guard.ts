@@ -36,23 +36,17 @@ export class BudgetGuard {
    */
   readonly #busyBeforeRecord = new Map<string, number>();
   readonly running: RunningSubagents;
-  /** Caps over days and weeks, across processes and projects (issue 44). */
-  readonly spend: SpendGuard;
 
-  constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
+  constructor(
+    runner: EffectRunner,
+    stops: StopController,
+    tracker: SessionTracker,
+    readonly spend = new SpendGuard(runner, tracker, stops),
+  ) {
     this.#runner = runner;
     this.#stops = stops;
     this.#tracker = tracker;
     this.running = new RunningSubagents(runner);
-    this.spend = new SpendGuard(runner, {
-      hosted: () => this.#hosted(),
-      notice: (id, notices) => this.#notice(id, notices),
-      stop: (id, stop) => this.#beginStop(id, stop),
-    });
-  }
-
-  #hosted(): SessionRecord[] {
-    return [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
   }
 
   get #ctx() {
@@ -160,16 +154,13 @@ export class BudgetGuard {
     if (watch.next) this.#loops.set(sessionId, watch.next);
     if (watch.effects.length > 0) await this.#runner.run(sessionId, watch.effects);
     if (watch.stop) await this.#beginStop(sessionId, watch.stop);
-    const budget = this.#notices.get(sessionId) ?? [];
+    const budget = [...(this.#notices.get(sessionId) ?? []), ...this.spend.take(sessionId)];
     this.#notices.delete(sessionId);
     const standDown = (await standDownNotice(this.#runner, sessionId)) ?? null;
     return { standDown, budget, loop: watch.notice };
   }
 
-  /**
-   * Adds a session's use to its tree's totals, on the root's record (in memory, written behind), and its spend to the
-   * project's and the user's ledgers (appended at once: other processes sum them).
-   */
+  /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind), and to the spend ledgers. */
   #count(record: SessionRecord, delta: U.UseDelta): void {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
     this.spend.record(record.sessionId, delta);
@@ -181,14 +172,6 @@ export class BudgetGuard {
    * or a stop on, the work is awaited in order, as it always was.
    */
   #check(sessionId: string): Promise<void> | undefined {
-    const own = this.#checkOwn(sessionId);
-    const spend = this.spend.check(sessionId);
-    if (!own) return spend;
-    return spend ? own.then(() => spend) : own;
-  }
-
-  /** The session's and its tree's budgets. */
-  #checkOwn(sessionId: string): Promise<void> | undefined {
     const record = this.#runner.sessions.peek(sessionId);
     if (!record) return;
     const at = this.#ctx.clock.now();
@@ -216,7 +199,8 @@ export class BudgetGuard {
       if (res.effects.length > 0) await this.#runner.run(scope[1], res.effects, res);
       this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
-      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, this.#hosted());
+      const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
+      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
       for (const id of targets) await this.#beginStop(id, res.stop);
     }
   }

@@ -5,17 +5,12 @@ import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, type SpendWindow, spendWindow } from "../../governance/time/spend-window.ts";
 import { buildCapWarning } from "../../governance/texts/spend-notices.ts";
-import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { StopController } from "../stop/stop-controller.ts";
 
 type Scope = "project" | "user";
-
-/** What the spend guard needs of its host: the sessions this process hosts, a notice queue, a stop to begin. */
-export type SpendHost = {
-  hosted(): SessionRecord[];
-  notice(sessionId: string, notices: readonly string[]): void;
-  stop(sessionId: string, stop: GovernanceStop): Promise<void>;
-};
 
 /** Today's and this week's use of each scope, with the caps that apply (raises included): `status` and the dashboard. */
 export type SpendView = {
@@ -32,25 +27,32 @@ export type SpendView = {
  * spent. Memory: the marks of four caps and the ledgers' per-file offsets (at most 15 days of files).
  */
 export class SpendGuard {
-  readonly #runner: EffectRunner;
-  readonly #host: SpendHost;
-  readonly #env: NodeJS.ProcessEnv;
   readonly #ledgers = new Map<Scope, SpendLedger>();
   #marks: Caps.CapMarks = {};
   #spent: Caps.CapLine[] = [];
   #pruned = "";
+  /** Warnings for a session's next tool result (taken by the budget guard's delivery). At most one per cap and key a window. */
+  readonly #notices = new Map<string, string[]>();
 
-  constructor(runner: EffectRunner, host: SpendHost, env: NodeJS.ProcessEnv = process.env) {
-    this.#runner = runner;
-    this.#host = host;
-    this.#env = env;
+  constructor(
+    readonly runner: EffectRunner,
+    readonly tracker: SessionTracker,
+    readonly stops: StopController,
+    readonly env: NodeJS.ProcessEnv = process.env,
+  ) {}
+
+  /** The spend notices queued for `sessionId`'s next tool result, taken. */
+  take(sessionId: string): string[] {
+    const notices = this.#notices.get(sessionId) ?? [];
+    this.#notices.delete(sessionId);
+    return notices;
   }
 
   #ledger(scope: Scope): SpendLedger {
     let l = this.#ledgers.get(scope);
     if (!l) {
-      const key = loadKey(this.#env);
-      const dir = scope === "project" ? projectLedgerDir(this.#runner.ctx.directory) : userLedgerDir(this.#env);
+      const key = loadKey(this.env);
+      const dir = scope === "project" ? projectLedgerDir(this.runner.ctx.directory) : userLedgerDir(this.env);
       l = new SpendLedger(dir, key.ok ? key.key : null);
       this.#ledgers.set(scope, l);
     }
@@ -61,11 +63,19 @@ export class SpendGuard {
     return spendWindow(at, localTimeZone());
   }
 
-  /** A session's use moved: its spend goes to both ledgers at once (one appended line each). Contained. */
+  /**
+   * A session's use moved: its spend goes to both ledgers at once (one appended line each), then the caps are looked
+   * at (what a spent cap starts runs on, contained: a model step or a usage event does not wait for a stop to begin).
+   */
   record(sessionId: string, delta: UseDelta): void {
+    if (!this.#append(sessionId, delta)) return;
+    void this.check(sessionId)?.catch((error: unknown) => this.runner.ctx.reportHookError("spend caps", error));
+  }
+
+  #append(sessionId: string, delta: UseDelta): boolean {
     const use = Caps.spendOf(delta);
-    if (Object.keys(use).length === 0) return;
-    const at = this.#runner.ctx.clock.now();
+    if (Object.keys(use).length === 0) return false;
+    const at = this.runner.ctx.clock.now();
     const { day } = this.#window(at);
     for (const scope of ["project", "user"] as const) {
       try {
@@ -73,15 +83,16 @@ export class SpendGuard {
         if (this.#pruned !== day) ledger.prune(day);
         ledger.add(day, at, use, sessionId);
       } catch (error) {
-        this.#runner.ctx.reportHookError(`spend ledger (${scope})`, error);
+        this.runner.ctx.reportHookError(`spend ledger (${scope})`, error);
       }
     }
     this.#pruned = day;
+    return true;
   }
 
   /** True when any cap is set (else nothing is read on a check). */
   #anyCap(): boolean {
-    const b = this.#runner.ctx.config.budgets;
+    const b = this.runner.ctx.config.budgets;
     return Caps.CAP_NAMES.some((cap) => {
       const [scope, period] = cap.split(".") as [Scope, "daily" | "weekly"];
       return Object.keys(b[scope][period]).length > 0;
@@ -89,9 +100,18 @@ export class SpendGuard {
   }
 
   /** Today's and this week's use of both scopes against their caps (raises included): the `governance.spend` gauge. */
-  view(at = this.#runner.ctx.clock.now()): SpendView {
+  view(at = this.runner.ctx.clock.now()): SpendView {
     const window = this.#window(at);
     return { window, timeZone: localTimeZone(), caps: this.#inputs(window) };
+  }
+
+  /** The gauge's rows; a ledger that cannot be read leaves that export's gauge empty rather than failing it. */
+  gaugeRows(): Caps.CapInput[] {
+    try {
+      return this.view().caps;
+    } catch {
+      return [];
+    }
   }
 
   #inputs(window: SpendWindow): Caps.CapInput[] {
@@ -101,7 +121,7 @@ export class SpendGuard {
       const week = ledger.sum(days);
       return { today: ledger.sum([window.day]).use, week: week.use, raises: week.raises };
     };
-    return Caps.capInputs(this.#runner.ctx.config, window, { project: sums("project"), user: sums("user") });
+    return Caps.capInputs(this.runner.ctx.config, window, { project: sums("project"), user: sums("user") });
   }
 
   /** The caps spent at the last check (a root's status note says so). */
@@ -119,28 +139,36 @@ export class SpendGuard {
       this.#spent = [];
       return;
     }
-    const at = this.#runner.ctx.clock.now();
+    const at = this.runner.ctx.clock.now();
     const window = this.#window(at);
     let res: Caps.CapCheck;
     try {
-      res = Caps.checkCaps(this.#marks, this.#inputs(window), this.#runner.ctx.config.budgets.warnAt);
+      res = Caps.checkCaps(this.#marks, this.#inputs(window), this.runner.ctx.config.budgets.warnAt);
     } catch (error) {
-      this.#runner.ctx.reportHookError("spend caps", error);
+      this.runner.ctx.reportHookError("spend caps", error);
       return;
     }
     this.#marks = res.marks;
     this.#spent = res.spent;
-    if (res.warnings.length > 0) this.#host.notice(sessionId, [buildCapWarning(res.warnings)]);
-    const targets = res.spent.length > 0 ? Caps.capStopTargets(this.#host.hosted()) : [];
+    // A session that ends before its next tool result leaves its notice here: bounded, never growing with sessions.
+    if (this.#notices.size > 64) this.#notices.clear();
+    if (res.warnings.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), buildCapWarning(res.warnings)]);
+    const hosted = () => [...this.tracker.hosted()].flatMap((id) => this.runner.sessions.peek(id) ?? []);
+    const targets = res.spent.length > 0 ? Caps.capStopTargets(hosted()) : [];
     if (res.effects.length === 0 && targets.length === 0) return;
     return this.#act(sessionId, res, targets, window);
   }
 
   async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow): Promise<void> {
-    if (res.effects.length > 0) await this.#runner.run(sessionId, res.effects);
+    if (res.effects.length > 0) await this.runner.run(sessionId, res.effects);
     const line = res.spent[0];
     if (!line) return;
     const stop = Caps.capStop(line, line.cap.endsWith("daily") ? window.day : window.week);
-    for (const id of targets) await this.#host.stop(id, stop);
+    for (const id of targets) await this.#stop(id, stop);
+  }
+
+  async #stop(sessionId: string, stop: GovernanceStop): Promise<void> {
+    const at = this.runner.ctx.clock.now();
+    await this.stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);
   }
 }

@@ -110,14 +110,7 @@ export class Runtime {
       now: () => clock.now(),
       record: (type, data) => void ctx.record(type, data),
       reportError: (where, error) => ctx.reportHookError(where, error),
-      // A ledger that cannot be read leaves the gauge empty for that export rather than failing it.
-      spend: () => {
-        try {
-          return this.budget.spend.view().caps;
-        } catch {
-          return [];
-        }
-      },
+      spend: () => this.budget.spend.gaugeRows(),
       ...(options.loadTelemetry ? { load: options.loadTelemetry } : {}),
     });
     this.coverage = new CoverageWatch(this.ctx, () => this.host);

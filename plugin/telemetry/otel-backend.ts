@@ -12,6 +12,7 @@ import { type Signal, signalHeaders, type TelemetryTargets } from "../../governa
 import { CompleteTraces } from "./complete-traces.ts";
 import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 import { TurnSpans } from "./turn-spans.ts";
+import { observeSpend } from "./spend-gauge.ts";
 
 /** Items queued per signal before new ones are dropped (the SDK's default, stated). */
 const MAX_QUEUE = 2_048;
@@ -145,22 +146,7 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
       for (const row of turns.census().values()) result.observe(row.count, { "governance.state": row.state, "governance.depth": row.depth });
     });
 
-  // Spend over days and weeks (issue 44): each cap's use by key, and its limit where one is set, read at export time.
-  meter
-    .createObservableGauge("governance.spend", {
-      description: "Spend of the project / the user today and this week (cost in USD, tokens, model requests), and the caps",
-    })
-    .addCallback((result) => {
-      for (const row of o.spend?.() ?? []) {
-        for (const [key, used] of Object.entries(row.use)) {
-          const limit = row.limits[key];
-          if (used === 0 && limit === undefined) continue;
-          const attrs = { "governance.cap": row.cap, "governance.window": row.window, "governance.budget.key": key };
-          result.observe(used, { ...attrs, "governance.spend.of": "used" });
-          if (limit !== undefined) result.observe(limit, { ...attrs, "governance.spend.of": "limit" });
-        }
-      }
-    });
+  observeSpend(meter, o.spend);
 
   const loggerProvider = new LoggerProvider({
     resource,

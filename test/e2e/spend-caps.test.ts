@@ -111,7 +111,7 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     return sum;
   };
   const childOf = (serve: ServeHandle, root: string) => waitFor(async () => (await serve.http.children(root))[0]?.id, "the child");
-  const stepsOf = (id: string) => model.requests.filter((r) => r.sessionId === id);
+  const stepsOf = (id: string) => model.requests.filter((r) => r.sessionId === id && r.kind === "agent");
   /** A stop directive reached the session on a tool result. */
   const stopped = (id: string) => stepsOf(id).some((r) => r.messages.some((m) => m.role === "tool" && textOf(m.content).includes("SESSION STOP")));
   const rootsA: Array<[ServeHandle, string]> = [];
