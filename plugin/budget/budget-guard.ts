@@ -1,13 +1,13 @@
-import { type BudgetStepResult, budgetStep, type GovernanceStop, treeStopOrder } from "../../governance/budget/budget-step.ts";
+import { type BudgetStepResult, budgetStep, treeStopOrder } from "../../governance/budget/budget-step.ts";
 import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
 import type { LoopCallKey, LoopState } from "../../governance/budget/loop-guard.ts";
 import { loopKeyFor, watchLoop } from "../../governance/budget/loop-watch.ts";
-import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { standDownNotice } from "./stand-down-notice.ts";
 import { SpendGuard } from "./spend-guard.ts";
+import { beginGovernanceStop } from "./governance-stop.ts";
 import type { BudgetNotices } from "../../governance/stop/delivery-plan.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
@@ -37,16 +37,15 @@ export class BudgetGuard {
   readonly #busyBeforeRecord = new Map<string, number>();
   readonly running: RunningSubagents;
 
-  constructor(
-    runner: EffectRunner,
-    stops: StopController,
-    tracker: SessionTracker,
-    readonly spend = new SpendGuard(runner, tracker, stops),
-  ) {
+  /** Caps over days and weeks (issue 44), fed every use this guard counts. */
+  readonly spend: SpendGuard;
+
+  constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
     this.#runner = runner;
     this.#stops = stops;
     this.#tracker = tracker;
     this.running = new RunningSubagents(runner);
+    this.spend = new SpendGuard(runner, tracker, stops);
   }
 
   get #ctx() {
@@ -153,7 +152,7 @@ export class BudgetGuard {
     const watch = watchLoop(this.#loops.get(sessionId), { control, call, tool, output, at: clock.now() }, config.loops);
     if (watch.next) this.#loops.set(sessionId, watch.next);
     if (watch.effects.length > 0) await this.#runner.run(sessionId, watch.effects);
-    if (watch.stop) await this.#beginStop(sessionId, watch.stop);
+    if (watch.stop) await beginGovernanceStop(this.#stops, clock.now(), sessionId, watch.stop);
     const budget = [...(this.#notices.get(sessionId) ?? []), ...this.spend.take(sessionId)];
     this.#notices.delete(sessionId);
     const standDown = (await standDownNotice(this.#runner, sessionId)) ?? null;
@@ -199,17 +198,12 @@ export class BudgetGuard {
       if (res.effects.length > 0) await this.#runner.run(scope[1], res.effects, res);
       this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
-      const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
-      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
-      for (const id of targets) await this.#beginStop(id, res.stop);
+      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, this.spend.hosted());
+      for (const id of targets) await beginGovernanceStop(this.#stops, this.#ctx.clock.now(), id, res.stop);
     }
   }
 
   #notice(sessionId: string, notices: readonly string[]): void {
     if (notices.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), ...notices]);
-  }
-  async #beginStop(sessionId: string, stop: GovernanceStop): Promise<void> {
-    const at = this.#ctx.clock.now();
-    await this.#stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);
   }
 }

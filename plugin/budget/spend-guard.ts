@@ -1,11 +1,11 @@
 import * as Caps from "../../governance/budget/spend-caps.ts";
 import type { UseDelta } from "../../governance/budget/budget-usage.ts";
-import type { GovernanceStop } from "../../governance/budget/budget-step.ts";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, type SpendWindow, spendWindow } from "../../governance/time/spend-window.ts";
 import { buildCapWarning } from "../../governance/texts/spend-notices.ts";
-import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { beginGovernanceStop } from "./governance-stop.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
@@ -153,8 +153,7 @@ export class SpendGuard {
     // A session that ends before its next tool result leaves its notice here: bounded, never growing with sessions.
     if (this.#notices.size > 64) this.#notices.clear();
     if (res.warnings.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), buildCapWarning(res.warnings)]);
-    const hosted = () => [...this.tracker.hosted()].flatMap((id) => this.runner.sessions.peek(id) ?? []);
-    const targets = res.spent.length > 0 ? Caps.capStopTargets(hosted()) : [];
+    const targets = res.spent.length > 0 ? Caps.capStopTargets(this.hosted()) : [];
     if (res.effects.length === 0 && targets.length === 0) return;
     return this.#act(sessionId, res, targets, window);
   }
@@ -164,11 +163,11 @@ export class SpendGuard {
     const line = res.spent[0];
     if (!line) return;
     const stop = Caps.capStop(line, line.cap.endsWith("daily") ? window.day : window.week);
-    for (const id of targets) await this.#stop(id, stop);
+    for (const id of targets) await beginGovernanceStop(this.stops, this.runner.ctx.clock.now(), id, stop);
   }
 
-  async #stop(sessionId: string, stop: GovernanceStop): Promise<void> {
-    const at = this.runner.ctx.clock.now();
-    await this.stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);
+  /** The records of the sessions this process hosts (whom a spent cap or a tree budget may stop). */
+  hosted(): SessionRecord[] {
+    return [...this.tracker.hosted()].flatMap((id) => this.runner.sessions.peek(id) ?? []);
   }
 }

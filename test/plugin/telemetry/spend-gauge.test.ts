@@ -1,6 +1,7 @@
 import { MeterProvider, MetricReader } from "@opentelemetry/sdk-metrics";
 import { describe, expect, it } from "vitest";
 import { observeSpend } from "../../../plugin/telemetry/spend-gauge.ts";
+import type { SpendGaugeRow } from "../../../plugin/telemetry/telemetry-backend.ts";
 
 /** The `governance.spend` gauge (issue 44): today's and this week's spend against the caps, as a collector reads it. */
 class Reader extends MetricReader {
@@ -16,10 +17,11 @@ describe("governance.spend", () => {
   it("exports each cap's use by key and its limit where one is set; keys neither used nor capped are left out", async () => {
     const reader = new Reader();
     const provider = new MeterProvider({ readers: [reader] });
-    observeSpend(provider.getMeter("test"), () => [
+    const rows: SpendGaugeRow[] = [
       { cap: "project.daily", window: "2026-11-28", use: { cost: 0.5, modelRequests: 3, tokens: 0 }, limits: { cost: 1 } },
       { cap: "user.weekly", window: "2026-W48", use: { cost: 12, modelRequests: 0 }, limits: { modelRequests: 100 } },
-    ]);
+    ];
+    observeSpend(provider.getMeter("test"), () => rows);
     const { resourceMetrics } = await reader.collect();
     const metric = resourceMetrics.scopeMetrics.flatMap((s) => s.metrics).find((m) => m.descriptor.name === "governance.spend");
     const points = (metric?.dataPoints ?? []).map((p) => [
