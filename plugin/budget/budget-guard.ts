@@ -24,7 +24,6 @@ type Scope = readonly ["session" | "tree", string]; // a budget scope and the re
 export class BudgetGuard {
   readonly #runner: EffectRunner;
   readonly #stops: StopController;
-  readonly #tracker: SessionTracker;
   /** Notices for a session's next tool result (`#notice`). */
   readonly #notices = new Map<string, string[]>();
   readonly #loops = new Map<string, LoopState>();
@@ -43,7 +42,6 @@ export class BudgetGuard {
   constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
     this.#runner = runner;
     this.#stops = stops;
-    this.#tracker = tracker;
     this.running = new RunningSubagents(runner);
     this.spend = new SpendGuard(runner, tracker, stops);
   }

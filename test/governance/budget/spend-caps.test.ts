@@ -1,7 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
   type CapInput,
-  type CapMarks,
   capLimits,
   capStop,
   capStopTargets,
