@@ -14,6 +14,8 @@ import {
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config.ts";
 import { parseConfig } from "../../../governance/config/config-parse.ts";
 import { mergePolicy } from "../../../governance/config/policy-merge.ts";
+import { DEFAULT_CONFIG_YAML } from "../../../governance/config/config-defaults.ts";
+import { projectSettings } from "../../../governance/config/layer-settings.ts";
 import { capSpentNote } from "../../../governance/texts/spend-notices.ts";
 import { CHILD_ID, makeRecord, ROOT_ID } from "../fixtures/records.ts";
 
@@ -154,6 +156,17 @@ describe("three layers: the organisation or the user sets a ceiling, a project o
     expect(merged.config.budgets.project.daily).toEqual({ cost: 20 });
     expect(merged.config.budgets.user.weekly).toEqual({ cost: 10 });
     expect(merged.refused.map((r) => r.path)).toEqual(["budgets.project.daily.cost"]);
+  });
+
+  it("the generated project file's empty caps (`daily: {}`) loosen nothing: the user's caps hold, no refusal is reported", () => {
+    const parsed = base(DEFAULT_CONFIG_YAML);
+    const merged = mergePolicy(parsed.config, [
+      { name: "user", file: "~/.config/opencode/governance.yaml", settings: { budgets: { user: { weekly: { cost: 50 } }, project: { daily: { cost: 20 } } } } },
+      { name: "project", file: ".opencode/governance.yaml", settings: projectSettings(parsed.raw as Record<string, unknown>) },
+    ]);
+    expect(merged.config.budgets.user.weekly).toEqual({ cost: 50 });
+    expect(merged.config.budgets.project.daily).toEqual({ cost: 20 });
+    expect(merged.refused).toEqual([]);
   });
 
   it("the keys are checked: a tool-call cap over a day is no key (said, and ignored like every unknown key)", () => {
