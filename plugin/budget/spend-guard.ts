@@ -12,7 +12,7 @@ import type { StopController } from "../stop/stop-controller.ts";
 
 type Scope = "project" | "user";
 
-/** Today's and this week's use of each scope, with the caps that apply (raises included): `status` and the dashboard. */
+/** Today's and this week's use of each scope, with the caps that apply (raises included): the `governance.spend` gauge. */
 export type SpendView = {
   window: SpendWindow;
   timeZone: string;
@@ -21,8 +21,8 @@ export type SpendView = {
 
 /**
  * Budgets over time for this process (issue 44, docs/budgets.md "Caps over days and weeks"): appends every use this
- * process hosts to the project's and the user's spend ledgers (governance/storage/spend-ledger.ts), and on each budget
- * check sums the ledgers of every process, asks governance/budget/spend-caps.ts what the caps say, and runs it: a
+ * process hosts to the project's and the user's spend ledgers (governance/storage/spend-ledger.ts), and after each use
+ * (and before a root's step) sums the ledgers of every process, asks governance/budget/spend-caps.ts what the caps say, and runs it: a
  * notice for the acting session, the audit lines and toasts, and the stop of every subagent it hosts while a cap is
  * spent. Memory: the marks of four caps and the ledgers' per-file offsets (at most 15 days of files).
  */
