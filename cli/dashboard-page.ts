@@ -20,6 +20,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <label><input type="checkbox" id="all"> show finished sessions</label>
 <div id="status" role="status"></div>
 <div id="notice" class="hint"></div>
+<ul id="spend" class="hint" aria-label="spend today and this week"></ul>
 <table id="sessions">
   <thead><tr><th>session tree</th><th>session</th><th>agent</th><th>state</th><th>budget</th><th>last tool call</th><th>controls</th></tr></thead>
   <tbody id="rows"><tr><td colspan="7">loading…</td></tr></tbody>
@@ -320,9 +321,16 @@ function renderNotice() {
   $("notice").textContent = parts.join(" ");
 }
 
+function renderSpend() {
+  const ul = $("spend");
+  ul.replaceChildren();
+  for (const s of snapshot.spend || []) ul.appendChild(el("li", s.text, s.spent ? "over" : ""));
+}
+
 function render() {
   if (!snapshot) return;
   renderNotice();
+  renderSpend();
   renderSessions();
   renderTimeline();
   renderResumable();

@@ -1,4 +1,5 @@
 import { stat } from "node:fs/promises";
+import path from "node:path";
 import { budgetLimitPath, type BudgetView, budgetView } from "../governance/budget/budget-view.ts";
 import type { GovernanceConfig, LoadedConfig } from "../governance/config/config.ts";
 import { sessionTree } from "../governance/session/session-tree.ts";
@@ -9,6 +10,9 @@ import { isRunningSession, sessionStatus } from "../governance/session/running.t
 import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
+import { capUseLine } from "../governance/texts/spend-notices.ts";
+import { plainLine } from "../governance/text-safety/text-parts.ts";
+import { readSpend } from "./spend-view.ts";
 import { type AuditLine, auditDetail } from "./audit-detail.ts";
 import { type RowFacts, rowFacts, treeBranches } from "./dashboard-rows.ts";
 import { plainDeep, plainLines } from "./plain-text.ts";
@@ -70,6 +74,8 @@ export type Snapshot = {
   injectMaxLength: number;
   /** Share of a budget at which the session is warned (the bar turns amber). */
   budgetWarnAt: number;
+  /** Today's and this week's spend against the caps over time (issue 44): the project's always, the user's where capped. */
+  spend: Array<{ cap: string; text: string; spent: boolean }>;
 };
 
 /** The audit lines a timeline shows, by kind. Tool calls are not audited (the hot path writes nothing): rows carry their count and the last one. */
@@ -216,7 +222,24 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     // The inject box honours the configured limit (the server validates again with the same value).
     injectMaxLength: loaded.config.inject.maxLength,
     budgetWarnAt: loaded.config.budgets.warnAt,
+    spend: spendLines(ctx, loaded.config, now),
   };
+}
+
+/** The spend lines `status` prints, for the page; a ledger that cannot be read shows nothing rather than failing the page. */
+function spendLines(ctx: ControlContext, config: GovernanceConfig, now: number): Snapshot["spend"] {
+  try {
+    const view = readSpend(path.dirname(path.dirname(ctx.paths.root)), config, now);
+    return view.caps
+      .filter((x) => x.cap.startsWith("project.") || Object.keys(x.limits).length > 0)
+      .map((x) => ({
+        cap: x.cap,
+        text: plainLine(capUseLine(x), 300),
+        spent: Object.entries(x.limits).some(([k, v]) => x.use[k as keyof typeof x.use] >= (v as number)),
+      }));
+  } catch {
+    return [];
+  }
 }
 
 /**

@@ -37,6 +37,9 @@ Commands:
   budget <session> [--tree] [--add key=value ...] [--json]
                                            use against each budget; --add raises a running (or budget-stopped, not a
                                            user-stopped) session's budget, --tree its task tree's (e.g. --add toolCalls=50 --add cost=1)
+  budget --project|--user [--week] [--add key=value ...] [--json]
+                                           today's and this week's spend against the caps over time; --add raises
+                                           today's cap (--week: this week's), e.g. --project --add cost=5
   resume [--json]                          sessions you can resume, the exact \`opencode -s <id>\` and the resume context it brings
   log [--follow] [--type t[,t]] [--session id] [--limit N] [--json]
                                            the audit log (--json: one event per line); --follow waits for new events
@@ -106,6 +109,9 @@ export async function main(argv: string[], ioIn: Io | Output = createOutput()): 
         limit: { type: "string" },
         add: { type: "string", multiple: true },
         tree: { type: "boolean" },
+        project: { type: "boolean" },
+        user: { type: "boolean" },
+        week: { type: "boolean" },
         explain: { type: "boolean" },
         "no-wait": { type: "boolean" },
       },

@@ -74,6 +74,17 @@ export const DESCRIPTIONS: Record<string, string> = {
   ...limitDescriptions("budgets.default"),
   ...limitDescriptions("budgets.agents.*"),
   ...limitDescriptions("budgets.tree"),
+  "budgets.project":
+    "Caps on what the whole project spends per day and per week: every session of every OpenCode process in it, from OpenCode's own figures; days and weeks (ISO, Monday first) in your time zone. See docs/budgets.md.",
+  "budgets.project.daily": "The project's cap for one day (e.g. `{ cost: 20 }`). `opencode-governance budget --project --add cost=5` raises today's.",
+  "budgets.project.weekly": "The project's cap for one week. `opencode-governance budget --project --week --add cost=5` raises this week's.",
+  "budgets.user": "Caps on what you spend across every project per day and per week; set them in your user config (a project may only tighten them).",
+  "budgets.user.daily": "Your cap for one day across all projects. `opencode-governance budget --user --add cost=5` raises today's.",
+  "budgets.user.weekly": "Your cap for one week across all projects (e.g. `{ cost: 50 }`). `budget --user --week --add …` raises this week's.",
+  ...periodDescriptions("budgets.project.daily"),
+  ...periodDescriptions("budgets.project.weekly"),
+  ...periodDescriptions("budgets.user.daily"),
+  ...periodDescriptions("budgets.user.weekly"),
   concurrency: "Running subagents at once (background ones included); one more is refused with a message the model can act on.",
   "concurrency.perParent": "Running subagents one session may have at once.",
   "concurrency.perProject": "Running subagents in the whole project (this OpenCode process) at once.",
@@ -113,6 +124,14 @@ function limitDescriptions(at: string): Record<string, string> {
     [`${at}.cacheWriteTokens`]: "Input tokens written to the provider's cache.",
     [`${at}.cost`]: "Cost in US dollars, as OpenCode computes it from the model's prices in its config; a provider without prices reports none.",
   };
+}
+
+/** The keys of a cap over time: what OpenCode reports (tool calls and active time are a session's, not a spend). */
+function periodDescriptions(at: string): Record<string, string> {
+  const all = limitDescriptions(at);
+  delete all[`${at}.toolCalls`];
+  delete all[`${at}.activeTime`];
+  return all;
 }
 
 /** Walks a JSON schema node's children with their config paths (`a.b`, `agents.*`, `anchors[]`). */

@@ -5,14 +5,19 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import { formatDollars } from "../../governance/texts/budget-notices.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
+import { spendCommand } from "./spend.ts";
 
 /**
  * `budget <session> [--tree] [--add key=value …] [--json]`: without `--add`, the session's (and, on a root, its
  * tree's) use against each budget; with it, a signed raise the plugin applies at once (a budget stop stands down).
  */
 export async function budgetCommand(c: CommandContext): Promise<number> {
+  if (c.options.project || c.options.user) return spendCommand(c);
   const target = c.args[0];
-  if (!target || !isSessionId(target)) return c.usage("budget needs a session id (ses_…): budget <session> [--tree] [--add toolCalls=20 …]");
+  if (!target || !isSessionId(target))
+    return c.usage(
+      "budget needs a session id (ses_…) or --project/--user: budget <session> [--tree] [--add toolCalls=20 …], budget --project [--week] [--add cost=5]",
+    );
   const adds = c.options.add ?? [];
   if (adds.length > 0) {
     const amounts = parseAmounts(adds);

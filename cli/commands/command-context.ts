@@ -19,6 +19,10 @@ export type Options = {
   /** `budget --add key=value` (repeatable) and `--tree`. */
   add?: string[];
   tree?: boolean;
+  /** `budget --project|--user [--week]`: the caps over time (issue 44) instead of a session's budgets. */
+  project?: boolean;
+  user?: boolean;
+  week?: boolean;
   /** `status --explain`: every effective setting and the layer it came from. */
   explain?: boolean;
   /** `stop --no-wait`: queue the request without waiting for OpenCode to take it. */

@@ -6,6 +6,8 @@ import { trustOf } from "../../governance/stop/control-requests.ts";
 import { checkLabels } from "../../governance/texts/check-notes.ts";
 import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
+import { readSpend } from "../spend-view.ts";
+import { capUseLine } from "../../governance/texts/spend-notices.ts";
 import { confinementView } from "../confinement-view.ts";
 import { coverageStatusLines, readCoverage } from "../coverage-view.ts";
 import { processGoneOf } from "../process-gone.ts";
@@ -47,6 +49,9 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       .map((scope) => ({ sessionId: r.sessionId, agent: r.agent, scope })),
   );
   const titleOf = new Map(records.map((r) => [r.sessionId, r.title]));
+  // Spend over time (issue 44): the project's today and this week always, the user's where a cap is set.
+  const spend = readSpend(c.dir, config.config, now);
+  const spendShown = spend.caps.filter((x) => x.cap.startsWith("project.") || Object.keys(x.limits).length > 0);
   const confinement = await confinementView(c.dir, process.env, config.config.confinement === "required");
   if (c.options.json) {
     c.io.json({
@@ -62,6 +67,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       confinement: { confined: confinement.ok && !confinement.warn, text: confinement.text },
       sessions: { recorded: records.length, running: counts.running, byStatus: counts.byStatus, active, unverified: unverified.length },
       budgets,
+      spend: { day: spend.window.day, week: spend.window.week, timeZone: spend.timeZone, caps: spend.caps },
       coverage: coverage ?? null,
       coverageLines: coverageLines.map((l) => l.text),
       checks,
@@ -91,6 +97,11 @@ export async function statusCommand(c: CommandContext): Promise<number> {
       `  ${b.sessionId}${b.title ? ` "${b.title.slice(0, 60)}"` : ""} ${(b.agent ?? "?").slice(0, 60)}: `,
       b.budget.exceeded ? ["red", b.summary] : b.summary,
     );
+  c.io.line(["bold", "spend: "], `${spend.window.day}, week ${spend.window.week} (${spend.timeZone})`);
+  for (const x of spendShown) {
+    const over = Object.entries(x.limits).some(([k, v]) => x.use[k as keyof typeof x.use] >= (v as number));
+    c.io.line("  ", over ? ["red", capUseLine(x)] : capUseLine(x));
+  }
   for (const line of coverageLines) c.io.line(["bold", "coverage: "], line.bad ? ["red", line.text] : line.text);
   if (checks.length > 0) c.io.line(["bold", "checks:"]);
   for (const k of checks.slice(0, MAX_CHECKS)) c.io.line(`  ${k.sessionId} ${plainLine(k.agent ?? "?", 60)}: `, ["yellow", k.warnings.join("; ")]);

@@ -89,6 +89,34 @@ export const BudgetLimits = z.strictObject({
 });
 export type BudgetLimits = z.infer<typeof BudgetLimits>;
 
+/**
+ * A cap over a day or a week (issue 44): what OpenCode itself reports — cost, tokens by kind, model requests — summed
+ * over every session and every OpenCode process of a project (`budgets.project`) or of the user (`budgets.user`).
+ * Tool calls and active time are a session's matter, not a spend, and are not keys here.
+ */
+export const PeriodLimits = BudgetLimits.pick({
+  modelRequests: true,
+  tokens: true,
+  inputTokens: true,
+  outputTokens: true,
+  reasoningTokens: true,
+  cacheReadTokens: true,
+  cacheWriteTokens: true,
+  cost: true,
+});
+export type PeriodLimits = z.infer<typeof PeriodLimits>;
+
+/** The keys a period cap may set, in the order they are shown. */
+export const PERIOD_KEYS = PeriodLimits.keyof().options;
+export type PeriodKey = (typeof PERIOD_KEYS)[number];
+
+/** Daily and weekly caps of one scope; days and weeks in the user's time zone (ISO weeks, Monday first). */
+export const PeriodCaps = z.strictObject({
+  daily: PeriodLimits.prefault({}),
+  weekly: PeriodLimits.prefault({}),
+});
+export type PeriodCaps = z.infer<typeof PeriodCaps>;
+
 /** Generous runaway guards for every subagent without its own entry: a loop hits them, real work rarely does. */
 export const DEFAULT_SUBAGENT_BUDGET = { modelRequests: 500, toolCalls: 1000, activeTime: "2h" } as const;
 
@@ -101,6 +129,10 @@ export const BudgetConfig = z.strictObject({
   agents: z.record(z.string().min(1).max(100), BudgetLimits).default(() => ({})),
   /** Limits of a whole task tree: a root session and all its descendants together. */
   tree: BudgetLimits.prefault({}),
+  /** Spend of the whole project (every session, every OpenCode process in it) per day and per week. */
+  project: PeriodCaps.prefault({}),
+  /** Spend of the user across every project per day and per week (a project may only tighten it). */
+  user: PeriodCaps.prefault({}),
 });
 export type BudgetConfig = z.infer<typeof BudgetConfig>;
 

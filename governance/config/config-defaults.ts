@@ -167,6 +167,18 @@ budgets:
   agents: {}
   # A whole task tree: a root session and all its subagents together, e.g. { cost: 2, activeTime: 30m }.
   tree: {}
+  # Caps over days and weeks (your time zone) on the whole project: every session of every OpenCode process in it.
+  project:
+    # e.g. { cost: 20 }; \`opencode-governance budget --project --add cost=5\` raises today's.
+    daily: {}
+    # e.g. { cost: 80, outputTokens: 5000000 }.
+    weekly: {}
+  # Your own caps across every project; set them in ~/.config/opencode/governance.yaml (here they may only tighten).
+  user:
+    # e.g. { cost: 10 }.
+    daily: {}
+    # e.g. { cost: 50 }.
+    weekly: {}
 
 # Running subagents at once (background ones included); one more is refused until one ends.
 concurrency:

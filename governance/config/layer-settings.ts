@@ -1,5 +1,5 @@
 import * as z from "../zod.ts";
-import { BudgetLimits, LoopWait } from "./budget-config.ts";
+import { BudgetLimits, LoopWait, PeriodLimits } from "./budget-config.ts";
 import { AgentRole, Duration, TelemetryHeaders } from "./config-schema.ts";
 
 /**
@@ -27,6 +27,8 @@ export const LayerSettings = z.strictObject({
       default: BudgetLimits.optional(),
       agents: z.record(z.string().min(1).max(100), BudgetLimits).optional(),
       tree: BudgetLimits.optional(),
+      project: z.strictObject({ daily: PeriodLimits.optional(), weekly: PeriodLimits.optional() }).optional(),
+      user: z.strictObject({ daily: PeriodLimits.optional(), weekly: PeriodLimits.optional() }).optional(),
     })
     .optional(),
   concurrency: z.strictObject({ perParent: z.number().int().min(1).max(100).optional(), perProject: z.number().int().min(1).max(1000).optional() }).optional(),

@@ -189,7 +189,15 @@ export function mergePolicy(base: GovernanceConfig, layers: readonly PolicyLayer
 
 const INF = Number.POSITIVE_INFINITY;
 
-function mergeLimits(m: Merger, path: string, direct: Get<BudgetLimits>, derived: Get<BudgetLimits> | undefined, base: BudgetLimits): BudgetLimits {
+function mergeLimits(
+  m: Merger,
+  path: string,
+  direct: Get<BudgetLimits>,
+  derived: Get<BudgetLimits> | undefined,
+  base: BudgetLimits,
+  /** Caps over time: a key the project's file leaves out sets nothing (its generated `daily: {}` is no loosening). */
+  leftOutSetsNothing = false,
+): BudgetLimits {
   const out: BudgetLimits = {};
   const project = m.layers.find((l) => l.name === "project")?.settings;
   for (const key of BudgetKey.options) {
@@ -200,7 +208,7 @@ function mergeLimits(m: Merger, path: string, direct: Get<BudgetLimits>, derived
       (get: Get<BudgetLimits>): Get<number> =>
       (s) => {
         const limits = get(s);
-        return limits === undefined ? undefined : (limits[key] ?? (s === project ? INF : undefined));
+        return limits === undefined ? undefined : (limits[key] ?? (s === project && !leftOutSetsNothing ? INF : undefined));
       };
     const value = m.resolve(`${path}.${key}`, m.entries(at(direct), derived && at(derived)), base[key] ?? INF, lower);
     if (value !== INF) out[key] = value;
@@ -222,6 +230,15 @@ function mergeBudgets(m: Merger, base: GovernanceConfig): GovernanceConfig["budg
     default: mergeLimits(m, "budgets.default", (s) => s.budgets?.default, undefined, b.default),
     tree: mergeLimits(m, "budgets.tree", (s) => s.budgets?.tree, undefined, b.tree),
     agents,
+    // Caps over days and weeks (issue 44): the organisation or the user sets a ceiling, a project only tightens.
+    project: {
+      daily: mergeLimits(m, "budgets.project.daily", (s) => s.budgets?.project?.daily, undefined, b.project.daily, true),
+      weekly: mergeLimits(m, "budgets.project.weekly", (s) => s.budgets?.project?.weekly, undefined, b.project.weekly, true),
+    },
+    user: {
+      daily: mergeLimits(m, "budgets.user.daily", (s) => s.budgets?.user?.daily, undefined, b.user.daily, true),
+      weekly: mergeLimits(m, "budgets.user.weekly", (s) => s.budgets?.user?.weekly, undefined, b.user.weekly, true),
+    },
   };
 }
 

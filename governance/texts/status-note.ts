@@ -27,6 +27,8 @@ export interface StatusNoteInput {
   stale?: readonly StaleWarning[];
   /** A missed first action, while the turn it happened in runs (`firstActionDue`). */
   firstAction?: FirstAction | undefined;
+  /** A spend cap over a day or a week that is spent (a root session is told: spend-notices.ts `capSpentNote`). */
+  spent?: string | undefined;
   /** The tools the texts name, as the host offers them (OpenCode 1's when absent). */
   tools?: TextTools;
 }
@@ -48,6 +50,7 @@ export function buildStatusNote(input: StatusNoteInput): string | undefined {
   if (input.resume) sections.push(input.resume);
   if (input.reminder) sections.push(input.reminder);
   const lines: string[] = [];
+  if (input.spent) lines.push(input.spent);
   if (input.firstAction) lines.push(firstActionNoteLine(input.firstAction, input.tools));
   if (input.todo) lines.push(`**Todos:** ${input.todo.open} open of ${input.todo.total}.`);
   for (const w of input.stale ?? []) lines.push(staleNoteLine(w, input.tools));

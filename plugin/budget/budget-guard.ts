@@ -1,12 +1,13 @@
-import { type BudgetStepResult, budgetStep, type GovernanceStop, treeStopOrder } from "../../governance/budget/budget-step.ts";
+import { type BudgetStepResult, budgetStep, treeStopOrder } from "../../governance/budget/budget-step.ts";
 import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
 import type { LoopCallKey, LoopState } from "../../governance/budget/loop-guard.ts";
 import { loopKeyFor, watchLoop } from "../../governance/budget/loop-watch.ts";
-import { GOVERNANCE_REQUESTER } from "../../governance/session/stop-origin.ts";
 import { RunningSubagents } from "./running-subagents.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { standDownNotice } from "./stand-down-notice.ts";
+import { SpendGuard } from "./spend-guard.ts";
+import { beginGovernanceStop } from "./governance-stop.ts";
 import type { BudgetNotices } from "../../governance/stop/delivery-plan.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
@@ -23,7 +24,6 @@ type Scope = readonly ["session" | "tree", string]; // a budget scope and the re
 export class BudgetGuard {
   readonly #runner: EffectRunner;
   readonly #stops: StopController;
-  readonly #tracker: SessionTracker;
   /** Notices for a session's next tool result (`#notice`). */
   readonly #notices = new Map<string, string[]>();
   readonly #loops = new Map<string, LoopState>();
@@ -36,11 +36,14 @@ export class BudgetGuard {
   readonly #busyBeforeRecord = new Map<string, number>();
   readonly running: RunningSubagents;
 
+  /** Caps over days and weeks (issue 44), fed every use this guard counts. */
+  readonly spend: SpendGuard;
+
   constructor(runner: EffectRunner, stops: StopController, tracker: SessionTracker) {
     this.#runner = runner;
     this.#stops = stops;
-    this.#tracker = tracker;
     this.running = new RunningSubagents(runner);
+    this.spend = new SpendGuard(runner, tracker, stops);
   }
 
   get #ctx() {
@@ -147,16 +150,17 @@ export class BudgetGuard {
     const watch = watchLoop(this.#loops.get(sessionId), { control, call, tool, output, at: clock.now() }, config.loops);
     if (watch.next) this.#loops.set(sessionId, watch.next);
     if (watch.effects.length > 0) await this.#runner.run(sessionId, watch.effects);
-    if (watch.stop) await this.#beginStop(sessionId, watch.stop);
-    const budget = this.#notices.get(sessionId) ?? [];
+    if (watch.stop) await beginGovernanceStop(this.#stops, clock.now(), sessionId, watch.stop);
+    const budget = [...(this.#notices.get(sessionId) ?? []), ...this.spend.take(sessionId)];
     this.#notices.delete(sessionId);
     const standDown = (await standDownNotice(this.#runner, sessionId)) ?? null;
     return { standDown, budget, loop: watch.notice };
   }
 
-  /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind). */
+  /** Adds a session's use to its tree's totals, on the root's record (in memory, written behind), and to the spend ledgers. */
   #count(record: SessionRecord, delta: U.UseDelta): void {
     this.#runner.sessions.softStep(record.rootId, (root) => ({ next: U.addTreeUse(root, delta), effects: [] }));
+    this.spend.record(record.sessionId, delta);
   }
 
   /**
@@ -192,17 +196,12 @@ export class BudgetGuard {
       if (res.effects.length > 0) await this.#runner.run(scope[1], res.effects, res);
       this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
-      const hosted = () => [...this.#tracker.hosted()].flatMap((id) => this.#runner.sessions.peek(id) ?? []);
-      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, hosted());
-      for (const id of targets) await this.#beginStop(id, res.stop);
+      const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, this.spend.hosted());
+      for (const id of targets) await beginGovernanceStop(this.#stops, this.#ctx.clock.now(), id, res.stop);
     }
   }
 
   #notice(sessionId: string, notices: readonly string[]): void {
     if (notices.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), ...notices]);
-  }
-  async #beginStop(sessionId: string, stop: GovernanceStop): Promise<void> {
-    const at = this.#ctx.clock.now();
-    await this.#stops.begin(sessionId, [{ kind: "stop", id: stop.id, at, level: 1, reason: stop.reason, by: GOVERNANCE_REQUESTER }]);
   }
 }

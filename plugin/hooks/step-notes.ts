@@ -7,6 +7,7 @@ import { buildPostCompactReminder } from "../../governance/texts/post-compact-re
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import { textTools } from "../../governance/host/host-lines.ts";
 import { buildStatusNote } from "../../governance/texts/status-note.ts";
+import { capSpentNote } from "../../governance/texts/spend-notices.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
 import { hostNamed } from "../runtime/host-api.ts";
@@ -51,6 +52,10 @@ export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes
   const taken = await takeNotifications(runner, rt.stops, sessionId);
   const notice = taken.length > 0 ? taken.join("\n\n") : undefined;
   const current = step.summarizing ? undefined : sessions.peek(sessionId);
+  // A root's step looks at the caps over time first: a new prompt after a cap was spent (here or in another OpenCode
+  // process) is told so before it delegates.
+  if (current && current.parentId === null) await rt.budget.spend.check(sessionId);
+  const spent = current && current.parentId === null && rt.budget.spend.spent.length > 0 ? capSpentNote(rt.budget.spend.spent) : undefined;
   const note = current
     ? buildStatusNote({
         resume: resumeContextDue(current) ? await rt.resumeNotes.textFor(current, () => resumeText(rt, current)) : undefined,
@@ -59,6 +64,7 @@ export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes
         orphans: tracker.orphanNotes(sessionId),
         stale: modelStaleWarnings(current, ctx.clock.now()),
         firstAction: firstActionDue(current),
+        spent,
         tools: textTools(rt.host.line),
       })
     : undefined;

@@ -110,6 +110,7 @@ export class Runtime {
       now: () => clock.now(),
       record: (type, data) => void ctx.record(type, data),
       reportError: (where, error) => ctx.reportHookError(where, error),
+      spend: () => this.budget.spend.gaugeRows(),
       ...(options.loadTelemetry ? { load: options.loadTelemetry } : {}),
     });
     this.coverage = new CoverageWatch(this.ctx, () => this.host);
@@ -146,7 +147,6 @@ export class Runtime {
       inFlight: this.inFlight.size,
     };
   }
-
   get sessions(): SessionRuntime {
     return this.runner.sessions;
   }

@@ -12,6 +12,7 @@ import { type Signal, signalHeaders, type TelemetryTargets } from "../../governa
 import { CompleteTraces } from "./complete-traces.ts";
 import type { TelemetryBackend, TelemetryBackendOptions } from "./telemetry-backend.ts";
 import { TurnSpans } from "./turn-spans.ts";
+import { observeSpend } from "./spend-gauge.ts";
 
 /** Items queued per signal before new ones are dropped (the SDK's default, stated). */
 const MAX_QUEUE = 2_048;
@@ -144,6 +145,8 @@ export function createOtelBackend(targets: TelemetryTargets, o: TelemetryBackend
     .addCallback((result) => {
       for (const row of turns.census().values()) result.observe(row.count, { "governance.state": row.state, "governance.depth": row.depth });
     });
+
+  observeSpend(meter, o.spend);
 
   const loggerProvider = new LoggerProvider({
     resource,

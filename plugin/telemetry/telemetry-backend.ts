@@ -24,4 +24,9 @@ export type TelemetryBackendOptions = {
   instanceId: string;
   /** A signal's export failed (once per outage). Must not throw. */
   report: (signal: string, reason: string) => void;
+  /** Today's and this week's spend against the caps over time (issue 44), read at each metric export. */
+  spend?: () => readonly SpendGaugeRow[];
 };
+
+/** One cap's window for the `governance.spend` gauge: its use by key and its (raised) limits. */
+export type SpendGaugeRow = { cap: string; window: string; use: Readonly<Record<string, number>>; limits: Readonly<Record<string, number>> };

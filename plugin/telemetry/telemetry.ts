@@ -13,6 +13,8 @@ export type TelemetryDeps = {
   /** Writes an audit line (telemetry_started, telemetry_export_failed, …). */
   record: (type: "telemetry_started" | "telemetry_stopped" | "telemetry_export_failed", data: Record<string, unknown>) => void;
   reportError: (where: string, error: unknown) => void;
+  /** Spend against the caps over time, for the `governance.spend` gauge. */
+  spend?: TelemetryBackendOptions["spend"];
   /** Loads the SDK chunk (injectable for tests). */
   load?: () => Promise<{ createOtelBackend: (t: TelemetryTargets, o: TelemetryBackendOptions) => TelemetryBackend }>;
 };
@@ -75,6 +77,7 @@ export class Telemetry {
       version: packageVersion(),
       instanceId: randomUUID(),
       report: (signal, reason) => this.#deps.record("telemetry_export_failed", { signal, reason: reason.slice(0, 200), dropped: true }),
+      ...(this.#deps.spend ? { spend: this.#deps.spend } : {}),
     });
     this.#backend = backend;
     const pending = this.#pending;

@@ -8,6 +8,8 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { startDashboard, type Dashboard } from "../../cli/dashboard-server.ts";
 import { DASHBOARD_PAGE, DASHBOARD_SCRIPT } from "../../cli/dashboard-page.ts";
 import { readConfig } from "../../cli/read-config.ts";
+import { projectLedgerDir, SpendLedger } from "../../governance/storage/spend-ledger.ts";
+import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";
 
 const ROOT = "ses_dashroot00000000000000001";
@@ -203,7 +205,7 @@ describe("dashboard panel: inject limit, live connection, session checks (issue 
   beforeEach(async () => {
     p = await createCliProject();
     await mkdir(join(p.dir, ".opencode"), { recursive: true });
-    await writeFile(join(p.dir, ".opencode", "governance.yaml"), "inject:\n  maxLength: 120\n");
+    await writeFile(join(p.dir, ".opencode", "governance.yaml"), "inject:\n  maxLength: 120\nbudgets:\n  project:\n    daily: { cost: 1 }\n");
     await p.put({
       sessionId: ROOT,
       agent: "governance-coordinator",
@@ -223,6 +225,17 @@ describe("dashboard panel: inject limit, live connection, session checks (issue 
   });
   const api = (path: string, init: RequestInit = {}) =>
     fetch(new URL(dash.url).origin + path, { ...init, headers: { "content-type": "application/json", "x-governance-token": dash.token } });
+
+  test("shows today's and this week's spend of the project against its caps (issue 44), as status prints it", async () => {
+    const day = spendWindow(Date.now(), localTimeZone()).day;
+    new SpendLedger(projectLedgerDir(p.dir), null).add(day, Date.now(), { cost: 1.25, modelRequests: 4 });
+    const snapshot = (await (await api("/api/sessions")).json()) as { spend: { cap: string; text: string; spent: boolean }[] };
+    expect(snapshot.spend).toEqual([
+      { cap: "project.daily", text: "project today: $1.25 of $1.00 cost (125%)", spent: true },
+      { cap: "project.weekly", text: "project this week: $1.25 cost · 0 tokens · 4 model requests (no cap)", spent: false },
+    ]);
+    expect(DASHBOARD_SCRIPT).toContain("renderSpend");
+  });
 
   test("the page's inject box gets the configured limit, and the server holds guidance to the same limit", async () => {
     const snapshot = (await (await api("/api/sessions")).json()) as { injectMaxLength: number };

@@ -7,6 +7,8 @@ import { fileTargets } from "../../../governance/stop/file-targets.ts";
 import { ancestorsOf, protectedSet, protectionOf } from "../../../governance/stop/protected-set.ts";
 import { bwrapArgsFile, bwrapOptions, confinedCommand, shellQuote } from "../../../governance/stop/sandbox-command.ts";
 import { realTarget } from "../../../plugin/runtime/confinement.ts";
+import { keyFile } from "../../../governance/storage/directive-signing.ts";
+import { projectLedgerDir, userLedgerDir } from "../../../governance/storage/spend-ledger.ts";
 
 const INPUT = {
   projectDir: "/home/u/proj",
@@ -17,6 +19,16 @@ const INPUT = {
 };
 
 describe("the protected set (issue 41): one list for the sandbox and the file tools", () => {
+  it("covers both spend ledgers (issue 44): a governed agent can neither lower the project's spend nor the user's", () => {
+    const env = { HOME: "/home/u" };
+    const set = protectedSet({ ...INPUT, keyDir: path.dirname(keyFile(env)) });
+    const project = path.join(projectLedgerDir(INPUT.projectDir), "2026-11-28.p1-ab.jsonl");
+    const user = path.join(userLedgerDir(env), "2026-11-28.p1-ab.jsonl");
+    expect(protectionOf(project, "write", set)?.mode).toBe("read-only");
+    expect(protectionOf(user, "write", set)?.mode).toBe("hidden");
+    expect(protectionOf(user, "read", set)?.mode).toBe("hidden");
+  });
+
   it("hides the key's folder; the project's .opencode/, its opencode.json(c), the user's folder, the policy and the plugin's code are read-only", () => {
     expect(protectedSet(INPUT).map((e) => [e.path, e.mode])).toEqual([
       ["/home/u/.local/state/opencode-governance", "hidden"],

@@ -1,0 +1,170 @@
+import type { GovernanceConfig } from "../config/config.ts";
+import { PERIOD_KEYS, type PeriodKey, type PeriodLimits } from "../config/budget-config.ts";
+import { audit, type Effect } from "../session/effects.ts";
+import type { SessionRecord } from "../session/session-record.ts";
+import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
+import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
+import { formatUse } from "../texts/budget-notices.ts";
+import { type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
+import type { UseDelta } from "./budget-usage.ts";
+
+/**
+ * Budgets over time (issue 44): caps on what a project, or the user across projects, spends in a day or a week. The
+ * figures are the sums of the spend ledger (governance/storage/spend-ledger.ts), which every OpenCode process appends
+ * OpenCode's own figures to; the rules here are pure — what a use adds, which limits apply in a window (raises
+ * included), when a cap is warned, spent or back under, and whom a spent cap stops. plugin/budget/spend-guard.ts feeds
+ * them and runs what they return.
+ */
+export type { CapLine, CapName };
+export const CAP_NAMES: readonly CapName[] = ["project.daily", "project.weekly", "user.daily", "user.weekly"];
+export type SpendUse = Record<PeriodKey, number>;
+
+export const NO_SPEND: SpendUse = Object.fromEntries(PERIOD_KEYS.map((k) => [k, 0])) as SpendUse;
+
+/** The ledger amounts of a use delta (what the tree counts: model requests, tokens by kind, cost); tool calls are not spend. */
+export function spendOf(delta: UseDelta): Partial<SpendUse> {
+  const out: Partial<SpendUse> = {};
+  if (delta.modelRequests) out.modelRequests = delta.modelRequests;
+  const t = delta.tokens;
+  if (t) {
+    const total = t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite;
+    if (total > 0) out.tokens = total;
+    if (t.input) out.inputTokens = t.input;
+    if (t.output) out.outputTokens = t.output;
+    if (t.reasoning) out.reasoningTokens = t.reasoning;
+    if (t.cacheRead) out.cacheReadTokens = t.cacheRead;
+    if (t.cacheWrite) out.cacheWriteTokens = t.cacheWrite;
+  }
+  if (delta.cost) out.cost = delta.cost;
+  return out;
+}
+
+/** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0). */
+export function spendUse(amounts: Readonly<Record<string, number>>): SpendUse {
+  return Object.fromEntries(PERIOD_KEYS.map((k) => [k, amounts[k] ?? 0])) as SpendUse;
+}
+
+/** A raise kept in the ledger: the period it raises, what it adds, and the day it was made (the window it belongs to). */
+export type CapRaise = { period: "daily" | "weekly"; add: Readonly<Record<string, number>>; day: string };
+
+/** Days of the ledger a window's sums need: the week's days up to today (the day's sum is today's file only). */
+export function windowDays(window: SpendWindow): string[] {
+  const today = new Date(`${window.day}T12:00:00Z`);
+  const days: string[] = [];
+  for (let i = 0; i < 7; i++) {
+    const day = new Date(today.getTime() - i * 86_400_000).toISOString().slice(0, 10);
+    if (weekOfDay(day) !== window.week) break;
+    days.push(day);
+  }
+  return days;
+}
+
+/**
+ * The limits of one cap in a window: the configured cap plus the raises made for it — a daily raise counts on the day
+ * it was made, a weekly one in that day's week. A raise of a key without a cap adds nothing (there is none to raise).
+ */
+export function capLimits(config: Pick<GovernanceConfig, "budgets">, cap: CapName, window: SpendWindow, raises: readonly CapRaise[]): PeriodLimits {
+  const [scope, period] = cap.split(".") as ["project" | "user", "daily" | "weekly"];
+  const out: Record<string, number> = { ...config.budgets[scope][period] };
+  for (const r of raises) {
+    if (r.period !== period) continue;
+    if (period === "daily" ? r.day !== window.day : weekOfDay(r.day) !== window.week) continue;
+    for (const key of PERIOD_KEYS) {
+      const add = r.add[key];
+      if (add !== undefined && add > 0 && out[key] !== undefined) out[key] += add;
+    }
+  }
+  return out as PeriodLimits;
+}
+
+/** One scope's ledger sums for a window: today's use, the week's use (today included), the raises of the week. */
+export type ScopeSums = { today: Readonly<Record<string, number>>; week: Readonly<Record<string, number>>; raises: readonly CapRaise[] };
+
+/** The four caps' inputs of a window (use and raised limits), from both ledgers' sums: what the check and every view read. */
+export function capInputs(config: Pick<GovernanceConfig, "budgets">, window: SpendWindow, sums: Readonly<Record<"project" | "user", ScopeSums>>): CapInput[] {
+  return CAP_NAMES.map((cap) => {
+    const [scope, period] = cap.split(".") as ["project" | "user", "daily" | "weekly"];
+    const s = sums[scope];
+    return {
+      cap,
+      window: period === "daily" ? window.day : window.week,
+      use: spendUse(period === "daily" ? s.today : s.week),
+      limits: capLimits(config, cap, window, s.raises),
+    };
+  });
+}
+
+/** What this process has said about a cap in one window: the keys warned, the key that ran out. */
+export type CapMark = { window: string; warned: PeriodKey[]; exceeded: CapLine | null };
+export type CapMarks = Partial<Record<CapName, CapMark>>;
+export type CapInput = { cap: CapName; window: string; use: SpendUse; limits: PeriodLimits };
+
+export type CapCheck = {
+  marks: CapMarks;
+  /** Caps that passed `warnAt` with this check (each key once per window): the acting session is told. */
+  warnings: CapLine[];
+  /** Caps spent with this check: audited, a toast. */
+  exceeded: CapLine[];
+  /** Every cap spent now (this check or before): its subagents are stopped, a root is told. */
+  spent: CapLine[];
+  effects: Effect[];
+};
+
+/**
+ * One look at the caps. A cap's mark belongs to its window (a new day or week starts clean). At `warnAt` × limit a key
+ * is warned once; at its limit the cap is spent, once, the first key over naming it; a raise (or a key's use no longer
+ * over) brings it back under and is said (`budget_resumed`). Unchanged marks come back as the same object.
+ */
+export function checkCaps(marks: CapMarks, inputs: readonly CapInput[], warnAt: number): CapCheck {
+  const out: CapCheck = { marks, warnings: [], exceeded: [], spent: [], effects: [] };
+  for (const { cap, window, use, limits } of inputs) {
+    const before = marks[cap];
+    const mark: CapMark = before && before.window === window ? before : { window, warned: [], exceeded: null };
+    let over: CapLine | null = null;
+    const warned: PeriodKey[] = [];
+    const fresh: CapLine[] = [];
+    for (const key of PERIOD_KEYS) {
+      const limit = limits[key];
+      if (limit === undefined) continue;
+      const used = use[key];
+      if (used >= limit && !over) over = { cap, key, used, limit };
+      if (used >= warnAt * limit) {
+        warned.push(key);
+        if (!mark.warned.includes(key) && used < limit) fresh.push({ cap, key, used, limit });
+      }
+    }
+    let exceeded = mark.exceeded;
+    if (over && !exceeded) {
+      exceeded = over;
+      out.exceeded.push(over);
+      out.effects.push(audit("budget_exceeded", { scope: cap, key: over.key, used: over.used, limit: over.limit, window }), {
+        type: "toast",
+        message: `Budget exceeded (${capLabel(cap)}): ${formatUse(over.key, over.used, over.limit)}. Governance is stopping the running subagents.`,
+        variant: "warning",
+      });
+    } else if (!over && exceeded) {
+      exceeded = null;
+      out.effects.push(audit("budget_resumed", { scope: cap, window }));
+    }
+    if (!exceeded) {
+      out.warnings.push(...fresh);
+      for (const w of fresh) out.effects.push(audit("budget_warning", { scope: cap, key: w.key, used: w.used, limit: w.limit, window }));
+    }
+    if (exceeded) out.spent.push({ ...exceeded, used: use[exceeded.key] });
+    const same = before === mark && mark.exceeded === exceeded && sameKeys(mark.warned, warned);
+    if (!same) out.marks = { ...out.marks, [cap]: { window, warned, exceeded } };
+  }
+  return out;
+}
+
+const sameKeys = (a: readonly string[], b: readonly string[]) => a.length === b.length && a.every((k, i) => k === b[i]);
+
+/** The stop a spent cap asks of a subagent: one id per cap and window, so a session is asked once. */
+export function capStop(line: CapLine, window: string): { id: string; reason: string } {
+  return { id: `${BUDGET_STOP_PREFIX}${line.cap}-${window}`, reason: capStopReason(line) };
+}
+
+/** Whom a spent cap stops: every subagent of this process still at work (root sessions are told, not stopped). */
+export function capStopTargets(hosted: readonly SessionRecord[]): string[] {
+  return hosted.filter((r) => r.parentId !== null && r.control === "active").map((r) => r.sessionId);
+}

@@ -1,0 +1,65 @@
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { loadKey } from "../../governance/storage/directive-signing.ts";
+import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
+import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
+import { createCliProject, type CliProject } from "./cli-project.ts";
+import { assertCliBuilt, runCli } from "./run-cli.ts";
+
+/** `budget --project|--user` and `status` show today's and this week's spend against the caps; `--add` raises today's (issue 44). */
+const projects: CliProject[] = [];
+async function project(yaml: string): Promise<CliProject> {
+  const p = await createCliProject();
+  projects.push(p);
+  await mkdir(join(p.dir, ".opencode"), { recursive: true });
+  await writeFile(join(p.dir, ".opencode", "governance.yaml"), yaml);
+  return p;
+}
+beforeAll(() => assertCliBuilt());
+afterEach(async () => {
+  for (const p of projects.splice(0)) await p.cleanup();
+});
+
+const today = () => spendWindow(Date.now(), localTimeZone()).day;
+
+describe("budget --project / --user", () => {
+  it("shows the spend of every OpenCode process against the cap, and a raise of today's cap counts at once", async () => {
+    const p = await project("budgets:\n  project:\n    daily: { cost: 1 }\n    weekly: { outputTokens: 10000 }\n");
+    const dir = projectLedgerDir(p.dir);
+    new SpendLedger(dir, null).add(today(), Date.now(), { cost: 0.5, modelRequests: 2, outputTokens: 1000, tokens: 1200 });
+    new SpendLedger(dir, null).add(today(), Date.now(), { cost: 0.25, modelRequests: 1 });
+    const shown = await runCli(["budget", "--project"], { cwd: p.dir });
+    expect(shown.code).toBe(0);
+    expect(shown.stdout).toContain("project today: $0.75 of $1.00 cost (75%)");
+    expect(shown.stdout).toContain("project this week: 1000 of 10000 output tokens (10%)");
+
+    const raised = await runCli(["budget", "--project", "--add", "cost=2", "--add", "cost=0.5"], { cwd: p.dir });
+    expect(raised.code, raised.stderr).toBe(0);
+    expect(raised.stdout).toContain("project's cap for today raised: cost +2.5");
+    const json = JSON.parse((await runCli(["budget", "--project", "--json"], { cwd: p.dir })).stdout);
+    expect(json.caps.find((x: { cap: string }) => x.cap === "project.daily")).toMatchObject({ limits: { cost: 3.5 }, use: { cost: 0.75, modelRequests: 3 } });
+    // The raise is a signed line of the project's ledger: a plugin reading the ledger with the user's key counts it.
+    const key = loadKey();
+    expect(key.ok && new SpendLedger(dir, key.key).sum([today()]).raises.map((r) => r.add)).toEqual([{ cost: 2.5 }]);
+
+    const status = await runCli(["status"], { cwd: p.dir });
+    expect(status.stdout).toMatch(/spend: \d{4}-\d{2}-\d{2}, week \d{4}-W\d{2}/);
+    expect(status.stdout).toContain("project today: $0.75 of $3.50 cost (21%)");
+    expect(JSON.parse((await runCli(["status", "--json"], { cwd: p.dir })).stdout).spend.caps).toHaveLength(4);
+  });
+
+  it("--user reads the user's ledger beside the key; a tool-call raise is no cap over time", async () => {
+    const p = await project("budgets:\n  user:\n    weekly: { cost: 50 }\n");
+    const env = { XDG_STATE_HOME: join(p.sandbox, "state") };
+    new SpendLedger(userLedgerDir(env), null).add(today(), Date.now(), { cost: 12 });
+    const shown = await runCli(["budget", "--user"], { cwd: p.dir, env });
+    expect(shown.stdout).toContain("you this week (all projects): $12.00 of $50.00 cost (24%)");
+    const wrong = await runCli(["budget", "--user", "--add", "toolCalls=5"], { cwd: p.dir, env });
+    expect(wrong.code).toBe(2);
+    expect(wrong.stderr).toContain("a cap over time has no toolCalls");
+    const week = await runCli(["budget", "--user", "--week", "--add", "cost=10"], { cwd: p.dir, env });
+    expect(week.stdout).toContain("user's cap for this week raised: cost +10");
+    expect((await runCli(["budget", "--user"], { cwd: p.dir, env })).stdout).toContain("$12.00 of $60.00 cost");
+  });
+});
