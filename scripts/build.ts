@@ -43,7 +43,8 @@ removeEmittedJs(path.join(dist, "plugin"));
 const outdir = path.join(dist, "plugin");
 const result = await esbuild.build({
   absWorkingDir: root,
-  entryPoints: ["plugin/index.ts"],
+  // The server plugin (both hosts) and OpenCode 2's TUI entry (plugin/tui/index.ts → dist/plugin/tui.js).
+  entryPoints: { index: "plugin/index.ts", tui: "plugin/tui/index.ts" },
   outdir,
   entryNames: "[name]",
   chunkNames: "chunk-[hash]",

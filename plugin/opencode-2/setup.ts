@@ -1,6 +1,7 @@
 import { promptAdmitted } from "../hooks/prompt.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { testSkippedHooks } from "../runtime/test-switches.ts";
 import { addGovernanceTool } from "./governance-tool.ts";
 import { detectV2Host, hostVersion } from "./host-version.ts";
 import { learnAgents } from "./host-facts.ts";
@@ -34,7 +35,12 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const directory = ctx.location?.directory;
   const states = options.states ?? new ExecutionStates();
   let rt: Runtime | undefined;
-  const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
+  // A notice names its session, so OpenCode 2's TUI entry (plugin/tui/) can offer to open it.
+  const api = createV2Api(
+    ctx,
+    states,
+    (message, variant, sessionId) => void rt?.ctx.record("host_notice", { message, variant, ...(sessionId ? { sessionId } : {}) }),
+  );
   const { legacyKindFilter: _k, states: _s, ...runtimeOptions } = options;
   rt = new Runtime({ directory: directory ?? process.cwd() }, { ...runtimeOptions, api, host: { line: 2, version: hostVersion(ctx) } });
   const runtime = rt;
@@ -48,7 +54,11 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   }
   const filter = new LocationFilter(directory, (input) => ctx.session.get(input));
   const mine = (sessionId: string) => filter.mine(sessionId, true);
-  const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => runtime.inFlight.track(contain(hook, fn, sink));
+  // Contained, tracked (an exit waits for the calls under way) and timed (`governance.hook.duration` while OTel export
+  // is on), as OpenCode 1's hooks are.
+  const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) =>
+    runtime.telemetry.timed(hook, runtime.inFlight.track(contain(hook, fn, sink)));
+  const skipPrefix = testSkippedHooks(process.env).has("prefix");
 
   const registrations = await Promise.all([
     // A prompt admitted to a session: the resume window (1 h resume, 48 h fresh start) applies on the next prompt in a
@@ -62,7 +72,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     ctx.session.hook(
       "context",
       tracked("session.context", async (e: SessionContextEvent) => {
-        if (await mine(e.sessionID)) await prepareStep(runtime, e, options.legacyKindFilter);
+        if (await mine(e.sessionID)) await prepareStep(runtime, e, { legacyKindFilter: options.legacyKindFilter, skipPrefix });
       }),
     ),
     ctx.session.hook(

@@ -145,7 +145,7 @@ export class CoverageWatch {
             ? "the tool gate"
             : "child links";
     const text = `Governance is not reaching this session (${what} missing on OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}): run \`opencode-governance doctor\`.`;
-    void this.ctx.api.toast(text, "warning").catch(() => undefined);
+    void this.ctx.api.toast(text, "warning", sessionId).catch(() => undefined);
   }
 
   /** The line `status` prints for a session, or undefined when the host reported nothing for it. */
