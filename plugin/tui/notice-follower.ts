@@ -17,7 +17,7 @@ const SESSION_ID = /^ses_[A-Za-z0-9]{1,64}$/;
  * file under `.opencode/`): only a `host_notice` with a string message and a known variant is taken, its text cut to
  * one toast and stripped of control characters (a line break stays), and a session id only when it is one.
  */
-export function noticeOf(line: string): Notice | undefined {
+export function parseNoticeLine(line: string): Notice | undefined {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
@@ -105,7 +105,7 @@ export class NoticeFollower {
       const lines = (this.#rest + buffer.subarray(0, bytesRead).toString("utf8")).split("\n");
       this.#rest = (lines.pop() ?? "").slice(-MAX_READ);
       for (const line of lines) {
-        const notice = noticeOf(line);
+        const notice = parseNoticeLine(line);
         if (notice) this.onNotice(notice);
       }
     } finally {
