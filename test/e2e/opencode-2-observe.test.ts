@@ -170,7 +170,9 @@ if (!found.ok) {
         const child = await waitFor(() => events("budget_exceeded")[0]?.sessionId as string | undefined, "the verifier's budget stop", 30_000);
         const notice = await waitFor(() => events("host_notice", child)[0], "the budget stop's notice");
         expect(notice.message).toContain("Budget exceeded (governance-verifier)");
-        const budget = await tui.waitForScreen("Budget exceeded", "the budget stop's toast", 30_000);
+        // Toasts queue (8 s each): the budget stop's own, about the verifier, not the parent's "was stopped" that
+        // follows it (about the root). The TUI wraps the text inside the toast's borders.
+        const budget = await tui.waitForScreen(/Budget exceeded[\s┃]*\(governance-verifier\)/, "the budget stop's toast", 30_000);
         // Open: the toast's action, clicked, shows the session it is about.
         const lines = budget.split("\n");
         const row = lines.findIndex((l) => l.includes("› Open"));
