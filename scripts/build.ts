@@ -16,7 +16,7 @@
  * CLI and dashboard code never enters the plugin bundle: plugin/ does not import cli/ (test/architecture checks it).
  */
 import { execFileSync } from "node:child_process";
-import { readdirSync, rmSync, statSync } from "node:fs";
+import { readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -43,7 +43,8 @@ removeEmittedJs(path.join(dist, "plugin"));
 const outdir = path.join(dist, "plugin");
 const result = await esbuild.build({
   absWorkingDir: root,
-  entryPoints: ["plugin/index.ts"],
+  // The server plugin (both hosts) and OpenCode 2's TUI entry (plugin/tui/index.ts → dist/plugin/tui.js).
+  entryPoints: { index: "plugin/index.ts", tui: "plugin/tui/index.ts" },
   outdir,
   entryNames: "[name]",
   chunkNames: "chunk-[hash]",
@@ -63,6 +64,8 @@ const result = await esbuild.build({
   plugins: [{ name: "one-zod", setup: (b) => b.onResolve({ filter: /^zod$/ }, () => ({ path: zodEntry })) }],
 });
 const outputs = result.metafile.outputs;
+// The TUI entry's declarations sit beside its bundle, as index.d.ts does (tsc wrote them to dist/plugin/tui/).
+writeFileSync(path.join(outdir, "tui.d.ts"), 'export * from "./tui/index.js";\nexport { default } from "./tui/index.js";\n');
 const entry = Object.keys(outputs).find((f) => outputs[f]?.entryPoint === "plugin/index.ts");
 if (!entry) throw new Error("esbuild wrote no dist/plugin/index.js");
 /** What OpenCode loads when it imports the plugin: the entry and the chunks it imports statically, transitively. */

@@ -14,6 +14,7 @@ import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { governanceTools } from "./governance-tool.ts";
 import { detectV1Host } from "./host-version.ts";
 import { createOpencodeApi } from "./api.ts";
+import { testSkippedHooks } from "../runtime/test-switches.ts";
 
 /**
  * The OpenCode 1 entry. Every hook is contained (an unexpected error is written to the audit log and the user's
@@ -76,14 +77,4 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID), sink),
     dispose: () => rt.dispose(),
   };
-}
-
-/**
- * TEST-ONLY switch, read once when an instance starts: `OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS=prefix` leaves the prefix
- * hook (`experimental.chat.system.transform`) unregistered, which is what a host update that stops calling it looks
- * like. It exists so the end-to-end test can prove governance notices (test/e2e/governance-gap.test.ts); a user has no
- * reason to set it, and doing so turns governance's first promise off.
- */
-function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
-  return new Set((env.OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS ?? "").split(",").filter((s) => s !== ""));
 }

@@ -26,12 +26,13 @@ export class ExecutionStates {
 
 /**
  * The HostApi on OpenCode 2's plugin context: abort = `session.interrupt`, status = the execution states seen on
- * the event stream, parent = `session.get` (cached by the location filter), toast = none. OpenCode 2 gives a server
- * plugin no toast; `session.synthetic` would put the text into the session's conversation (the model reads it, the
- * prompt cache breaks) and a toast has no session, so a V2 "toast" is an audit line (`host_notice`) that `doctor`
- * and the dashboard show. Every call bounded, none throws.
+ * the event stream, parent = `session.get` (cached by the location filter), toast = an audit line. OpenCode 2 gives a
+ * server plugin no toast (only its TUI plugins have one); `session.synthetic` would put the text into the session's
+ * conversation (the model reads it, the prompt cache breaks), so a V2 "toast" is a `host_notice` line naming its
+ * session, which the TUI entry (plugin/tui/, docs/decisions/0059) shows as a toast with an "Open" action, and `doctor`
+ * and the dashboard show too. Every call bounded, none throws.
  */
-export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string) => void): HostApi {
+export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string, sessionId?: string) => void): HostApi {
   /** Which `interrupt` input this host takes: unknown until a call succeeds (true: `{ sessionID }` only). */
   let plain: boolean | undefined;
   return {
@@ -64,8 +65,8 @@ export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (me
       if (!info) return undefined;
       return { parentId: info.parentID ?? null, agent: info.agent ?? null };
     },
-    async toast(message, variant) {
-      notice(message, variant);
+    async toast(message, variant, sessionId) {
+      notice(message, variant, sessionId);
     },
     // Records keep the core's names; the model on OpenCode 2 can only call `shell` and `subagent` (2.0.15 answers
     // "No tool named \"bash\"").

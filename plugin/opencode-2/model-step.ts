@@ -12,15 +12,16 @@ import type { SessionContextEvent } from "./types.ts";
  * no `kind` (packages/core/src/session/model-request.ts @ 0330149c, 2.0.16 fork @ 605708ad). Pre-release builds
  * carried `kind` on it: a request that says it is not the agent loop gets nothing. `legacyKindFilter` is TEST-ONLY
  * (setup.ts). The stable prefix goes in `system`; the status note (a parent's note at its head: `NOTE_PLACEMENT`) is
- * one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds.
+ * one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds. `skipPrefix` is
+ * the TEST-ONLY switch of plugin/runtime/test-switches.ts.
  */
-export async function prepareStep(rt: Runtime, e: SessionContextEvent, legacyKindFilter = false): Promise<void> {
-  const kind = legacyKindFilter ? (e.kind ?? "absent") : e.kind;
+export async function prepareStep(rt: Runtime, e: SessionContextEvent, test: { legacyKindFilter?: boolean; skipPrefix?: boolean } = {}): Promise<void> {
+  const kind = test.legacyKindFilter ? (e.kind ?? "absent") : e.kind;
   if (kind !== undefined && kind !== "primary") return;
   const notes = await stepNotes(rt, { sessionId: e.sessionID, agent: e.agent });
   // What the host offers this agent (the delegation tool, the governance tool) before the prefix says who it is.
   applyHostFacts(rt, e);
-  const prefix = await prefixStep(rt, e.sessionID);
+  const prefix = test.skipPrefix ? undefined : await prefixStep(rt, e.sessionID);
   if (prefix !== undefined) e.system.push({ type: "text", text: prefix });
   if (notes.statusNote) e.messages.push(v2Message(e.messages, notes.statusNote));
   // Coverage: this step carried the prefix, and the status note's hook ran (the same hook on OpenCode 2).

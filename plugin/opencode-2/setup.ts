@@ -1,6 +1,7 @@
 import { promptAdmitted } from "../hooks/prompt.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { testSkippedHooks } from "../runtime/test-switches.ts";
 import { addGovernanceTool } from "./governance-tool.ts";
 import { detectV2Host, hostVersion } from "./host-version.ts";
 import { learnAgents } from "./host-facts.ts";
@@ -34,7 +35,12 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const directory = ctx.location?.directory;
   const states = options.states ?? new ExecutionStates();
   let rt: Runtime | undefined;
-  const api = createV2Api(ctx, states, (message, variant) => void rt?.ctx.record("host_notice", { message, variant }));
+  // A notice names its session, so OpenCode 2's TUI entry (plugin/tui/) can offer to open it.
+  const api = createV2Api(
+    ctx,
+    states,
+    (message, variant, sessionId) => void rt?.ctx.record("host_notice", { message, variant, ...(sessionId ? { sessionId } : {}) }),
+  );
   const { legacyKindFilter: _k, states: _s, ...runtimeOptions } = options;
   rt = new Runtime({ directory: directory ?? process.cwd() }, { ...runtimeOptions, api, host: { line: 2, version: hostVersion(ctx) } });
   const runtime = rt;
@@ -48,7 +54,10 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   }
   const filter = new LocationFilter(directory, (input) => ctx.session.get(input));
   const mine = (sessionId: string) => filter.mine(sessionId, true);
-  const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) => runtime.inFlight.track(contain(hook, fn, sink));
+  // Contained, tracked (an exit waits for the calls under way) and timed (`governance.hook.duration` while OTel export
+  // is on), as OpenCode 1's hooks are.
+  const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) =>
+    runtime.telemetry.timed(hook, runtime.inFlight.track(contain(hook, fn, sink)));
   const gated = new GatedSpawns();
   const skipped = testSkippedHooks(process.env);
 
@@ -64,7 +73,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     ctx.session.hook(
       "context",
       tracked("session.context", async (e: SessionContextEvent) => {
-        if (await mine(e.sessionID)) await prepareStep(runtime, e, options.legacyKindFilter);
+        if (await mine(e.sessionID)) await prepareStep(runtime, e, { legacyKindFilter: options.legacyKindFilter, skipPrefix: skipped.has("prefix") });
       }),
     ),
     ctx.session.hook(
@@ -109,12 +118,3 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   };
 }
 
-/**
- * TEST-ONLY switch, read once when an instance starts (as OpenCode 1's, plugin/opencode-1/setup.ts):
- * `OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS=execute.before` leaves the tool gate unregistered, which is what a host that
- * stops calling it looks like; the end-to-end test proves a spawn is still refused before its session exists
- * (test/e2e/opencode-2-spawn-permission.test.ts). A user has no reason to set it.
- */
-function testSkippedHooks(env: NodeJS.ProcessEnv): ReadonlySet<string> {
-  return new Set((env.OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS ?? "").split(",").filter((s) => s !== ""));
-}

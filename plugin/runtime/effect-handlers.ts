@@ -33,6 +33,6 @@ export function effectHandlers(runner: EffectRunner): EffectHandlers {
     abort_session: (sessionId, effect) => {
       ctx.timers.setTimeout(() => abort(sessionId).catch((e) => ctx.reportHookError("stop-abort", e)), effect.delayMs);
     },
-    toast: (_sessionId, effect) => ctx.api.toast(effect.message, effect.variant),
+    toast: (sessionId, effect) => ctx.api.toast(effect.message, effect.variant, sessionId),
   };
 }

@@ -9,7 +9,8 @@ export type HostApi = {
   /** Busy/retry sessions by id; idle sessions are absent (1.18 omits them). `undefined` when the call failed. */
   status(): Promise<Record<string, string> | undefined>;
   parentOf(sessionId: string): Promise<{ parentId: string | null; agent: string | null } | undefined>;
-  toast(message: string, variant: "info" | "warning" | "error"): Promise<void>;
+  /** A line for the user; `sessionId` is the session it is about (OpenCode 2's TUI offers to open it). */
+  toast(message: string, variant: "info" | "warning" | "error", sessionId?: string): Promise<void>;
   /**
    * The name this host offers for a tool the core names (records keep the core's `bash`/`task`; OpenCode 2 offers
    * `shell`/`subagent`): every text a model reads names tools as it can call them. Absent: the core's name.

@@ -144,7 +144,7 @@ export class CoverageWatch {
     this.#noticed = true;
     const what = { prefix: "the governance prefix", status_note: "the status note", tool_gate: "the tool gate", child_link: "child links" }[missing];
     const text = `Governance is not reaching this session (${what} missing on OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}): run \`opencode-governance doctor\`.`;
-    void this.ctx.api.toast(text, "warning").catch(() => undefined);
+    void this.ctx.api.toast(text, "warning", sessionId).catch(() => undefined);
   }
 
   /** The line `status` prints for a session, or undefined when the host reported nothing for it. */

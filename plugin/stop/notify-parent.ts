@@ -26,5 +26,6 @@ export async function notifyParent(
     await ctx.api.toast(
       `Subagent ${child?.agent ?? childId} was stopped by ${origin === "governance" ? `governance: ${child?.stop?.reason.slice(0, 80) ?? ""}` : "the user"}.`,
       "warning",
+      e.parentId,
     );
 }

@@ -16,6 +16,8 @@ export type Tui = {
   type(text: string): void;
   /** Presses keys by tmux name: "Enter", "Escape", "C-c", … */
   press(...keys: string[]): void;
+  /** Clicks the left button at a screen cell (0-based column and row of `screen()`), as an SGR mouse press and release. */
+  click(column: number, row: number): void;
   /** Types a prompt, waits until the input shows it, presses Enter. */
   submit(text: string): Promise<void>;
   /**
@@ -62,11 +64,12 @@ process.once("exit", killAllTuis);
 
 const shellQuote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
 
-/** Starts `opencode [args]` (the TUI: no `run`/`serve`) in the project, on a 200×50 terminal. */
+/** Starts `opencode [args]` (the TUI: no `run`/`serve`) in the project, on a 200×50 terminal: the project's own binary. */
 export function startTui(project: TestProject, args: string[], opts: { env?: NodeJS.ProcessEnv; cols?: number; rows?: number } = {}): Tui {
   const socket = `ocg-tui-${process.pid}-${++seq}`;
   const env: NodeJS.ProcessEnv = { ...project.env, ...opts.env, TERM: "xterm-256color" };
-  const command = `exec ${[OPENCODE_BIN, ...args].map(shellQuote).join(" ")}`;
+  const bin = project.host.line === 2 ? project.host.bin : OPENCODE_BIN;
+  const command = `exec ${[bin, ...args].map(shellQuote).join(" ")}`;
   servers.add(socket);
   // A server of our own with no user config; the pane stays after opencode exits so the last screen can be read.
   tmux(
@@ -134,6 +137,10 @@ export function startTui(project: TestProject, args: string[], opts: { env?: Nod
     screen,
     type,
     press,
+    click(column, row) {
+      const at = `${column + 1};${row + 1}`;
+      type(`\x1b[<0;${at}M\x1b[<0;${at}m`);
+    },
     waitForScreen,
     async submit(text) {
       type(text);

@@ -68,6 +68,6 @@ describe("npm pack contents", () => {
   test("every shipped file is under a folder package.json lists, or an npm default (README, LICENSE, package.json)", () => {
     const top = new Set(files.map((f) => f.split("/")[0]));
     expect([...top].sort()).toEqual(expect.arrayContaining(["README.md", "agents", "commands", "dist", "index.js", "package.json", "schema"]));
-    for (const t of top) expect(["README.md", "LICENSE", "package.json", "index.js", "agents", "commands", "dist", "docs", "schema"]).toContain(t);
+    for (const t of top) expect(["README.md", "LICENSE", "package.json", "index.js", "tui.js", "agents", "commands", "dist", "docs", "schema"]).toContain(t);
   });
 });
