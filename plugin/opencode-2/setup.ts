@@ -117,4 +117,3 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     await runtime.dispose(end);
   };
 }
-
