@@ -104,7 +104,7 @@ export class ConfinedCalls {
     if (entry === undefined) return {};
     this.#calls.delete(callId as string);
     // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1): never here.
-    const level = Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" };
+    const level: Record<string, string> = Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" };
     return { BASH_ENV: entry, ...(env.BASH_ENV ? { [USER_BASH_ENV]: env.BASH_ENV } : {}), ...level };
   }
 }
