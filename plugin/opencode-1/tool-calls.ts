@@ -3,7 +3,7 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { type Gate, gateToolCall } from "../hooks/tool-before.ts";
 import type { Runtime } from "../runtime/runtime.ts";
-import { hostShell, isBash, USER_BASH_ENV } from "../runtime/shell-entry.ts";
+import type { ConfinedCalls } from "./shell-confine.ts";
 
 const V1 = HOST_LINES[1];
 
@@ -69,44 +69,6 @@ function withPrompt(args: Record<string, unknown> | undefined, gated: Gate, call
   if (args && gated.prompt !== undefined) args.prompt = gated.prompt;
   if (args && gated.command !== undefined && gated.command !== args.command) args.command = gated.command;
   if (gated.entry !== undefined) entries?.add(callId, gated.entry);
-}
-
-/** How many confined calls are remembered until their shell starts (a turn has a handful; parallel calls a few more). */
-const REMEMBERED = 256;
-
-/**
- * The `bash` calls the gate confined through their shell's environment (decision 0071), by call id, until OpenCode 1
- * starts their shell: its `shell.env` names the call (`callID`) after the permission check. Bounded, oldest dropped.
- */
-export class ConfinedCalls {
-  readonly #calls = new Map<string, string>();
-  #bash: boolean | undefined;
-  /** The config's `shell` (OpenCode's `config` hook passes it before any tool runs). */
-  configShell: string | undefined;
-
-  constructor(readonly hostEnv: NodeJS.ProcessEnv = process.env) {}
-
-  /** Whether the host's shell is bash, found at the first shell call (the only shell `BASH_ENV` reaches). */
-  get bash(): boolean {
-    this.#bash ??= isBash(hostShell(this.configShell, this.hostEnv));
-    return this.#bash;
-  }
-
-  add(callId: string, entry: string): void {
-    this.#calls.set(callId, entry);
-    if (this.#calls.size > REMEMBERED) this.#calls.delete(this.#calls.keys().next().value as string);
-  }
-
-  /** The variables for the shell of `callId`: BASH_ENV names the entry script (a user's own BASH_ENV is carried inside). */
-  env(callId: string | undefined): Record<string, string> {
-    const env = this.hostEnv;
-    const entry = callId === undefined ? undefined : this.#calls.get(callId);
-    if (entry === undefined) return {};
-    this.#calls.delete(callId as string);
-    // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1): never here.
-    const level: Record<string, string> = Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" };
-    return { BASH_ENV: entry, ...(env.BASH_ENV ? { [USER_BASH_ENV]: env.BASH_ENV } : {}), ...level };
-  }
 }
 
 /**

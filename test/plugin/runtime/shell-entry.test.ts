@@ -4,7 +4,10 @@ import os from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, test } from "vitest";
 import { bashEntryScript, hostShell, isBash, USER_BASH_ENV } from "../../../plugin/runtime/shell-entry.ts";
-import { ConfinedCalls } from "../../../plugin/opencode-1/tool-calls.ts";
+import { ConfinedCalls } from "../../../plugin/opencode-1/shell-confine.ts";
+import { ConfinedShells } from "../../../plugin/opencode-2/shell-confine.ts";
+import type { ShellCreateEvent } from "../../../plugin/opencode-2/types.ts";
+import type { Runtime } from "../../../plugin/runtime/runtime.ts";
 
 /**
  * The entry script that puts an agent's bash into the sandbox after OpenCode's permission check (decision 0071), run
@@ -89,5 +92,35 @@ describe("which shell OpenCode 1.18 starts, and the calls confined through it", 
     expect(sh.bash).toBe(false);
     sh.add("call_3", "/state/entry.bash-env");
     expect(sh.env("call_3")).toEqual({ BASH_ENV: "/state/entry.bash-env" });
+  });
+});
+
+describe("OpenCode 2.0.15's create.before: the remembered command's shell enters the sandbox", () => {
+  const known = { ok: true as const, bwrap: "/usr/bin/bwrap", argsFile: "/k/sandbox.args" };
+  const rt = { ctx: { confinement: { known, wrap: (c: string) => `WRAPPED ${c}` } } } as unknown as Runtime;
+  const event = (command: string, shell: string, env: Record<string, string> = {}): ShellCreateEvent => ({ command, cwd: "/p", timeout: 0, shell, env });
+
+  test("bash: BASH_ENV names the entry, the command the host checks is unchanged; an unknown command is left alone", () => {
+    const shells = new ConfinedShells();
+    shells.add("git status", "/k/entry.bash-env");
+    const user = event("git status", "/bin/bash", { BASH_ENV: "/u/env", SHLVL: "0" });
+    const other = event("ls", "/bin/bash");
+    shells.confine(rt, other);
+    expect(other.env).toEqual({});
+    shells.confine(rt, user);
+    expect(user).toMatchObject({ command: "git status", env: { BASH_ENV: "/k/entry.bash-env", [USER_BASH_ENV]: "/u/env", SHLVL: "1" } });
+    // Taken once: the same text typed by the user afterwards (`!git status`) is theirs.
+    const again = event("git status", "/bin/bash");
+    shells.confine(rt, again);
+    expect(again.env).toEqual({});
+  });
+
+  test("another shell: the command is rewritten at create time (the host's rules then see bwrap, decision 0071)", () => {
+    const shells = new ConfinedShells();
+    shells.add("echo hi", "/k/entry.bash-env");
+    const e = event("echo hi", "/usr/bin/zsh");
+    shells.confine(rt, e);
+    expect(e.command).toBe("WRAPPED echo hi");
+    expect(e.env).toEqual({});
   });
 });
