@@ -4,29 +4,44 @@ import type { ProtectedPath } from "../../governance/stop/protected-set.ts";
 import { GovernanceBlock } from "../runtime/contain.ts";
 import type { SandboxState } from "../runtime/confinement.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import { bashEntry } from "../runtime/shell-entry.ts";
 
 /**
  * Issue 41 at the tool gate, for every governed session (roots and subagents): a shell command (`bash`, OpenCode 2's
- * `shell`) is rewritten to run in the sandbox (plugin/runtime/confinement.ts); an in-process file tool whose target is
- * protected is refused. No sandbox here: audited `confinement_unavailable` and a toast once per instance, the command
- * runs as before (the call guard, the CLI's marker and the key redaction still apply) — unless the user's or the
- * organisation's file says `confinement: required`, then the command is refused with a text saying why.
+ * `shell`) runs in the sandbox (plugin/runtime/confinement.ts); an in-process file tool whose target is protected is
+ * refused. Where the adapter can enter the sandbox after the host's permission check (`byEnv`: OpenCode 1's bash,
+ * plugin/runtime/shell-entry.ts, decision 0071) the command text stays the agent's and the answer is the script the
+ * shell's `BASH_ENV` names; otherwise the command text is rewritten to run in bwrap. No sandbox here: audited
+ * `confinement_unavailable` and a toast once per instance, the command runs as before (the call guard, the CLI's
+ * marker and the key redaction still apply) — unless the user's or the organisation's file says `confinement:
+ * required`, then the command is refused with a text saying why.
  */
-export function confineShell(rt: Runtime, sessionId: string, command: string): string | Promise<string> {
+export type Confined = { command: string; entry?: undefined } | { entry: string; command?: undefined };
+
+export function confineShell(rt: Runtime, sessionId: string, command: string, byEnv = false): Confined | Promise<Confined> {
   const known = rt.ctx.confinement.known;
-  if (known) return decide(rt, sessionId, command, known);
-  return rt.ctx.confinement.sandbox().then((state) => decide(rt, sessionId, command, state));
+  if (known) return decide(rt, sessionId, command, known, byEnv);
+  return rt.ctx.confinement.sandbox().then((state) => decide(rt, sessionId, command, state, byEnv));
 }
 
-function decide(rt: Runtime, sessionId: string, command: string, state: SandboxState): string | Promise<string> {
-  if (state.ok) return rt.ctx.confinement.wrap(command, state);
+function decide(rt: Runtime, sessionId: string, command: string, state: SandboxState, byEnv: boolean): Confined | Promise<Confined> {
+  if (state.ok) return byEnv ? entered(rt, command, state) : { command: rt.ctx.confinement.wrap(command, state) };
   const reported = reportOnce(rt, state.why);
-  if (rt.ctx.config.confinement !== "required") return reported ? reported.then(() => command) : command;
+  if (rt.ctx.config.confinement !== "required") return reported ? reported.then(() => ({ command })) : { command };
   return (async () => {
     await reported;
     await rt.ctx.record("tool_blocked", { sessionId, tool: "bash", reason: "confinement_required" });
     throw new GovernanceBlock(confinementRequiredRefusal(state.why, INSTALL_BUBBLEWRAP));
   })();
+}
+
+/** The entry script; should it not be writable, the text rewrite (confined all the same, the host's rules see bwrap). */
+function entered(rt: Runtime, command: string, state: Extract<SandboxState, { ok: true }>): Confined {
+  try {
+    return { entry: bashEntry(state) };
+  } catch {
+    return { command: rt.ctx.confinement.wrap(command, state) };
+  }
 }
 
 /** The first time only: the audit line and the toast (`doctor` and `status` say it again on demand). */

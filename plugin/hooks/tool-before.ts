@@ -27,13 +27,16 @@ export type ToolCall = {
   tool: string;
   args: Record<string, unknown> | undefined;
   spawn?: { agent: string; prompt?: string; description?: string; continues?: string };
+  /** The adapter can confine this shell call through its shell's environment, after the host's permission check (decision 0071). */
+  confineByEnv?: boolean;
 };
 
 /**
  * What the gate answers: the prompt a spawn runs with, the command a shell call runs instead of the agent's (the same
- * command, confined: plugin/hooks/confine.ts). Its adapter writes them into the host's arguments.
+ * command, confined: plugin/hooks/confine.ts) — or, for a call confined through its shell's environment, the entry
+ * script (`BASH_ENV`) its shell must start with. Its adapter writes them into the host's arguments or environment.
  */
-export type Gate = { prompt?: string; command?: string };
+export type Gate = { prompt?: string; command?: string; entry?: string };
 const PASS: Gate = Object.freeze({});
 
 /**
@@ -95,18 +98,14 @@ function afterSurface(rt: Runtime, call: ToolCall, record: SessionRecord, hit: S
   const checked = rt.budget.onToolCall(sessionId, record, tool, callId, args);
   if (spawn) return (checked ?? DONE).then(() => gateSpawn(rt, call, record, spawn));
   const command = tool === SHELL && typeof args?.command === "string" ? args.command : undefined;
-  if (command !== undefined) return checked ? checked.then(() => confined(rt, sessionId, command)) : confined(rt, sessionId, command);
+  const byEnv = call.confineByEnv === true;
+  if (command !== undefined) return checked ? checked.then(() => confineShell(rt, sessionId, command, byEnv)) : confineShell(rt, sessionId, command, byEnv);
   return checked ? checked.then(() => PASS) : PASS;
 }
 
 const SHELL = HOST_LINES[1].shellTool;
 /** The core's shell tool, and OpenCode 2's name should an adapter pass it through untranslated. */
 const SHELL_TOOLS = new Set([SHELL, HOST_LINES[2].shellTool]);
-
-function confined(rt: Runtime, sessionId: string, command: string): Gate | Promise<Gate> {
-  const wrapped = confineShell(rt, sessionId, command);
-  return typeof wrapped === "string" ? { command: wrapped } : wrapped.then((c) => ({ command: c }));
-}
 
 async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
   await rt.runner.run(sessionId, effects, { next: record });

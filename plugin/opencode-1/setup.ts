@@ -6,6 +6,7 @@ import { configHook } from "./host-facts.ts";
 import { onEvent } from "./event-source.ts";
 import { messagesTransform, systemTransform } from "./model-step.ts";
 import { toolAfter, toolBefore } from "./tool-calls.ts";
+import { ConfinedCalls } from "./shell-confine.ts";
 import { shellEnv } from "../hooks/shell-env.ts";
 import { answered } from "../hooks/answer.ts";
 import { Runtime } from "../runtime/runtime.ts";
@@ -30,12 +31,22 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
   const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
   detectV1Host(rt);
   const skipped = testSkippedHooks(process.env);
+  // Bash enters the sandbox after OpenCode's permission check, through `shell.env` (decision 0071); another shell
+  // keeps the command text rewrite.
+  const entries = new ConfinedCalls();
   // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
   const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
   // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
   const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void> | undefined) => rt.telemetry.timed(hook, contain(hook, fn, sink));
   return {
-    config: contain("config", (c) => configHook(rt.ctx, c), sink),
+    config: contain(
+      "config",
+      (c) => {
+        entries.configShell = typeof (c as { shell?: unknown }).shell === "string" ? (c as { shell: string }).shell : undefined;
+        return configHook(rt.ctx, c);
+      },
+      sink,
+    ),
     event: timed("event", ({ event }) => onEvent(rt, event)),
     "chat.message": contain("chat.message", (i) => promptAdmitted(rt, i.sessionID, i.agent ?? null), sink),
     // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
@@ -64,7 +75,7 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
     ),
     "tool.execute.before": timed("tool.execute.before", (i, o) => {
       rt.coverage.gated(i.sessionID, i.callID);
-      return toolBefore(rt, i, o);
+      return toolBefore(rt, i, o, entries);
     }),
     "tool.execute.after": timed("tool.execute.after", async (i, o) => {
       await toolAfter(rt, i, o);
@@ -72,7 +83,15 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
     }),
     // The finished text of an answer's part: a subagent's last one is handed back to its parent if a stop ends it.
     "experimental.text.complete": contain("text.complete", (i, o) => answered(rt, i.sessionID, o.text), sink),
-    "shell.env": contain("shell.env", async (i, o) => void Object.assign(o.env, await shellEnv(rt, i.sessionID)), sink),
+    "shell.env": contain(
+      "shell.env",
+      async (i, o) => {
+        // The confinement first: it must not wait on (or be lost with) the marker's record read.
+        Object.assign(o.env, entries.env(i.callID));
+        Object.assign(o.env, await shellEnv(rt, i.sessionID));
+      },
+      sink,
+    ),
     tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID), sink),
     dispose: () => rt.dispose(),

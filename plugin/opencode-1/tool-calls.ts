@@ -3,6 +3,7 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { type Gate, gateToolCall } from "../hooks/tool-before.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import type { ConfinedCalls } from "./shell-confine.ts";
 
 const V1 = HOST_LINES[1];
 
@@ -29,7 +30,12 @@ function toolArgs(args: unknown): Record<string, unknown> | undefined {
  * governance answers is written into OpenCode's own argument object, so the task runs with it. A refusal throws, and
  * OpenCode returns it as the tool result.
  */
-export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string; callID: string }, output: { args: unknown }): Promise<void> | undefined {
+export function toolBefore(
+  rt: Runtime,
+  input: { tool: string; sessionID: string; callID: string },
+  output: { args: unknown },
+  entries?: ConfinedCalls,
+): Promise<void> | undefined {
   const args = toolArgs(output.args);
   const spawn =
     input.tool === V1.delegateTool && args
@@ -40,19 +46,29 @@ export function toolBefore(rt: Runtime, input: { tool: string; sessionID: string
           ...(typeof args.task_id === "string" ? { continues: args.task_id } : {}),
         }
       : undefined;
-  const gated = gateToolCall(rt, { sessionId: input.sessionID, callId: input.callID, tool: input.tool, args, ...(spawn ? { spawn } : {}) });
-  if (gated instanceof Promise) return gated.then((g) => withPrompt(args, g));
+  const confineByEnv = input.tool === V1.shellTool && entries?.bash === true;
+  const call = {
+    sessionId: input.sessionID,
+    callId: input.callID,
+    tool: input.tool,
+    args,
+    ...(spawn ? { spawn } : {}),
+    ...(confineByEnv ? { confineByEnv } : {}),
+  };
+  const gated = gateToolCall(rt, call);
+  if (gated instanceof Promise) return gated.then((g) => withPrompt(args, g, input.callID, entries));
   // Most calls are answered at once (plugin/hooks/tool-before.ts): no promise for the host to wait on.
-  withPrompt(args, gated);
+  withPrompt(args, gated, input.callID, entries);
 }
 
 /**
  * The prompt governance answers for a spawn, and the confined command for a `bash` call, written into OpenCode's own
  * argument object: OpenCode 1 runs the tool with that object (checked on 1.18.33: test/e2e/confinement.test.ts).
  */
-function withPrompt(args: Record<string, unknown> | undefined, gated: Gate): void {
+function withPrompt(args: Record<string, unknown> | undefined, gated: Gate, callId: string, entries: ConfinedCalls | undefined): void {
   if (args && gated.prompt !== undefined) args.prompt = gated.prompt;
   if (args && gated.command !== undefined && gated.command !== args.command) args.command = gated.command;
+  if (gated.entry !== undefined) entries?.add(callId, gated.entry);
 }
 
 /**

@@ -9,7 +9,16 @@ import { LocationFilter, pumpEvents } from "./event-source.ts";
 import { createV2Api, ExecutionStates } from "./api.ts";
 import { prepareCompaction, prepareStep } from "./model-step.ts";
 import { evaluateSpawn, GatedSpawns, toolAfter, toolBefore } from "./tool-calls.ts";
-import type { PermissionEvaluateEvent, SessionContextEvent, SessionPromptEvent, ToolAfterEvent, ToolBeforeEvent, V2Context } from "./types.ts";
+import { ConfinedShells } from "./shell-confine.ts";
+import type {
+  PermissionEvaluateEvent,
+  SessionContextEvent,
+  SessionPromptEvent,
+  ShellCreateEvent,
+  ToolAfterEvent,
+  ToolBeforeEvent,
+  V2Context,
+} from "./types.ts";
 
 /**
  * `legacyKindFilter` is TEST-ONLY: it puts back the filter this adapter had before issue 25 (a `context` request
@@ -59,6 +68,8 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const tracked = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void>) =>
     runtime.telemetry.timed(hook, runtime.inFlight.track(contain(hook, fn, sink)));
   const gated = new GatedSpawns();
+  // Shell calls enter the sandbox after the host's permission check where it has the shell hook (decision 0071).
+  const shells = ctx.shell ? new ConfinedShells() : undefined;
   const skipped = testSkippedHooks(process.env);
 
   const registrations = await Promise.all([
@@ -89,7 +100,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
           tracked("tool.execute.before", async (e: ToolBeforeEvent) => {
             if (!(await mine(e.sessionID))) return;
             runtime.coverage.gated(e.sessionID, e.id);
-            await toolBefore(runtime, e, gated);
+            await toolBefore(runtime, e, gated, shells);
           }),
         ),
     // The host's own permission decision for a spawn, before the child session exists (decision 0062): deny only.
@@ -99,6 +110,9 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
         if (await mine(e.sessionID)) await evaluateSpawn(runtime, gated, e);
       }),
     ),
+    // Not contained: a confined call whose shell cannot be confined must not run (the host turns the throw into the
+    // tool's error). Only a shell the gate remembered is touched.
+    shells && ctx.shell?.hook("create.before", (e: ShellCreateEvent) => shells.confine(runtime, e)),
     ctx.tool.hook(
       "execute.after",
       tracked("tool.execute.after", async (e: ToolAfterEvent) => {

@@ -4,6 +4,7 @@ import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { gateToolCall } from "../hooks/tool-before.ts";
 import type { Runtime } from "../runtime/runtime.ts";
+import type { ConfinedShells } from "./shell-confine.ts";
 import type { PermissionEvaluateEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult } from "./types.ts";
 
 const V2 = HOST_LINES[2];
@@ -73,7 +74,7 @@ function carryOnError(error: unknown, text: string): boolean {
  * check applies. The prompt governance answers is written into the host's input; a refusal rejects, which OpenCode 2
  * turns into the tool's error for the model.
  */
-export async function toolBefore(rt: Runtime, e: ToolBeforeEvent, passedGate?: GatedSpawns): Promise<void> {
+export async function toolBefore(rt: Runtime, e: ToolBeforeEvent, passedGate?: GatedSpawns, shells?: ConfinedShells): Promise<void> {
   const input = obj(e.input);
   const spawning = e.tool === V2.delegateTool && typeof input.sessionID !== "string";
   const spawn = spawning
@@ -85,13 +86,16 @@ export async function toolBefore(rt: Runtime, e: ToolBeforeEvent, passedGate?: G
     : undefined;
   // A continued child keeps the host's own tool name: it is not the core's spawning `task`.
   const tool = e.tool === V2.delegateTool && !spawning ? e.tool : coreToolName(2, e.tool);
-  const gated = await gateToolCall(rt, { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}) });
+  const confineByEnv = shells !== undefined && e.tool === V2.shellTool;
+  const call = { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}), ...(confineByEnv ? { confineByEnv } : {}) };
+  const gated = await gateToolCall(rt, call);
   // Passed: the host's permission evaluation of this call leaves it as the gate did (`evaluateSpawn`).
   if (e.tool === V2.delegateTool) passedGate?.passed(e.id, spawning ? "spawn" : "continue");
   if (gated.prompt !== undefined) input.prompt = gated.prompt;
-  // The confined command (issue 41): 2.0.15 registers no shell hook of its own (its hook names: context, compaction,
-  // execute.before/after, evaluate, retry, …); it runs the tool with the input `execute.before` leaves, as its own
-  // input-repair plugin does. Checked on the real binary: test/e2e/opencode-2-host.test.ts.
+  // The confined command (issue 41): where the host has a shell hook, the command stays the agent's (its own rules
+  // judge it) and the shell enters the sandbox at `create.before` (./shell-confine.ts, decision 0071); else the command
+  // is rewritten here: 2.0.15 runs the tool with the input `execute.before` leaves (test/e2e/opencode-2-host.test.ts).
+  if (gated.entry !== undefined && typeof input.command === "string") shells?.add(input.command, gated.entry);
   if (gated.command !== undefined && gated.command !== input.command) input.command = gated.command;
 }
 

@@ -118,6 +118,12 @@ export type SessionInfo = {
   readonly location?: { readonly directory: string; readonly workspaceID?: string };
 };
 
+/**
+ * `shell.hook("create.before")` (2.0.15): the shell about to be created, mutable; the host checks the agent's `shell`
+ * rules on `command` after this hook and spawns `shell -c command` with `env`.
+ */
+export type ShellCreateEvent = { command: string; cwd: string; timeout: number; shell: string; env: Record<string, string> };
+
 export type V2Context = {
   readonly app?: { readonly name?: string; readonly version?: string };
   readonly options?: unknown;
@@ -136,6 +142,10 @@ export type V2Context = {
   /** Absent on hosts before the permission hook (the double does not model it). */
   readonly permission?: {
     hook(name: "evaluate", cb: (e: PermissionEvaluateEvent) => Promise<void> | void): Promise<Registration>;
+  };
+  /** Absent on hosts before the shell hook (the double does not model it). */
+  readonly shell?: {
+    hook(name: "create.before", cb: (e: ShellCreateEvent) => Promise<void> | void): Promise<Registration>;
   };
   readonly tool: {
     hook(name: "execute.before", cb: (e: ToolBeforeEvent) => Promise<void> | void): Promise<Registration>;

@@ -17,6 +17,7 @@ import {
   type TestProject,
   toolTexts,
   firstUser,
+  waitFor,
 } from "../harness/index.ts";
 import { missing } from "../harness/system-tools.ts";
 
@@ -53,6 +54,21 @@ const bash = (command: string): Reply => ({ toolCalls: [{ name: "bash", args: { 
 /** A tmux server of the user's, started outside the sandbox. */
 const TMUX = `ocg-confine-${process.pid}`;
 const tool = (name: string, args: Record<string, unknown>): Reply => ({ toolCalls: [{ name, args }] });
+
+/** A project's agent with its own bash rules: governance's sandbox must leave them to judge the agent's command. */
+const TIGHT = `---
+description: An agent with a bash permission map.
+mode: primary
+permission:
+  bash:
+    "*": deny
+    "git status*": allow
+    "cat *": allow
+    "echo ask*": ask
+---
+You are the tight agent.
+`;
+const REFUSED_BY_RULE = "prevents you from using this specific tool call";
 
 const SKIP = missing("bubblewrap", "tmux");
 
@@ -121,6 +137,12 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
       ];
       return n < steps.length ? bash(steps[n]!) : { text: "append done" };
     }
+    if (first.includes("TIGHT-RULES")) {
+      // Allowed by the agent's rules and still confined (the key's folder is empty inside the sandbox); denied by them.
+      const steps = ["git status", 'cat "$XDG_STATE_HOME/opencode-governance/queue-key"', "echo x"];
+      return n < steps.length ? bash(steps[n]!) : { text: "tight done" };
+    }
+    if (first.includes("TIGHT-ASK")) return n === 0 ? bash("echo ask-me") : { text: "asked" };
     if (first.includes("WRITE-TOOLS")) {
       const config = JSON.parse(fs.readFileSync(path.join(project.dir, "opencode.json"), "utf8")) as Record<string, unknown>;
       const steps = [
@@ -143,6 +165,7 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
         "scripts/test.js": HOSTILE_TEST,
         "src/a.txt": "a\n",
       },
+      extraAgents: { tight: TIGHT },
     });
     fs.writeFileSync(path.join(project.env.XDG_CONFIG_HOME!, "opencode", "governance.yaml"), USER_CEILINGS);
     serve = await serveOpencode(project);
@@ -156,9 +179,9 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
   });
 
   const stepsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
-  async function run(marker: string): Promise<{ id: string; results: string[] }> {
+  async function run(marker: string, agent?: string): Promise<{ id: string; results: string[] }> {
     const id = (await serve.http.createSession()).id;
-    await serve.http.prompt(id, marker);
+    await serve.http.prompt(id, marker, agent ? { agent } : {});
     await serve.http.waitIdle([id], 60_000);
     const results = toolTexts(stepsOf(id).at(-1)!);
     console.log(`[confinement] ${marker}:\n${results.map((r) => `  ${r.slice(0, 200).replace(/\n/g, " ")}`).join("\n")}`);
@@ -228,6 +251,23 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
     expect(fs.readFileSync(path.join(project.dir, ".opencode", "plugin", "governance.js"), "utf8")).not.toContain("// off");
     expect(fs.existsSync(path.join(project.dir, ".opencode", "governance"))).toBe(true);
   }, 60_000);
+
+  test("an agent's own bash rules judge its command, not the sandbox's: allowed runs (confined), denied is refused, ask asks about it", async () => {
+    const { results } = await run("TIGHT-RULES", "tight");
+    expect(results).toHaveLength(3);
+    expect(results[0]).toContain("On branch");
+    expect(results[1]).toContain("No such file or directory");
+    expect(results[2]).toContain(REFUSED_BY_RULE);
+    // `ask`: the user is asked about the agent's command, not a bwrap command line.
+    const id = (await serve.http.createSession()).id;
+    await serve.http.promptAsync(id, "TIGHT-ASK", { agent: "tight" });
+    const asked = await waitFor(async () => (await serve.http.permissions()).find((p) => p.sessionID === id), "the permission request");
+    console.log(`[confinement] ask: ${JSON.stringify(asked.patterns)}`);
+    expect(asked.patterns).toEqual(["echo ask-me"]);
+    await serve.http.replyPermission(asked.id, "once");
+    await serve.http.waitIdle([id], 60_000);
+    expect(toolTexts(stepsOf(id).at(-1)!)[0]).toContain("ask-me");
+  }, 90_000);
 
   test("the write and edit tools on the plugin list and the plugin folders are refused; elsewhere they write", async () => {
     const before = fs.readFileSync(path.join(project.dir, "opencode.json"), "utf8");

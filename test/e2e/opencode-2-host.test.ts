@@ -208,24 +208,18 @@ if (!found.ok) {
       expect(lastOf(requestsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
     });
 
-    // KNOWN BUG, kept as a tripwire: governance's confinement rewrites the command in `execute.before` to `bwrap … --
-    // bash -c '<command>'`, and 2.0.15 checks the agent's `shell` rules on the command as rewritten (its
-    // `Permission.assert` runs inside the tool, after the hook), so the executor's `git status*` allow never matches and
-    // every command of an agent with `shell: "*": deny` is refused. The same map works without the rewrite
-    // (test/e2e/opencode-2-spawn-permission.test.ts). When the wrap moves where the host's check does not see it (2.0.15's
-    // `shell.hook("create.before")` may change `shell`, not `command`), this starts passing: turn `test.fails` off.
-    (fs.existsSync("/usr/bin/bwrap") ? test.fails : test)(
-      "the shipped executor runs the shell command its agent file allows (`git status`) and is refused the others, by 2.0.15's own permissions",
-      async () => {
-        const root = await serve.api.createSession({ agent: "governance-coordinator" });
-        await serve.api.run(root.id, "EXEC-SHELL start", 60_000);
-        const executor = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id)!;
-        const steps = requestsOf(executor.sessionId);
-        expect(steps[0]!.tools).toEqual(expect.arrayContaining(["shell", "subagent"]));
-        expect(toolText(steps[1])).toMatch(/On branch|No commits yet/);
-        expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
-      },
-    );
+    // Decision 0071: confinement leaves the command as the agent wrote it (the host checks the agent's `shell` rules on
+    // it) and enters the sandbox through the shell's environment at `shell.hook("create.before")`. On main before it, the
+    // command was rewritten to `bwrap … -- bash -c '<command>'` and the executor's `git status*` allow never matched.
+    test("the shipped executor runs the shell command its agent file allows (`git status`) and is refused the others, by 2.0.15's own permissions", async () => {
+      const root = await serve.api.createSession({ agent: "governance-coordinator" });
+      await serve.api.run(root.id, "EXEC-SHELL start", 60_000);
+      const executor = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id)!;
+      const steps = requestsOf(executor.sessionId);
+      expect(steps[0]!.tools).toEqual(expect.arrayContaining(["shell", "subagent"]));
+      expect(toolText(steps[1])).toMatch(/On branch|No commits yet/);
+      expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
+    });
 
     test("a CLI stop climbs L1 → L2 → L3 on the child's `shell` results, and the parent is told its last call by the host's name (`shell`)", async () => {
       const root = await serve.api.createSession({ agent: "governance-coordinator" });

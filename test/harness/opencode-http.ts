@@ -71,6 +71,16 @@ export class OpencodeHttp {
     return this.call("GET", `/session/${id}/message`);
   }
 
+  /** The permission requests waiting for the user (`GET /permission`). */
+  permissions(): Promise<{ id: string; sessionID: string; permission: string; patterns: string[] }[]> {
+    return this.call("GET", "/permission");
+  }
+
+  /** The user's answer to a permission request. */
+  replyPermission(id: string, reply: "once" | "always" | "reject"): Promise<unknown> {
+    return this.call("POST", `/permission/${id}/reply`, { reply });
+  }
+
   /** Resolves once no listed session is busy (status map omits idle sessions in 1.18). */
   async waitIdle(ids: string[], timeoutMs = 60_000): Promise<void> {
     const until = Date.now() + timeoutMs;

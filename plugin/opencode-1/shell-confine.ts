@@ -1,0 +1,39 @@
+import { hostShell, isBash, USER_BASH_ENV } from "../runtime/shell-entry.ts";
+
+/** How many confined calls are remembered until their shell starts (a turn has a handful; parallel calls a few more). */
+const REMEMBERED = 256;
+
+/**
+ * The `bash` calls the gate confined through their shell's environment (decision 0071), by call id, until OpenCode 1
+ * starts their shell: its `shell.env` names the call (`callID`) after the permission check. Bounded, oldest dropped.
+ */
+export class ConfinedCalls {
+  readonly #calls = new Map<string, string>();
+  #bash: boolean | undefined;
+  /** The config's `shell` (OpenCode's `config` hook passes it before any tool runs). */
+  configShell: string | undefined;
+
+  constructor(readonly hostEnv: NodeJS.ProcessEnv = process.env) {}
+
+  /** Whether the host's shell is bash, found at the first shell call (the only shell `BASH_ENV` reaches). */
+  get bash(): boolean {
+    this.#bash ??= isBash(hostShell(this.configShell, this.hostEnv));
+    return this.#bash;
+  }
+
+  add(callId: string, entry: string): void {
+    this.#calls.set(callId, entry);
+    if (this.#calls.size > REMEMBERED) this.#calls.delete(this.#calls.keys().next().value as string);
+  }
+
+  /** The variables for the shell of `callId`: BASH_ENV names the entry script (a user's own BASH_ENV is carried inside). */
+  env(callId: string | undefined): Record<string, string> {
+    const env = this.hostEnv;
+    const entry = callId === undefined ? undefined : this.#calls.get(callId);
+    if (entry === undefined) return {};
+    this.#calls.delete(callId as string);
+    // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1): never here.
+    const level: Record<string, string> = Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" };
+    return { BASH_ENV: entry, ...(env.BASH_ENV ? { [USER_BASH_ENV]: env.BASH_ENV } : {}), ...level };
+  }
+}

@@ -1,0 +1,44 @@
+import { isBash, USER_BASH_ENV } from "../runtime/shell-entry.ts";
+import type { Runtime } from "../runtime/runtime.ts";
+import type { ShellCreateEvent } from "./types.ts";
+
+/** How many confined calls are remembered until their shell is created (a turn has a handful). */
+const REMEMBERED = 256;
+
+/**
+ * OpenCode 2.0.15's shell calls the gate confined (decision 0071), until the host creates their shell. 2.0.15 runs
+ * `shell.hook("create.before")` on `{ command, cwd, timeout, shell, env }` and THEN checks the agent's `shell` rules on
+ * `command` (ShellTool.prepare), then spawns `shell -c command` with `env`: governance leaves `command` as the agent
+ * wrote it and confines through `env` (bash: BASH_ENV, plugin/runtime/shell-entry.ts). The event names no session or
+ * call, so a call is matched by its command text, as `execute.before` saw it; a shell the user starts (`!`) has none.
+ * Bounded, oldest dropped.
+ */
+export class ConfinedShells {
+  readonly #calls: { command: string; entry: string }[] = [];
+
+  add(command: string, entry: string): void {
+    this.#calls.push({ command, entry });
+    if (this.#calls.length > REMEMBERED) this.#calls.shift();
+  }
+
+  /**
+   * `create.before`: a remembered command's shell enters the sandbox — through its environment when the shell is bash,
+   * else by the command text rewritten to run in bwrap (the host's rules then see bwrap: today's limit for other shells).
+   */
+  confine(rt: Runtime, e: ShellCreateEvent): void {
+    const i = this.#calls.findIndex((c) => c.command === e.command);
+    if (i < 0) return;
+    const [{ entry }] = this.#calls.splice(i, 1) as [{ command: string; entry: string }];
+    if (isBash(e.shell)) {
+      const env = e.env;
+      if (env.BASH_ENV) env[USER_BASH_ENV] = env.BASH_ENV;
+      env.BASH_ENV = entry;
+      // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1).
+      if (!(Number(env.SHLVL) >= 1)) env.SHLVL = "1";
+      return;
+    }
+    const state = rt.ctx.confinement.known;
+    if (state?.ok) e.command = rt.ctx.confinement.wrap(e.command, state);
+    else throw new Error("governance: a confined shell call found no sandbox at create time");
+  }
+}
