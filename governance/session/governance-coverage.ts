@@ -14,7 +14,12 @@ import * as z from "../zod.ts";
  * step; a gap is TWO such steps in a row (two host-reported tool calls in a row the gate did not see, likewise). A child the host
  * reports that governance never linked is a gap at once (its link was due long before the result came back).
  */
-export const CoverageMissing = z.enum(["prefix", "status_note", "tool_gate", "child_link"]);
+/**
+ * `sandbox`: a shell the gate confined through its environment (decision 0071) ran, and the host's environment hook
+ * never named it — so it ran outside the sandbox. One such command is a gap at once (no tolerance: it is not a late
+ * event but a command that already ran); the adapter falls back to the command rewrite for every later call.
+ */
+export const CoverageMissing = z.enum(["prefix", "status_note", "tool_gate", "child_link", "sandbox"]);
 export type CoverageMissing = z.infer<typeof CoverageMissing>;
 
 export type Coverage = {
@@ -45,7 +50,8 @@ export type CoverageEvent =
   | { type: "prefixed" }
   | { type: "noted" }
   | { type: "host_tool"; gated: boolean }
-  | { type: "host_child"; linked: boolean };
+  | { type: "host_child"; linked: boolean }
+  | { type: "shell_unconfined" };
 
 export const EMPTY_COVERAGE: Coverage = {
   steps: 0,
@@ -94,6 +100,8 @@ export function coverageStep(c: Coverage, ev: CoverageEvent): { next: Coverage; 
       const next = { ...c, children: c.children + 1, linked: c.linked + (ev.linked ? 1 : 0) };
       return report(next, ev.linked ? [] : ["child_link"]);
     }
+    case "shell_unconfined":
+      return report(c, ["sandbox"]);
   }
 }
 

@@ -78,6 +78,9 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
       return toolBefore(rt, i, o, entries);
     }),
     "tool.execute.after": timed("tool.execute.after", async (i, o) => {
+      // A confined call whose shell `shell.env` never named ran outside the sandbox: said (`governance_gap`), and
+      // every later call is confined by the command rewrite instead.
+      if (i.tool === HOST_LINES[1].shellTool && entries.ranUnconfined(i.callID)) rt.coverage.unconfined(i.sessionID);
       await toolAfter(rt, i, o);
       if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
     }),
@@ -87,7 +90,8 @@ export async function setupV1(input: PluginInput): Promise<Hooks> {
       "shell.env",
       async (i, o) => {
         // The confinement first: it must not wait on (or be lost with) the marker's record read.
-        Object.assign(o.env, entries.env(i.callID));
+        // TEST-ONLY (`execute.before`'s switch, shell-env): the confinement left out, as a host that stops naming the call.
+        if (!skipped.has("shell.env")) Object.assign(o.env, entries.env(i.callID));
         Object.assign(o.env, await shellEnv(rt, i.sessionID));
       },
       sink,

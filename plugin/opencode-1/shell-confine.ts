@@ -10,6 +10,8 @@ const REMEMBERED = 256;
 export class ConfinedCalls {
   readonly #calls = new Map<string, string>();
   #bash: boolean | undefined;
+  /** Set when the host ran a confined call's shell without naming it to `shell.env`: the text rewrite from then on. */
+  #bypassed = false;
   /** The config's `shell` (OpenCode's `config` hook passes it before any tool runs). */
   configShell: string | undefined;
 
@@ -18,12 +20,23 @@ export class ConfinedCalls {
   /** Whether the host's shell is bash, found at the first shell call (the only shell `BASH_ENV` reaches). */
   get bash(): boolean {
     this.#bash ??= isBash(hostShell(this.configShell, this.hostEnv));
-    return this.#bash;
+    return this.#bash && !this.#bypassed;
   }
 
   add(callId: string, entry: string): void {
     this.#calls.set(callId, entry);
     if (this.#calls.size > REMEMBERED) this.#calls.delete(this.#calls.keys().next().value as string);
+  }
+
+  /**
+   * `tool.execute.after` of a `bash` call (OpenCode 1 calls it only for a call that ran): true when the call was to be
+   * confined through its shell's environment and `shell.env` never named it — the command ran outside the sandbox.
+   * Every later call falls back to the command rewrite (fail closed).
+   */
+  ranUnconfined(callId: string): boolean {
+    if (!this.#calls.delete(callId)) return false;
+    this.#bypassed = true;
+    return true;
   }
 
   /** The variables for the shell of `callId`: BASH_ENV names the entry script (a user's own BASH_ENV is carried inside). */

@@ -1,3 +1,4 @@
+import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { promptAdmitted } from "../hooks/prompt.ts";
 import { contain } from "../runtime/contain.ts";
 import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
@@ -112,11 +113,14 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
     ),
     // Not contained: a confined call whose shell cannot be confined must not run (the host turns the throw into the
     // tool's error). Only a shell the gate remembered is touched.
-    shells && ctx.shell?.hook("create.before", (e: ShellCreateEvent) => shells.confine(runtime, e)),
+    shells && !skipped.has("create.before") ? ctx.shell?.hook("create.before", (e: ShellCreateEvent) => shells.confine(runtime, e)) : undefined,
     ctx.tool.hook(
       "execute.after",
       tracked("tool.execute.after", async (e: ToolAfterEvent) => {
         if (!(await mine(e.sessionID))) return;
+        // A completed shell call the gate confined at `create.before`, never passed there: it ran outside the sandbox.
+        const command = (e.input as { command?: unknown } | null)?.command;
+        if (e.tool === HOST_LINES[2].shellTool && e.status === "completed" && shells?.ranUnconfined(command)) runtime.coverage.unconfined(e.sessionID);
         const done = await toolAfter(runtime, e);
         if (done.delegated) await runtime.coverage.reported(e.sessionID, done.childId);
       }),

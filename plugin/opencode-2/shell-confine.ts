@@ -15,6 +15,25 @@ const REMEMBERED = 256;
  */
 export class ConfinedShells {
   readonly #calls: { command: string; entry: string }[] = [];
+  /** Set when 2.0.15 ran a confined call's shell without `create.before`: the text rewrite from then on. */
+  #bypassed = false;
+
+  /** Whether a shell call is confined through its environment (else the gate rewrites its command text). */
+  get byEnv(): boolean {
+    return !this.#bypassed;
+  }
+
+  /**
+   * `execute.after` of a shell call that completed: true when its command was to be confined at `create.before` and
+   * the host never passed it there — it ran outside the sandbox. Every later call falls back to the rewrite.
+   */
+  ranUnconfined(command: unknown): boolean {
+    const i = this.#calls.findIndex((c) => c.command === command);
+    if (i < 0) return false;
+    this.#calls.splice(i, 1);
+    this.#bypassed = true;
+    return true;
+  }
 
   add(command: string, entry: string): void {
     this.#calls.push({ command, entry });

@@ -86,7 +86,7 @@ export async function toolBefore(rt: Runtime, e: ToolBeforeEvent, passedGate?: G
     : undefined;
   // A continued child keeps the host's own tool name: it is not the core's spawning `task`.
   const tool = e.tool === V2.delegateTool && !spawning ? e.tool : coreToolName(2, e.tool);
-  const confineByEnv = shells !== undefined && e.tool === V2.shellTool;
+  const confineByEnv = shells?.byEnv === true && e.tool === V2.shellTool;
   const call = { sessionId: e.sessionID, callId: e.id, tool, args: input, ...(spawn ? { spawn } : {}), ...(confineByEnv ? { confineByEnv } : {}) };
   const gated = await gateToolCall(rt, call);
   // Passed: the host's permission evaluation of this call leaves it as the gate did (`evaluateSpawn`).

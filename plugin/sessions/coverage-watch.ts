@@ -109,6 +109,11 @@ export class CoverageWatch {
     s.children.add(child);
   }
 
+  /** A confined shell call ran without its shell entering the sandbox (the host never named it to the env hook). */
+  unconfined(sessionId: string): void {
+    this.#feed(sessionId, this.#of(sessionId), { type: "shell_unconfined" });
+  }
+
   /** The host reported a child (created naming its parent, or a task result): counted once, linked here or `onDisk`. */
   hostChild(parent: string, child: string, onDisk: boolean): void {
     this.#isChild.add(child);
@@ -142,8 +147,12 @@ export class CoverageWatch {
     void this.ctx.record("governance_gap", { sessionId, missing, host: host.line, hostVersion: host.version });
     if (this.#noticed) return;
     this.#noticed = true;
-    const what = { prefix: "the governance prefix", status_note: "the status note", tool_gate: "the tool gate", child_link: "child links" }[missing];
-    const text = `Governance is not reaching this session (${what} missing on OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}): run \`opencode-governance doctor\`.`;
+    const on = `OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}`;
+    const what = { prefix: "the governance prefix", status_note: "the status note", tool_gate: "the tool gate", child_link: "child links" };
+    const text =
+      missing === "sandbox"
+        ? `An agent shell command ran outside governance's sandbox (${on} did not pass it through its shell hook); later commands are confined another way. Run \`opencode-governance doctor\`.`
+        : `Governance is not reaching this session (${what[missing]} missing on ${on}): run \`opencode-governance doctor\`.`;
     void this.ctx.api.toast(text, "warning", sessionId).catch(() => undefined);
   }
 

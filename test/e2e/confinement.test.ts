@@ -142,6 +142,11 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
       const steps = ["git status", 'cat "$XDG_STATE_HOME/opencode-governance/queue-key"', "echo x"];
       return n < steps.length ? bash(steps[n]!) : { text: "tight done" };
     }
+    if (first.includes("BYPASS")) {
+      // Whether the key file is in sight: 1 outside the sandbox, 0 inside (its folder is an empty tmpfs there).
+      const look = 'ls -a "$XDG_STATE_HOME/opencode-governance/" | grep -c queue-key; true';
+      return n < 2 ? bash(look) : { text: "bypass done" };
+    }
     if (first.includes("TIGHT-ASK")) return n === 0 ? bash("echo ask-me") : { text: "asked" };
     if (first.includes("WRITE-TOOLS")) {
       const config = JSON.parse(fs.readFileSync(path.join(project.dir, "opencode.json"), "utf8")) as Record<string, unknown>;
@@ -267,6 +272,25 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
     await serve.http.replyPermission(asked.id, "once");
     await serve.http.waitIdle([id], 60_000);
     expect(toolTexts(stepsOf(id).at(-1)!)[0]).toContain("ask-me");
+  }, 90_000);
+
+  test("a host that stops passing the call to shell.env: the command that ran outside the sandbox is said (governance_gap sandbox), the next one is confined", async () => {
+    // Its own project and server: the gap this test makes would fail the shared project's no-gap check.
+    const bypass = createTestProject({ modelUrl: model.url, allowGovernanceGaps: true });
+    const other = await serveOpencode(bypass, { env: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "shell.env" } });
+    try {
+      const id = (await other.http.createSession()).id;
+      await other.http.prompt(id, "BYPASS");
+      await other.http.waitIdle([id], 60_000);
+      const results = toolTexts(stepsOf(id).at(-1)!).map((r) => r.trim());
+      console.log(`[confinement] BYPASS: ${JSON.stringify(results)}`);
+      expect(results).toEqual(["1", "0"]);
+      const gaps = auditEvents(bypass.governanceDir).filter((e) => e.type === "governance_gap");
+      expect(gaps).toEqual([expect.objectContaining({ sessionId: id, missing: "sandbox", host: 1 })]);
+    } finally {
+      await other.stop();
+      bypass.cleanup();
+    }
   }, 90_000);
 
   test("the write and edit tools on the plugin list and the plugin folders are refused; elsewhere they write", async () => {

@@ -69,4 +69,9 @@ describe("governance coverage (issue 25 item 5)", () => {
     expect(r.gaps).toEqual(["child_link"]);
     expect(coverageLine(r.c)).toContain("1/2 children linked");
   });
+
+  test("a shell command that ran outside the sandbox is a gap at once, reported once per session", () => {
+    expect(run([{ type: "shell_unconfined" }]).gaps).toEqual(["sandbox"]);
+    expect(run([{ type: "shell_unconfined" }, { type: "shell_unconfined" }]).gaps).toEqual(["sandbox"]);
+  });
 });

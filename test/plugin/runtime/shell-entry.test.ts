@@ -93,6 +93,18 @@ describe("which shell OpenCode 1.18 starts, and the calls confined through it", 
     sh.add("call_3", "/state/entry.bash-env");
     expect(sh.env("call_3")).toEqual({ BASH_ENV: "/state/entry.bash-env" });
   });
+
+  test("a confined call that ran without shell.env naming it is reported once, and every later call is rewritten", () => {
+    const calls = new ConfinedCalls({ SHELL: bash, PATH: "", SHLVL: "1" });
+    calls.add("call_1", "/state/entry.bash-env");
+    calls.add("call_2", "/state/entry.bash-env");
+    expect(calls.env("call_1")).toEqual({ BASH_ENV: "/state/entry.bash-env" });
+    expect(calls.ranUnconfined("call_1")).toBe(false);
+    expect(calls.bash).toBe(true);
+    expect(calls.ranUnconfined("call_2")).toBe(true);
+    expect(calls.ranUnconfined("call_2")).toBe(false);
+    expect(calls.bash).toBe(false);
+  });
 });
 
 describe("OpenCode 2.0.15's create.before: the remembered command's shell enters the sandbox", () => {
@@ -122,5 +134,16 @@ describe("OpenCode 2.0.15's create.before: the remembered command's shell enters
     shells.confine(rt, e);
     expect(e.command).toBe("WRAPPED echo hi");
     expect(e.env).toEqual({});
+  });
+
+  test("a completed call whose command never reached create.before ran outside the sandbox: said once, then rewritten", () => {
+    const shells = new ConfinedShells();
+    shells.add("git status", "/k/entry.bash-env");
+    shells.add("ls", "/k/entry.bash-env");
+    shells.confine(rt, event("git status", "/bin/bash"));
+    expect(shells.ranUnconfined("git status")).toBe(false);
+    expect(shells.byEnv).toBe(true);
+    expect(shells.ranUnconfined("ls")).toBe(true);
+    expect(shells.byEnv).toBe(false);
   });
 });
