@@ -1,3 +1,4 @@
+import { coverageNotice, type NoticeHost as Host } from "../../governance/texts/coverage-notice.ts";
 import path from "node:path";
 import type { Coverage, CoverageEvent, CoverageMissing, CoverageSummary } from "../../governance/session/governance-coverage.ts";
 import { coverageLine, coverageStep, EMPTY_COVERAGE } from "../../governance/session/governance-coverage.ts";
@@ -5,9 +6,6 @@ import { writeFileAtomic } from "../../governance/storage/atomic-write.ts";
 import { ensureGovernanceDir } from "../../governance/storage/governance-paths.ts";
 import type { PluginContext } from "../runtime/context.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
-
-/** The host this instance runs in (same shape as runtime.ts's HostInfo; not imported to keep this file a leaf). */
-type Host = { line: 1 | 2; version: string | null };
 
 /** Call ids per session kept to tell a gated call from an ungated one (a session has a few calls under way at most). */
 const MAX_CALL_IDS = 64;
@@ -24,7 +22,7 @@ export const coverageFile = (root: string) => path.join(root, "coverage.json");
 /**
  * Feeds {@link coverageStep} from both adapters (plugin/opencode-1/setup.ts for OpenCode 1, plugin/opencode-2/ for OpenCode
  * 2) and runs its effect: one `governance_gap` audit line per missing kind per session, and ONE notice per instance
- * to the user (a toast on OpenCode 1; `host_notice` on OpenCode 2, whose server plugins have no toast). Memory is
+ * to the user (a toast on OpenCode 1; `host_notice` on OpenCode 2, which this package's TUI entry shows). Memory is
  * per session and released with the session (`forget`); the call-id sets are bounded. Nothing is written per event:
  * the summary file is written by a timer after a change and at every flush (exit included).
  */
@@ -145,15 +143,8 @@ export class CoverageWatch {
     this.#gaps++;
     const host = this.host();
     void this.ctx.record("governance_gap", { sessionId, missing, host: host.line, hostVersion: host.version });
-    if (this.#noticed) return;
+    if (!this.#noticed) void this.ctx.api.toast(coverageNotice(missing, host), "warning", sessionId).catch(() => undefined);
     this.#noticed = true;
-    const on = `OpenCode ${host.line}${host.version ? ` ${host.version}` : ""}`;
-    const what = { prefix: "the governance prefix", status_note: "the status note", tool_gate: "the tool gate", child_link: "child links" };
-    const text =
-      missing === "sandbox"
-        ? `An agent shell command ran outside governance's sandbox (${on} did not pass it through its shell hook); later commands are confined another way. Run \`opencode-governance doctor\`.`
-        : `Governance is not reaching this session (${what[missing]} missing on ${on}): run \`opencode-governance doctor\`.`;
-    void this.ctx.api.toast(text, "warning", sessionId).catch(() => undefined);
   }
 
   /** The line `status` prints for a session, or undefined when the host reported nothing for it. */
