@@ -16,6 +16,7 @@ export const DASHBOARD_PAGE = `<!doctype html>
 <header>
   <h1>Governed OpenCode sessions</h1>
   <span id="live" class="live off">connecting…</span>
+  <span id="host" class="hint"></span>
 </header>
 <label><input type="checkbox" id="all"> show finished sessions</label>
 <div id="status" role="status"></div>
@@ -322,6 +323,7 @@ function renderNotice() {
 }
 
 function renderSpend() {
+  $("host").textContent = snapshot.host ? "on " + snapshot.host : "";
   const ul = $("spend");
   ul.replaceChildren();
   for (const s of snapshot.spend || []) ul.appendChild(el("li", s.text, s.spent ? "over" : ""));

@@ -10,6 +10,7 @@ import { isRunningSession, sessionStatus } from "../governance/session/running.t
 import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
+import { type HostLine, hostToolName } from "../governance/host/host-lines.ts";
 import { capUseLine } from "../governance/texts/spend-notices.ts";
 import { plainLine } from "../governance/text-safety/text-parts.ts";
 import { readSpend } from "./spend-view.ts";
@@ -76,6 +77,8 @@ export type Snapshot = {
   budgetWarnAt: number;
   /** Today's and this week's spend against the caps over time (issue 44): the project's always, the user's where capped. */
   spend: Array<{ cap: string; text: string; spent: boolean }>;
+  /** The OpenCode the plugin last started on here (its `host_detected` line, e.g. "OpenCode 2.0.15"), or null. */
+  host: string | null;
 };
 
 /** The audit lines a timeline shows, by kind. Tool calls are not audited (the hot path writes nothing): rows carry their count and the last one. */
@@ -181,10 +184,15 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     else bySession.set(e.sessionId, [e]);
   }
   const recordOf = new Map(records.map((r) => [r.sessionId, r]));
+  // Records keep the core's tool names (`bash`, `task`); the page names them as the host offers them (`shell` on 2).
+  const detected = events.filter((e) => e.type === "host_detected").at(-1);
+  const line: HostLine = detected?.line === 2 ? 2 : 1;
+  const version = typeof detected?.version === "string" ? detected.version : null;
   const branches = treeBranches(kept.map((r) => r.indent));
   const sessions: DashboardRow[] = kept.map((row, i) => {
     const record = recordOf.get(row.sessionId)!;
-    return { ...row, branch: branches[i]!, ...plainDeep(rowFacts(record, bySession.get(row.sessionId) ?? [])) };
+    const lastToolCall = row.lastToolCall && { ...row.lastToolCall, tool: hostToolName(line, row.lastToolCall.tool) };
+    return { ...row, lastToolCall, branch: branches[i]!, ...plainDeep(rowFacts(record, bySession.get(row.sessionId) ?? [])) };
   });
   const resumable = resumableSessions(records, {
     now,
@@ -223,6 +231,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     injectMaxLength: loaded.config.inject.maxLength,
     budgetWarnAt: loaded.config.budgets.warnAt,
     spend: spendLines(ctx, loaded.config, now),
+    host: detected ? plainLine(version ? `OpenCode ${version}` : `OpenCode ${line}`, 80) : null,
   };
 }
 
