@@ -5,7 +5,7 @@ import type { SessionRecord } from "../session/session-record.ts";
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
 import { formatUse } from "../texts/budget-notices.ts";
-import { type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
+import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
 import type { UseDelta } from "./budget-usage.ts";
 
 /**
@@ -167,4 +167,34 @@ export function capStop(line: CapLine, window: string): { id: string; reason: st
 /** Whom a spent cap stops: every subagent of this process still at work (root sessions are told, not stopped). */
 export function capStopTargets(hosted: readonly SessionRecord[]): string[] {
   return hosted.filter((r) => r.parentId !== null && r.control === "active").map((r) => r.sessionId);
+}
+
+/** The first day after a cap's window: tomorrow for a daily cap, the next Monday for a weekly one (`YYYY-MM-DD`). */
+export function capResetDay(cap: CapName, window: SpendWindow): string {
+  const next = (day: string) => new Date(Date.parse(`${day}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  let day = next(window.day);
+  if (cap.endsWith("weekly")) while (weekOfDay(day) === window.week) day = next(day);
+  return day;
+}
+
+export type CapSpawnDecision = { ok: true } | { ok: false; message: string; effects: Effect[] };
+
+/**
+ * May a subagent start while caps are spent (the spawn gate, beside the depth and concurrency refusals)? Not while
+ * any cap is spent: it would only be stopped at its first step, its prompt already paid for. The refusal names the
+ * first spent cap, its use, when it resets and how the user raises it.
+ */
+export function decideCapSpawn(input: { spent: readonly CapLine[]; window: SpendWindow; timeZone: string; targetAgent: string }): CapSpawnDecision {
+  const line = input.spent[0];
+  if (!line) return { ok: true };
+  const window = line.cap.endsWith("daily") ? input.window.day : input.window.week;
+  const resetsOn = capResetDay(line.cap, input.window);
+  return {
+    ok: false,
+    message: buildCapSpawnRefusal({ line, resetsOn, timeZone: input.timeZone, targetAgent: input.targetAgent }),
+    effects: [
+      audit("spawn_refused_budget", { scope: line.cap, key: line.key, used: line.used, limit: line.limit, window, targetAgent: input.targetAgent }),
+      { type: "toast", message: `Spawn refused: ${capLabel(line.cap)} is spent (${formatUse(line.key, line.used, line.limit)}).`, variant: "warning" },
+    ],
+  };
 }

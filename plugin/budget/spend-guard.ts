@@ -158,6 +158,21 @@ export class SpendGuard {
     return this.#act(sessionId, res, targets, window);
   }
 
+  /**
+   * The spawn gate's question: a refusal text while a cap is spent (`decideCapSpawn`), after a fresh look at the caps
+   * (a raise since the last step counts), or undefined. A ledger that cannot be read lets the spawn through: its
+   * first step looks again.
+   */
+  async refuseSpawn(sessionId: string, targetAgent: string): Promise<string | undefined> {
+    await this.check(sessionId);
+    if (this.#spent.length === 0) return undefined;
+    const window = this.#window(this.runner.ctx.clock.now());
+    const decision = Caps.decideCapSpawn({ spent: this.#spent, window, timeZone: localTimeZone(), targetAgent });
+    if (decision.ok) return undefined;
+    await this.runner.run(sessionId, decision.effects);
+    return decision.message;
+  }
+
   async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow): Promise<void> {
     if (res.effects.length > 0) await this.runner.run(sessionId, res.effects);
     const line = res.spent[0];
