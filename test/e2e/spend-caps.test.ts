@@ -25,7 +25,7 @@ import {
  * OpenCode's own figures. Three `opencode serve` share the scripted model and one user (HOME, XDG folders):
  * - A1 and A2 serve the same project, whose daily cost cap is $0.30: a subagent in each runs priced steps at once;
  *   together they reach the cap, both are stopped, and the project's ledger equals OpenCode's own cost of every
- *   session of both processes. A new root prompt is told the cap is spent.
+ *   session of both processes. A new root prompt is told the cap is spent, and its spawn is refused.
  * - A1 runs under libfaketime: moved a day ahead, the project's daily cap is fresh again.
  * - B serves another project; the user's weekly cap ($0.75, in the user's own file) counts A's spend too, and stops
  *   B's subagent when the two projects together reach it.
@@ -147,14 +147,21 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     expect(cost).toBeCloseTo(own, 9);
     expect(ledger(userLedgerDir(a.env)).cost).toBeCloseTo(own, 9);
 
-    // A new root prompt in either process is told the cap is spent; a subagent it starts anyway is stopped.
+    // A new root prompt in either process is told the cap is spent; a subagent it asks for anyway is refused at the
+    // spawn gate (no child session, no step paid for), the refusal telling the model which cap, when it resets, and
+    // the user's command.
     const r3 = await a2.http.createSession();
     await a2.http.prompt(r3.id, "PARENT three");
     rootsA.push([a2, r3.id]);
     expect(statusNote(stepsOf(r3.id)[0]!)).toContain(SPENT);
-    const c3 = await childOf(a2, r3.id);
-    await a2.http.waitIdle([r3.id, c3], 60_000);
-    expect(stepsOf(c3).length).toBeLessThanOrEqual(3);
+    expect(await a2.http.children(r3.id)).toEqual([]);
+    const refusal = stepsOf(r3.id)
+      .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)))
+      .find((t) => t.includes("SPAWN REFUSED"));
+    expect(refusal).toContain("the project's daily cap is spent");
+    expect(refusal).toContain("It resets at midnight");
+    expect(refusal).toContain("opencode-governance budget --project --add cost=");
+    expect(auditEvents(a.governanceDir).filter((e) => e.type === "spawn_refused_budget" && e.sessionId === r3.id)).toHaveLength(1);
   }, 90_000);
 
   test("the next day (clock moved by libfaketime) the project's daily cap is fresh", async () => {
