@@ -154,8 +154,9 @@ export class SpendGuard {
     if (this.#notices.size > 64) this.#notices.clear();
     if (res.warnings.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), buildCapWarning(res.warnings)]);
     const targets = res.spent.length > 0 ? Caps.capStopTargets(this.hosted()) : [];
-    if (res.effects.length === 0 && targets.length === 0) return;
-    return this.#act(sessionId, res, targets, window);
+    const standDowns = Caps.capStandDowns(res, this.hosted());
+    if (res.effects.length === 0 && targets.length === 0 && standDowns.length === 0) return;
+    return this.#act(sessionId, res, targets, window, standDowns);
   }
 
   /**
@@ -173,8 +174,10 @@ export class SpendGuard {
     return decision.message;
   }
 
-  async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow): Promise<void> {
+  async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow, standDowns: string[]): Promise<void> {
     if (res.effects.length > 0) await this.runner.run(sessionId, res.effects);
+    // Every cap back under (a raise): the stops the caps started are withdrawn, as a tree raise's are (capStandDowns).
+    for (const id of standDowns) await this.runner.step(id, Caps.capStandDownStep);
     const line = res.spent[0];
     if (!line) return;
     const stop = Caps.capStop(line, line.cap.endsWith("daily") ? window.day : window.week);
