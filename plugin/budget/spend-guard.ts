@@ -1,4 +1,5 @@
 import * as Caps from "../../governance/budget/spend-caps.ts";
+import { capStandDownStep } from "../../governance/budget/spend-caps.ts";
 import type { UseDelta } from "../../governance/budget/budget-usage.ts";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
@@ -177,7 +178,7 @@ export class SpendGuard {
   async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow, standDowns: string[]): Promise<void> {
     if (res.effects.length > 0) await this.runner.run(sessionId, res.effects);
     // Every cap back under (a raise): the stops the caps started are withdrawn, as a tree raise's are (capStandDowns).
-    for (const id of standDowns) await this.runner.step(id, Caps.capStandDownStep);
+    for (const id of standDowns) await this.runner.step(id, capStandDownStep);
     const line = res.spent[0];
     if (!line) return;
     const stop = Caps.capStop(line, line.cap.endsWith("daily") ? window.day : window.week);
