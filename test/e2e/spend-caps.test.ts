@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SpendLedger, projectLedgerDir, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
+import { runCli } from "../cli/run-cli.ts";
 import { LIBFAKETIME, missing } from "../harness/system-tools.ts";
 import {
   auditEvents,
@@ -162,6 +163,17 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     expect(refusal).toContain("It resets at midnight");
     expect(refusal).toContain("opencode-governance budget --project --add cost=");
     expect(auditEvents(a.governanceDir).filter((e) => e.type === "spawn_refused_budget" && e.sessionId === r3.id)).toHaveLength(1);
+
+    // The user's raise (the command the refusal named) brings the cap back under: a new subagent starts and runs.
+    const raised = await runCli(["budget", "--project", "--add", "cost=1"], { cwd: a.dir, env: a.env as Record<string, string> });
+    expect(raised.code, raised.stderr).toBe(0);
+    const r4 = await a2.http.createSession();
+    await a2.http.prompt(r4.id, "PARENT short");
+    const c4 = await childOf(a2, r4.id);
+    await a2.http.waitIdle([r4.id, c4], 60_000);
+    expect(stopped(c4)).toBe(false);
+    expect(stepsOf(c4)).toHaveLength(3);
+    expect(auditEvents(a.governanceDir).some((e) => e.type === "budget_resumed" && e.scope === "project.daily")).toBe(true);
   }, 90_000);
 
   test("the next day (clock moved by libfaketime) the project's daily cap is fresh", async () => {
