@@ -198,6 +198,12 @@ export const AUDIT_DETAILS = {
   budget_resumed: (e) => join(str(e, "scope"), "back under the limit"),
   spawn_refused_concurrency: (e) =>
     join(`${num(e, "running") ?? "?"} running, limit ${num(e, "limit") ?? "?"}`, str(e, "scope"), str(e, "targetAgent") ? `→ ${str(e, "targetAgent")}` : null),
+  spawn_refused_budget: (e) =>
+    join(
+      str(e, "scope"),
+      `${str(e, "key") ?? "?"} ${num(e, "used") ?? "?"} of ${num(e, "limit") ?? "?"}`,
+      str(e, "targetAgent") ? `→ ${str(e, "targetAgent")}` : null,
+    ),
   loop_detected: (e) =>
     join(
       str(e, "tool"),

@@ -101,7 +101,9 @@ export function rowFacts(r: SessionRecord, events: readonly AuditLine[]): RowFac
     }
   }
 
-  const refusals = own.filter((e) => ["delegation_blocked", "emergency_halt", "spawn_refused_concurrency"].includes(currentAuditType(e)));
+  const refusals = own.filter((e) =>
+    ["delegation_blocked", "emergency_halt", "spawn_refused_concurrency", "spawn_refused_budget"].includes(currentAuditType(e)),
+  );
   const refused = refusals.at(-1);
   if (refused) {
     const what =

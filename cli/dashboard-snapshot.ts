@@ -103,6 +103,7 @@ const MARK_KINDS: Record<string, MarkKind> = {
   emergency_halt: "refused",
   tool_blocked: "refused",
   spawn_refused_concurrency: "refused",
+  spawn_refused_budget: "refused",
 };
 /** An abort governance sent for a stop (its hard abort, or the one after L3) is part of the stop, not an Escape. */
 function markKind(type: string, event: Record<string, unknown>): MarkKind | undefined {

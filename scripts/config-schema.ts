@@ -10,6 +10,7 @@
  */
 import { z } from "zod";
 import { GovernanceConfig } from "../governance/config/config.ts";
+import { HOOK_TIMEOUT, HooksConfig, MAX_ACTIONS_PER_EVENT } from "../governance/config/hooks-config.ts";
 import { LayerSettings } from "../governance/config/layer-settings.ts";
 
 type JsonSchema = {
@@ -151,7 +152,19 @@ export const POLICY_ONLY_DESCRIPTIONS: Record<string, string> = {
   guard: "The guard on governance's control surfaces (key, state folder, CLI); see docs/security.md. Read from the user's own file.",
   "guard.rootSessions":
     "`true`: root sessions' tools are kept from governance's key, state folder and CLI too, as every subagent's always are (the user still acts from a terminal or the dashboard).",
+  hooks:
+    "Your own scripts on governance events (docs/hooks.md): an audit event type (`session_stopped`, `budget_exceeded`, `governance_gap`, …) to a command or a webhook. Read only from your own ~/.config/opencode/governance.yaml: in the organisation's policy it makes the file invalid, a project's file is told it is ignored.",
+  "hooks.*": `One action (\`command:\` or \`url:\`) or a list of up to ${MAX_ACTIONS_PER_EVENT}, run in order for every audit line of this type.`,
 };
+
+/** The keys of a hook's action: inside the schema's `anyOf` (one action or a list), which the path walk does not enter. */
+const HOOK_ACTION_DESCRIPTIONS: Record<string, string> = {
+  command: "Run with `/bin/sh -c` as you, outside the agents' sandbox, in the project's folder; the event as JSON on its stdin.",
+  url: "An http(s) URL; the event is POSTed to it as JSON (redirects are not followed). A token in the URL is never audited.",
+  timeout: `A command still running then is killed, a webhook not answered then is abandoned: 100 ms to ${HOOK_TIMEOUT.max / 1000}s, default ${HOOK_TIMEOUT.default / 1000}s. ${DURATION}`,
+};
+
+const DURATION_PATTERN = "^\\s*(\\d+(\\.\\d+)?|(\\d+(\\.\\d+)?\\s*([mM][sS]|[sSmMhHdD])\\s*)+)$";
 
 function describe(zodSchema: z.ZodType, descriptions: Record<string, string> = DESCRIPTIONS): JsonSchema {
   const schema = z.toJSONSchema(zodSchema, { io: "input", target: "draft-7", unrepresentable: "any" }) as JsonSchema;
@@ -160,10 +173,24 @@ function describe(zodSchema: z.ZodType, descriptions: Record<string, string> = D
     if (description) node.description = description;
     if (isDuration(node)) {
       node.minimum = 0;
-      node.pattern = "^\\s*(\\d+(\\.\\d+)?|(\\d+(\\.\\d+)?\\s*([mM][sS]|[sSmMhHdD])\\s*)+)$";
+      node.pattern = DURATION_PATTERN;
     }
   });
   return schema;
+}
+
+/** Descriptions (and the duration pattern) on every hook action's keys, found through the `anyOf`s and the list. */
+function describeHookActions(node: unknown): void {
+  if (!node || typeof node !== "object") return;
+  const n = node as JsonSchema;
+  if (n.type === "object" && n.properties && ("command" in n.properties || "url" in n.properties)) {
+    for (const [key, child] of Object.entries(n.properties)) {
+      child.description = HOOK_ACTION_DESCRIPTIONS[key];
+      if (isDuration(child)) Object.assign(child, { minimum: 0, pattern: DURATION_PATTERN });
+    }
+    return;
+  }
+  for (const child of [...((n.anyOf as unknown[]) ?? []), n.items]) describeHookActions(child);
 }
 
 /** The JSON Schema shipped as `schema/governance.schema.json`. */
@@ -182,12 +209,14 @@ export function buildSchema(): JsonSchema {
  * limits of governance.yaml, every key optional, each a ceiling over the layers below (docs/security.md).
  */
 export function buildPolicySchema(): JsonSchema {
-  const schema = describe(LayerSettings, { ...DESCRIPTIONS, ...POLICY_ONLY_DESCRIPTIONS });
+  // The user's file also holds `hooks` (hooks-config.ts), parsed apart from the ceilings (user-config.ts).
+  const schema = describe(LayerSettings.extend({ hooks: HooksConfig.optional() }), { ...DESCRIPTIONS, ...POLICY_ONLY_DESCRIPTIONS });
+  describeHookActions(schema.properties?.hooks?.additionalProperties);
   return {
     $schema: schema.$schema,
     title: "opencode-governance: organisation policy (/etc/opencode-governance/policy.yaml) and user file (~/.config/opencode/governance.yaml)",
     description:
-      "Ceilings over every project's .opencode/governance.yaml: a project may only tighten what these set. Every key is optional; an unknown key makes the organisation's file invalid (it then fails closed).",
+      "Ceilings over every project's .opencode/governance.yaml: a project may only tighten what these set; the user's file also holds `hooks`. Every key is optional; an unknown key makes the organisation's file invalid (it then fails closed).",
     ...Object.fromEntries(Object.entries(schema).filter(([k]) => k !== "$schema")),
   };
 }

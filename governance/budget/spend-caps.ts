@@ -5,7 +5,8 @@ import type { SessionRecord } from "../session/session-record.ts";
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
 import { formatUse } from "../texts/budget-notices.ts";
-import { type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
+import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
+import { standDown } from "./budget-check.ts";
 import type { UseDelta } from "./budget-usage.ts";
 
 /**
@@ -107,6 +108,8 @@ export type CapCheck = {
   exceeded: CapLine[];
   /** Every cap spent now (this check or before): its subagents are stopped, a root is told. */
   spent: CapLine[];
+  /** Caps back under with this check (a raise, a new window's use): the stops they started may stand down. */
+  resumed: Array<{ cap: CapName; window: string }>;
   effects: Effect[];
 };
 
@@ -116,7 +119,7 @@ export type CapCheck = {
  * over) brings it back under and is said (`budget_resumed`). Unchanged marks come back as the same object.
  */
 export function checkCaps(marks: CapMarks, inputs: readonly CapInput[], warnAt: number): CapCheck {
-  const out: CapCheck = { marks, warnings: [], exceeded: [], spent: [], effects: [] };
+  const out: CapCheck = { marks, warnings: [], exceeded: [], spent: [], resumed: [], effects: [] };
   for (const { cap, window, use, limits } of inputs) {
     const before = marks[cap];
     const mark: CapMark = before && before.window === window ? before : { window, warned: [], exceeded: null };
@@ -144,6 +147,7 @@ export function checkCaps(marks: CapMarks, inputs: readonly CapInput[], warnAt: 
       });
     } else if (!over && exceeded) {
       exceeded = null;
+      out.resumed.push({ cap, window });
       out.effects.push(audit("budget_resumed", { scope: cap, window }));
     }
     if (!exceeded) {
@@ -167,4 +171,50 @@ export function capStop(line: CapLine, window: string): { id: string; reason: st
 /** Whom a spent cap stops: every subagent of this process still at work (root sessions are told, not stopped). */
 export function capStopTargets(hosted: readonly SessionRecord[]): string[] {
   return hosted.filter((r) => r.parentId !== null && r.control === "active").map((r) => r.sessionId);
+}
+
+/** The first day after a cap's window: tomorrow for a daily cap, the next Monday for a weekly one (`YYYY-MM-DD`). */
+export function capResetDay(cap: CapName, window: SpendWindow): string {
+  const next = (day: string) => new Date(Date.parse(`${day}T12:00:00Z`) + 86_400_000).toISOString().slice(0, 10);
+  let day = next(window.day);
+  if (cap.endsWith("weekly")) while (weekOfDay(day) === window.week) day = next(day);
+  return day;
+}
+
+export type CapSpawnDecision = { ok: true } | { ok: false; message: string; effects: Effect[] };
+
+/**
+ * May a subagent start while caps are spent (the spawn gate, beside the depth and concurrency refusals)? Not while
+ * any cap is spent: it would only be stopped at its first step, its prompt already paid for. The refusal names the
+ * first spent cap, its use, when it resets and how the user raises it.
+ */
+export function decideCapSpawn(input: { spent: readonly CapLine[]; window: SpendWindow; timeZone: string; targetAgent: string }): CapSpawnDecision {
+  const line = input.spent[0];
+  if (!line) return { ok: true };
+  const window = line.cap.endsWith("daily") ? input.window.day : input.window.week;
+  const resetsOn = capResetDay(line.cap, input.window);
+  return {
+    ok: false,
+    message: buildCapSpawnRefusal({ line, resetsOn, timeZone: input.timeZone, targetAgent: input.targetAgent }),
+    effects: [
+      audit("spawn_refused_budget", { scope: line.cap, key: line.key, used: line.used, limit: line.limit, window, targetAgent: input.targetAgent }),
+      { type: "toast", message: `Spawn refused: ${capLabel(line.cap)} is spent (${formatUse(line.key, line.used, line.limit)}).`, variant: "warning" },
+    ],
+  };
+}
+
+/**
+ * Whom a cap back under stands down (as a tree raise does: budget-step.ts `treeStandDowns`): the sessions whose stop
+ * that cap started in that window (the stop's id names both), and only while no cap is spent — a session another
+ * spent cap would stop again is left stopped. A user's stop, a tree's or another window's is never touched.
+ */
+export function capStandDowns(check: Pick<CapCheck, "resumed" | "spent">, hosted: readonly SessionRecord[]): string[] {
+  if (check.spent.length > 0 || check.resumed.length === 0) return [];
+  const ids = new Set(check.resumed.map((r) => `${BUDGET_STOP_PREFIX}${r.cap}-${r.window}`));
+  return hosted.filter((r) => r.stop !== null && ids.has(r.stop.requestId)).map((r) => r.sessionId);
+}
+
+/** One session's stand-down for a cap back under: control back to active, told once on its next tool result. */
+export function capStandDownStep(r: SessionRecord | undefined): { next: SessionRecord | undefined; effects: Effect[] } {
+  return { next: r ? standDown(r, "session").next : r, effects: [] };
 }

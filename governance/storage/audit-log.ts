@@ -65,6 +65,7 @@ export const AuditEventType = z.enum([
   "budget_cost_unreported",
   "budget_resumed",
   "spawn_refused_concurrency",
+  "spawn_refused_budget",
   "loop_detected",
   "telemetry_started",
   "telemetry_stopped",

@@ -97,6 +97,10 @@ export const TELEMETRY_MAP: Readonly<Record<string, TelemetryMapping>> = {
     event: "governance.spawn.refused",
     count: { metric: "governance.spawn.refusals", attrs: () => ({ reason: "concurrency", enforced: true }) },
   },
+  spawn_refused_budget: {
+    event: "governance.spawn.refused",
+    count: { metric: "governance.spawn.refusals", attrs: (d) => ({ reason: "budget", enforced: true, scope: str(d.scope) }) },
+  },
   loop_detected: { event: "governance.loop.detected" },
   hook_error: { count: { metric: "governance.hook.errors", attrs: (d) => ({ hook: str(d.hook) }) } },
   governance_gap: {

@@ -73,3 +73,24 @@ export function capUseLine(input: { cap: CapName; use: Readonly<Record<PeriodKey
       : `${formatDollars(input.use.cost, 0.01)} cost · ${Math.round(input.use.tokens)} tokens · ${input.use.modelRequests} model requests (no cap)`;
   return `${PERIOD_WORD[input.cap]}: ${body}`;
 }
+
+/** When a cap's window ends: the next day, or the Monday after the week (00:00 in the user's zone). */
+export function capResetText(cap: CapName, resetsOn: string, timeZone: string): string {
+  return `${cap.endsWith("daily") ? "at midnight" : "on Monday"} (${resetsOn} 00:00, ${timeZone})`;
+}
+
+/**
+ * The refusal a `task` call gets while a cap is spent (the spawn gate): which cap, how much of it, when it resets and
+ * what the user may do, so the model finishes itself instead of retrying the spawn.
+ */
+export function buildCapSpawnRefusal(input: { line: CapLine; resetsOn: string; timeZone: string; targetAgent: string }): string {
+  const { line } = input;
+  return [
+    "⛔ GOVERNANCE: SPAWN REFUSED (SPEND CAP REACHED)",
+    `Subagent "${input.targetAgent}" was not started: ${capLabel(line.cap)} is spent (${formatUse(line.key, line.used, line.limit)} used).`,
+    `It resets ${capResetText(line.cap, input.resetsOn, input.timeZone)}. Every subagent is refused or stopped until then.`,
+    "Do not retry the spawn and do not delegate: finish the task yourself with what you have, or stop and tell the user.",
+    `The user may raise the cap with \`${capRaiseCommand(line)}\` (a person's command, outside this session).`,
+    END,
+  ].join("\n");
+}

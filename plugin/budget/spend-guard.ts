@@ -1,4 +1,5 @@
 import * as Caps from "../../governance/budget/spend-caps.ts";
+import { capStandDownStep } from "../../governance/budget/spend-caps.ts";
 import type { UseDelta } from "../../governance/budget/budget-usage.ts";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
@@ -154,12 +155,30 @@ export class SpendGuard {
     if (this.#notices.size > 64) this.#notices.clear();
     if (res.warnings.length > 0) this.#notices.set(sessionId, [...(this.#notices.get(sessionId) ?? []), buildCapWarning(res.warnings)]);
     const targets = res.spent.length > 0 ? Caps.capStopTargets(this.hosted()) : [];
-    if (res.effects.length === 0 && targets.length === 0) return;
-    return this.#act(sessionId, res, targets, window);
+    const standDowns = Caps.capStandDowns(res, this.hosted());
+    if (res.effects.length === 0 && targets.length === 0 && standDowns.length === 0) return;
+    return this.#act(sessionId, res, targets, window, standDowns);
   }
 
-  async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow): Promise<void> {
+  /**
+   * The spawn gate's question: a refusal text while a cap is spent (`decideCapSpawn`), after a fresh look at the caps
+   * (a raise since the last step counts), or undefined. A ledger that cannot be read lets the spawn through: its
+   * first step looks again.
+   */
+  async refuseSpawn(sessionId: string, targetAgent: string): Promise<string | undefined> {
+    await this.check(sessionId);
+    if (this.#spent.length === 0) return undefined;
+    const window = this.#window(this.runner.ctx.clock.now());
+    const decision = Caps.decideCapSpawn({ spent: this.#spent, window, timeZone: localTimeZone(), targetAgent });
+    if (decision.ok) return undefined;
+    await this.runner.run(sessionId, decision.effects);
+    return decision.message;
+  }
+
+  async #act(sessionId: string, res: Caps.CapCheck, targets: string[], window: SpendWindow, standDowns: string[]): Promise<void> {
     if (res.effects.length > 0) await this.runner.run(sessionId, res.effects);
+    // Every cap back under (a raise): the stops the caps started are withdrawn, as a tree raise's are (capStandDowns).
+    for (const id of standDowns) await this.runner.step(id, capStandDownStep);
     const line = res.spent[0];
     if (!line) return;
     const stop = Caps.capStop(line, line.cap.endsWith("daily") ? window.day : window.week);

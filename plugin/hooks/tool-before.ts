@@ -136,6 +136,8 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
   const request = continues ? { targetAgent, continues, config: ctx.config, hostAgent } : { targetAgent, config: ctx.config, hostAgent };
   const { decision } = await runner.step(sessionId, (r) => decideSpawn(r, request));
   if (decision.kind !== "allowed") throw new GovernanceBlock(decision.message);
+  const spent = await rt.budget.spend.refuseSpawn(sessionId, targetAgent);
+  if (spent !== undefined) throw new GovernanceBlock(spent);
   const refusal = await rt.budget.running.check(sessionId, callId, targetAgent, continues?.sessionId);
   if (refusal !== undefined) throw new GovernanceBlock(refusal);
   if (decision.note !== null) rt.calls.set(callId, decision.note);

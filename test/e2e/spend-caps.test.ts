@@ -4,6 +4,7 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SpendLedger, projectLedgerDir, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
+import { runCli } from "../cli/run-cli.ts";
 import { LIBFAKETIME, missing } from "../harness/system-tools.ts";
 import {
   auditEvents,
@@ -25,7 +26,7 @@ import {
  * OpenCode's own figures. Three `opencode serve` share the scripted model and one user (HOME, XDG folders):
  * - A1 and A2 serve the same project, whose daily cost cap is $0.30: a subagent in each runs priced steps at once;
  *   together they reach the cap, both are stopped, and the project's ledger equals OpenCode's own cost of every
- *   session of both processes. A new root prompt is told the cap is spent.
+ *   session of both processes. A new root prompt is told the cap is spent, and its spawn is refused.
  * - A1 runs under libfaketime: moved a day ahead, the project's daily cap is fresh again.
  * - B serves another project; the user's weekly cap ($0.75, in the user's own file) counts A's spend too, and stops
  *   B's subagent when the two projects together reach it.
@@ -147,14 +148,32 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     expect(cost).toBeCloseTo(own, 9);
     expect(ledger(userLedgerDir(a.env)).cost).toBeCloseTo(own, 9);
 
-    // A new root prompt in either process is told the cap is spent; a subagent it starts anyway is stopped.
+    // A new root prompt in either process is told the cap is spent; a subagent it asks for anyway is refused at the
+    // spawn gate (no child session, no step paid for), the refusal telling the model which cap, when it resets, and
+    // the user's command.
     const r3 = await a2.http.createSession();
     await a2.http.prompt(r3.id, "PARENT three");
     rootsA.push([a2, r3.id]);
     expect(statusNote(stepsOf(r3.id)[0]!)).toContain(SPENT);
-    const c3 = await childOf(a2, r3.id);
-    await a2.http.waitIdle([r3.id, c3], 60_000);
-    expect(stepsOf(c3).length).toBeLessThanOrEqual(3);
+    expect(await a2.http.children(r3.id)).toEqual([]);
+    const refusal = stepsOf(r3.id)
+      .flatMap((r) => r.messages.filter((m) => m.role === "tool").map((m) => textOf(m.content)))
+      .find((t) => t.includes("SPAWN REFUSED"));
+    expect(refusal).toContain("the project's daily cap is spent");
+    expect(refusal).toContain("It resets at midnight");
+    expect(refusal).toContain("opencode-governance budget --project --add cost=");
+    expect(auditEvents(a.governanceDir).filter((e) => e.type === "spawn_refused_budget" && e.sessionId === r3.id)).toHaveLength(1);
+
+    // The user's raise (the command the refusal named) brings the cap back under: a new subagent starts and runs.
+    const raised = await runCli(["budget", "--project", "--add", "cost=1"], { cwd: a.dir, env: a.env as Record<string, string> });
+    expect(raised.code, raised.stderr).toBe(0);
+    const r4 = await a2.http.createSession();
+    await a2.http.prompt(r4.id, "PARENT short");
+    const c4 = await childOf(a2, r4.id);
+    await a2.http.waitIdle([r4.id, c4], 60_000);
+    expect(stopped(c4)).toBe(false);
+    expect(stepsOf(c4)).toHaveLength(3);
+    expect(auditEvents(a.governanceDir).some((e) => e.type === "budget_resumed" && e.scope === "project.daily")).toBe(true);
   }, 90_000);
 
   test("the next day (clock moved by libfaketime) the project's daily cap is fresh", async () => {

@@ -104,6 +104,22 @@ describe("the organisation's policy and the user's file: their own JSON Schema (
     expect(check(parseYaml("phase: release\n"))).toBe(false);
   });
 
+  test("accepts the user's hooks as docs/hooks.md writes them, flags an unknown event, a typo'd action and a bad timeout", () => {
+    const hooksDoc = fs.readFileSync(path.join(REPO_ROOT, "docs", "hooks.md"), "utf8");
+    const example = hooksDoc.match(/```yaml\n(# ~\/\.config\/opencode\/governance\.yaml\nhooks:[\s\S]*?)```/)?.[1];
+    expect(example).toBeDefined();
+    expect(check(parseYaml(example ?? "")), JSON.stringify(check.errors)).toBe(true);
+    expect(check(parseYaml("hooks:\n  session_stoped:\n    command: true\n"))).toBe(false);
+    expect(check(parseYaml("hooks:\n  session_stopped:\n    comand: true\n"))).toBe(false);
+    expect(check(parseYaml("hooks:\n  session_stopped:\n    command: true\n    timeout: soon\n"))).toBe(false);
+    expect(check(parseYaml("hooks:\n  hook_failed:\n    command: true\n"))).toBe(false);
+    type Action = { properties: Record<string, { description?: string }> };
+    const hooks = policy.properties?.hooks as unknown as { additionalProperties: { anyOf: { anyOf: Action[] }[] } };
+    const action = hooks.additionalProperties.anyOf[0]?.anyOf ?? [];
+    expect(action.length).toBe(2);
+    expect(action.flatMap((a) => Object.values(a.properties)).every((p) => (p.description ?? "").length > 20)).toBe(true);
+  });
+
   test("every key is described", () => {
     const described = new Set([...describedPaths(), ...Object.keys(POLICY_ONLY_DESCRIPTIONS)]);
     expect(layerPaths().filter((p) => !described.has(p))).toEqual([]);
