@@ -39,9 +39,18 @@ export function spendOf(delta: UseDelta): Partial<SpendUse> {
   return out;
 }
 
-/** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0). */
+/**
+ * An amount as governance states it: rounded to a millionth. Sums of dollar figures in binary floating point carry
+ * noise (0.348 + … = 0.34800000000000003, 0.4 + 0.2 = 0.6000000000000001) that would reach the audit log, hooks and
+ * `--json`; no cost OpenCode reports is finer than a millionth of a dollar, and counts are whole numbers anyway.
+ */
+export function roundAmount(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
+/** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0), rounded. */
 export function spendUse(amounts: Readonly<Record<string, number>>): SpendUse {
-  return Object.fromEntries(PERIOD_KEYS.map((k) => [k, amounts[k] ?? 0])) as SpendUse;
+  return Object.fromEntries(PERIOD_KEYS.map((k) => [k, roundAmount(amounts[k] ?? 0)])) as SpendUse;
 }
 
 /** A raise kept in the ledger: the period it raises, what it adds, and the day it was made (the window it belongs to). */
@@ -71,7 +80,7 @@ export function capLimits(config: Pick<GovernanceConfig, "budgets">, cap: CapNam
     if (period === "daily" ? r.day !== window.day : weekOfDay(r.day) !== window.week) continue;
     for (const key of PERIOD_KEYS) {
       const add = r.add[key];
-      if (add !== undefined && add > 0 && out[key] !== undefined) out[key] += add;
+      if (add !== undefined && add > 0 && out[key] !== undefined) out[key] = roundAmount(out[key] + add);
     }
   }
   return out as PeriodLimits;

@@ -98,6 +98,15 @@ describe("capLimits: a raise counts in its own window", () => {
   it("a raise of a key with no cap adds none", () => {
     expect(capLimits(cfg, "project.daily", window, [{ period: "daily", add: { tokens: 100 }, day: "2026-11-28" }])).toEqual({ cost: 1 });
   });
+  it("amounts are stated without float noise: 0.4 + 0.2 is 0.6, 38 × 0.012 is 0.456 (audit lines, hooks and --json read these)", () => {
+    const cents = config({ project: { daily: { cost: 0.4 }, weekly: {} }, user: { daily: {}, weekly: {} } });
+    expect(capLimits(cents, "project.daily", window, [{ period: "daily", add: { cost: 0.2 }, day: "2026-11-28" }])).toEqual({ cost: 0.6 });
+    let sum = 0;
+    for (let i = 0; i < 38; i++) sum += 0.012;
+    expect(sum).not.toBe(0.456);
+    expect(spendUse({ cost: sum, modelRequests: 38 })).toMatchObject({ cost: 0.456, modelRequests: 38 });
+    expect(spendUse({ cost: 0.0000014 }).cost).toBe(0.000001);
+  });
 });
 
 describe("what a use adds, which days a week sums, whom a spent cap stops", () => {
