@@ -6,7 +6,7 @@ import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
 import { formatUse } from "../texts/budget-notices.ts";
 import { type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
-import type { UseDelta } from "./budget-usage.ts";
+import { roundAmount, type UseDelta } from "./budget-usage.ts";
 
 /**
  * Budgets over time (issue 44): caps on what a project, or the user across projects, spends in a day or a week. The
@@ -37,15 +37,6 @@ export function spendOf(delta: UseDelta): Partial<SpendUse> {
   }
   if (delta.cost) out.cost = delta.cost;
   return out;
-}
-
-/**
- * An amount as governance states it: rounded to a millionth. Sums of dollar figures in binary floating point carry
- * noise (0.348 + … = 0.34800000000000003, 0.4 + 0.2 = 0.6000000000000001) that would reach the audit log, hooks and
- * `--json`; no cost OpenCode reports is finer than a millionth of a dollar, and counts are whole numbers anyway.
- */
-export function roundAmount(n: number): number {
-  return Math.round(n * 1e6) / 1e6;
 }
 
 /** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0), rounded. */

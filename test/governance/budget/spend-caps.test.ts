@@ -11,6 +11,7 @@ import {
   spendUse,
   windowDays,
 } from "../../../governance/budget/spend-caps.ts";
+import { addAmounts } from "../../../governance/budget/budget-usage.ts";
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config.ts";
 import { parseConfig } from "../../../governance/config/config-parse.ts";
 import { mergePolicy } from "../../../governance/config/policy-merge.ts";
@@ -106,6 +107,8 @@ describe("capLimits: a raise counts in its own window", () => {
     expect(sum).not.toBe(0.456);
     expect(spendUse({ cost: sum, modelRequests: 38 })).toMatchObject({ cost: 0.456, modelRequests: 38 });
     expect(spendUse({ cost: 0.0000014 }).cost).toBe(0.000001);
+    // A session's budget raised with `budget <session> --add cost=0.2` likewise (the dashboard's budget column reads it).
+    expect(addAmounts({ cost: 0.4, toolCalls: 10 }, { cost: 0.2, toolCalls: 5 })).toEqual({ cost: 0.6, toolCalls: 15 });
   });
 });
 
