@@ -16,6 +16,7 @@ import { PLUGIN_NAME } from "./package-files.ts";
 import { lastSessionLine, readCoverage } from "./coverage-view.ts";
 import { pluginInstallChecks } from "./plugin-install-check.ts";
 import { agentRoleLines, agentRoles } from "./agent-roles.ts";
+import { hookCount } from "./hooks-view.ts";
 
 type Io = { out: (s: string) => void; err: (s: string) => void };
 type Check = { ok: boolean; warn?: boolean; text: string };
@@ -215,6 +216,8 @@ export async function runDoctor(dir: string, io: Io, env: NodeJS.ProcessEnv = pr
     else checks.push({ ok: false, text: `config line ${p.line ?? "?"}, column ${p.column ?? "?"}: ${p.message}` });
   }
   checks.push(orgPolicyCheck(config.policy.org.file, config.policy.org.source));
+  const hooks = hookCount(config.hooks);
+  if (hooks) checks.push({ ok: true, text: `your hooks: ${hooks} in ${config.policy.userFile} (\`status --explain\` lists them)` });
   checks.push(await confinementView(dir, env, config.config.confinement === "required"));
   // Every agent, its role and where the role came from; one OpenCode lets delegate that the file does not name is a warning.
   const roles = await agentRoles(dir, paths.configFile, config.config, env);

@@ -75,13 +75,22 @@ export function raisedLimits(limits: BudgetLimits, raises: readonly BudgetRaise[
   return out;
 }
 
+/**
+ * An amount as governance states it: rounded to a millionth. Sums of dollar figures in binary floating point carry
+ * noise (0.348 + … = 0.34800000000000003, 0.4 + 0.2 = 0.6000000000000001) that would reach the audit log, hooks and
+ * `--json`; no cost OpenCode reports is finer than a millionth of a dollar, and counts are whole numbers anyway.
+ */
+export function roundAmount(n: number): number {
+  return Math.round(n * 1e6) / 1e6;
+}
+
 /** Adds amounts to the limits that exist (a raise of a budget with no limit changes nothing: there is none to raise). */
 export function addAmounts(limits: BudgetLimits, add: BudgetAmounts): BudgetLimits {
   const out: Record<string, number> = { ...limits } as Record<string, number>;
   for (const key of BUDGET_KEYS) {
     const extra = add[key];
     const base = out[key];
-    if (extra !== undefined && base !== undefined) out[key] = base + extra;
+    if (extra !== undefined && base !== undefined) out[key] = roundAmount(base + extra);
   }
   return out as BudgetLimits;
 }

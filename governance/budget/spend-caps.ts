@@ -7,7 +7,7 @@ import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
 import { formatUse } from "../texts/budget-notices.ts";
 import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
 import { standDown } from "./budget-check.ts";
-import type { UseDelta } from "./budget-usage.ts";
+import { roundAmount, type UseDelta } from "./budget-usage.ts";
 
 /**
  * Budgets over time (issue 44): caps on what a project, or the user across projects, spends in a day or a week. The
@@ -40,9 +40,9 @@ export function spendOf(delta: UseDelta): Partial<SpendUse> {
   return out;
 }
 
-/** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0). */
+/** A ledger sum as use (names the ledger holds that are no key are ignored; a missing key is 0), rounded. */
 export function spendUse(amounts: Readonly<Record<string, number>>): SpendUse {
-  return Object.fromEntries(PERIOD_KEYS.map((k) => [k, amounts[k] ?? 0])) as SpendUse;
+  return Object.fromEntries(PERIOD_KEYS.map((k) => [k, roundAmount(amounts[k] ?? 0)])) as SpendUse;
 }
 
 /** A raise kept in the ledger: the period it raises, what it adds, and the day it was made (the window it belongs to). */
@@ -72,7 +72,7 @@ export function capLimits(config: Pick<GovernanceConfig, "budgets">, cap: CapNam
     if (period === "daily" ? r.day !== window.day : weekOfDay(r.day) !== window.week) continue;
     for (const key of PERIOD_KEYS) {
       const add = r.add[key];
-      if (add !== undefined && add > 0 && out[key] !== undefined) out[key] += add;
+      if (add !== undefined && add > 0 && out[key] !== undefined) out[key] = roundAmount(out[key] + add);
     }
   }
   return out as PeriodLimits;

@@ -1,9 +1,9 @@
 import type { BudgetKey } from "../config/budget-config.ts";
 import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
 
-/** Decimal places a number was written with (0.001 → 3, 2 → 0, 1e-7 → 7). */
+/** Decimal places a number was written with (0.001 → 3, 2 → 0, 1e-7 → 7); float noise is not a place (0.4 + 0.2 → 1). */
 function decimalsOf(n: number): number {
-  const text = String(n);
+  const text = String(Number(n.toPrecision(12)));
   const exp = /e-(\d+)$/.exec(text);
   if (exp) return Number(exp[1]) + (text.split("e")[0]?.split(".")[1]?.length ?? 0);
   return text.split(".")[1]?.length ?? 0;

@@ -59,15 +59,32 @@ function summaryLine(type: string, project: string, fields: Record<string, strin
   return cleanLine(`opencode-governance [${project}] ${type.replaceAll("_", " ")}${session}${parts.length > 0 ? `: ${parts.join(", ")}` : ""}`, 300);
 }
 
+/** What governance's record of the event's session says about it: which agent it runs and under which parent. */
+export type SessionFacts = { agent: string | null; parentId: string | null };
+
+/**
+ * The event's data with the session's agent and parent filled in where the audit line leaves them out: a stop's
+ * `session_hard_stopped` line names only the request, yet a hook must be able to say which agent was stopped. What
+ * the line itself says wins.
+ */
+export function withSessionFacts(data: Record<string, unknown>, session: SessionFacts | undefined): Record<string, unknown> {
+  if (!session) return data;
+  return {
+    ...(session.agent ? { agent: session.agent } : {}),
+    ...(session.parentId ? { parentId: session.parentId } : {}),
+    ...data,
+  };
+}
+
 /**
  * The runs one audit event triggers: each action the user's `hooks` lists under its type, in the file's order. None
  * for `hook_failed` (a failing hook must not feed itself) or a type no hook names.
  */
-export function hookRuns(hooks: HooksConfig, type: string, data: Record<string, unknown>, at: number, projectDir: string): HookRun[] {
+export function hookRuns(hooks: HooksConfig, type: string, data: Record<string, unknown>, at: number, projectDir: string, session?: SessionFacts): HookRun[] {
   if (type === "hook_failed" || !Object.hasOwn(hooks, type)) return [];
   const actions = hooks[type as HookEvent] ?? [];
   if (actions.length === 0) return [];
-  const body = JSON.stringify(hookPayload(type as HookEvent, data, at, projectDir));
+  const body = JSON.stringify(hookPayload(type as HookEvent, withSessionFacts(data, session), at, projectDir));
   return actions.map((action, index) => ({
     key: `${type}#${index}`,
     event: type as HookEvent,

@@ -10,6 +10,7 @@ import {
   hookRuns,
   IDLE_LANE,
   runEnded,
+  type SessionFacts,
 } from "../../governance/user-hooks/hook-plan.ts";
 import type { PluginContext } from "./context.ts";
 import type { Timers } from "./timers.ts";
@@ -21,6 +22,8 @@ export type UserHooksDeps = {
   now: () => number;
   timers: Timers;
   record: (type: AuditEventType, data: Record<string, unknown>) => void;
+  /** Governance's record of a session, if this process holds it (a hook's payload names the agent and its parent). */
+  session?: (sessionId: string) => SessionFacts | undefined;
   reportError: (where: string, error: unknown) => void;
   env?: NodeJS.ProcessEnv;
 };
@@ -45,7 +48,9 @@ export class UserHooks {
     try {
       const hooks = this.#deps.hooks();
       if (Object.keys(hooks).length === 0) return;
-      for (const run of hookRuns(hooks, type, data, this.#deps.now(), this.#deps.directory)) {
+      const sessionId = typeof data.sessionId === "string" ? data.sessionId : undefined;
+      const session = sessionId ? this.#deps.session?.(sessionId) : undefined;
+      for (const run of hookRuns(hooks, type, data, this.#deps.now(), this.#deps.directory, session)) {
         const { lane, start, dropped } = enqueueRun(this.#lanes.get(run.key) ?? IDLE_LANE, run);
         this.#lanes.set(run.key, lane);
         if (dropped) this.#failed(dropped, { ok: false, why: "dropped" }, 0);
@@ -143,6 +148,7 @@ export function tapUserHooks(ctx: PluginContext): UserHooks {
     now: () => ctx.clock.now(),
     timers: ctx.timers,
     record: (type, data) => void ctx.record(type, data),
+    session: (id) => ctx.store.peek(id),
     reportError: (where, error) => ctx.reportHookError(where, error),
   });
   ctx.sink.tap((type, data) => hooks.fire(type, data));

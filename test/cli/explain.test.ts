@@ -67,6 +67,26 @@ describe("status --explain", () => {
   });
 });
 
+describe("the user's hooks are shown (issue 44: they ran, yet no command said they were configured)", () => {
+  it("status --explain lists event → program or webhook host, never the rest; doctor counts them", async () => {
+    const { p, env } = await layered();
+    const user = join(p.sandbox, "cfg", "opencode", "governance.yaml");
+    await writeFile(
+      user,
+      "hooks:\n  session_stopped:\n    - command: /home/me/notify.sh --token sk-SECRETVALUE\n    - url: https://hooks.slack.com/services/T0/SECRETPATH\n  budget_exceeded:\n    command: notify-send spent\n",
+    );
+    const explain = await runCli(["status", "--explain"], { cwd: p.dir, env });
+    expect(explain.stdout).toContain("session_stopped → command notify.sh …, webhook hooks.slack.com");
+    expect(explain.stdout).toContain("budget_exceeded → command notify-send …");
+    expect(explain.stdout).not.toMatch(/SECRET/);
+    const json = JSON.parse((await runCli(["status", "--explain", "--json"], { cwd: p.dir, env })).stdout);
+    expect(json.hooks).toHaveLength(2);
+    const doctor = await runCli(["doctor"], { cwd: p.dir, env });
+    expect(doctor.stdout).toContain(`✓ your hooks: 3 actions on 2 events in ${user}`);
+    expect(doctor.stdout).not.toMatch(/SECRET/);
+  });
+});
+
 describe("doctor checks the organisation's policy file", () => {
   it("in force when owned by you and not group/world-writable; refused loosenings are warnings", async () => {
     const { p, env, policy } = await layered();

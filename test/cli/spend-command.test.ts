@@ -62,4 +62,23 @@ describe("budget --project / --user", () => {
     expect(week.stdout).toContain("user's cap for this week raised: cost +10");
     expect((await runCli(["budget", "--user"], { cwd: p.dir, env })).stdout).toContain("$12.00 of $60.00 cost");
   });
+
+  it("money is shown in cents and stated without float noise after a raise; --explain names the raise and only a cap's keys", async () => {
+    const p = await project("budgets:\n  project:\n    daily: { cost: 0.4 }\n");
+    const ledger = new SpendLedger(projectLedgerDir(p.dir), null);
+    for (let i = 0; i < 38; i++) ledger.add(today(), Date.now(), { cost: 0.012, modelRequests: 1 }); // 0.45600000000000007 summed
+    expect((await runCli(["budget", "--project", "--add", "cost=0.2"], { cwd: p.dir })).code).toBe(0);
+    const shown = await runCli(["budget", "--project"], { cwd: p.dir });
+    expect(shown.stdout).toContain("project today: $0.46 of $0.60 cost (76%)");
+    const json = JSON.parse((await runCli(["budget", "--project", "--json"], { cwd: p.dir })).stdout);
+    expect(json.caps.find((x: { cap: string }) => x.cap === "project.daily")).toMatchObject({ limits: { cost: 0.6 }, use: { cost: 0.456 } });
+    expect((await runCli(["status"], { cwd: p.dir })).stdout).toContain("project today: $0.46 of $0.60 cost (76%)");
+
+    const explain = await runCli(["status", "--explain"], { cwd: p.dir });
+    expect(explain.stdout).toMatch(/budgets\.project\.daily\.cost\s+0\.4, raised today to 0\.6\s+project/);
+    expect(explain.stdout).toMatch(/budgets\.project\.daily\.modelRequests\s+no limit/);
+    expect(explain.stdout).not.toMatch(/budgets\.(project|user)\.(daily|weekly)\.(activeTime|toolCalls)/);
+    const settings = JSON.parse((await runCli(["status", "--explain", "--json"], { cwd: p.dir })).stdout).settings;
+    expect(settings).toContainEqual({ path: "budgets.project.daily.cost", value: 0.4, from: "project", raisedTo: 0.6 });
+  });
 });

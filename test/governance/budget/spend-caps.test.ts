@@ -11,6 +11,7 @@ import {
   spendUse,
   windowDays,
 } from "../../../governance/budget/spend-caps.ts";
+import { addAmounts } from "../../../governance/budget/budget-usage.ts";
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config.ts";
 import { parseConfig } from "../../../governance/config/config-parse.ts";
 import { mergePolicy } from "../../../governance/config/policy-merge.ts";
@@ -97,6 +98,17 @@ describe("capLimits: a raise counts in its own window", () => {
   });
   it("a raise of a key with no cap adds none", () => {
     expect(capLimits(cfg, "project.daily", window, [{ period: "daily", add: { tokens: 100 }, day: "2026-11-28" }])).toEqual({ cost: 1 });
+  });
+  it("amounts are stated without float noise: 0.4 + 0.2 is 0.6, 38 × 0.012 is 0.456 (audit lines, hooks and --json read these)", () => {
+    const cents = config({ project: { daily: { cost: 0.4 }, weekly: {} }, user: { daily: {}, weekly: {} } });
+    expect(capLimits(cents, "project.daily", window, [{ period: "daily", add: { cost: 0.2 }, day: "2026-11-28" }])).toEqual({ cost: 0.6 });
+    let sum = 0;
+    for (let i = 0; i < 38; i++) sum += 0.012;
+    expect(sum).not.toBe(0.456);
+    expect(spendUse({ cost: sum, modelRequests: 38 })).toMatchObject({ cost: 0.456, modelRequests: 38 });
+    expect(spendUse({ cost: 0.0000014 }).cost).toBe(0.000001);
+    // A session's budget raised with `budget <session> --add cost=0.2` likewise (the dashboard's budget column reads it).
+    expect(addAmounts({ cost: 0.4, toolCalls: 10 }, { cost: 0.2, toolCalls: 5 })).toEqual({ cost: 0.6, toolCalls: 15 });
   });
 });
 

@@ -38,6 +38,20 @@ describe("which events trigger which hooks", () => {
 });
 
 describe("what a hook receives", () => {
+  it("a hard stop's payload names the stopped agent and its parent from the session's record (the audit line has only the request)", () => {
+    const stopHooks = HooksConfig.parse({ session_hard_stopped: { command: "x" } });
+    const data = { sessionId: "ses_child", requestId: "stop-1", attempt: 1 };
+    const [run] = hookRuns(stopHooks, "session_hard_stopped", data, AT, "/home/u/shop", { agent: "builder", parentId: "ses_root" });
+    const body = JSON.parse(run!.body);
+    expect(body.fields).toMatchObject({ agent: "builder", parentId: "ses_root", requestId: "stop-1" });
+    expect(body.text).toContain("agent builder");
+    // What the line says wins; a root (no parent) gets no parentId; no record leaves the line as it is.
+    const own = JSON.parse(hookRuns(stopHooks, "session_hard_stopped", { ...data, agent: "tester" }, AT, "/p", { agent: "builder", parentId: null })[0]!.body);
+    expect(own.fields.agent).toBe("tester");
+    expect(own.fields).not.toHaveProperty("parentId");
+    expect(JSON.parse(hookRuns(stopHooks, "session_hard_stopped", data, AT, "/p")[0]!.body).fields).not.toHaveProperty("agent");
+  });
+
   it("the event, its time, the project's folder name, its session and allow-listed fields, and one line for a person", () => {
     const p = hookPayload(
       "budget_exceeded",

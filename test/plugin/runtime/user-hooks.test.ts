@@ -20,6 +20,7 @@ function runner(hooks: unknown) {
     now: () => Date.now(),
     timers: systemTimers,
     record: (type, data) => recorded.push({ type, data }),
+    session: (id) => (id === "ses_1" ? { agent: "builder", parentId: "ses_root" } : undefined),
     reportError: (_w, e) => errors.push(e),
   });
   return { h, recorded, errors };
@@ -41,9 +42,9 @@ describe("the user's hooks, run for real (/bin/sh, a local HTTP server)", () => 
       .trim()
       .split("\n")
       .map((l) => JSON.parse(l));
-    expect(lines.map((l) => [l.event, l.sessionId, l.fields.how])).toEqual([
-      ["session_stopped", "ses_1", "ladder"],
-      ["session_stopped", "ses_2", "compliance"],
+    expect(lines.map((l) => [l.event, l.sessionId, l.fields.how, l.fields.agent, l.fields.parentId])).toEqual([
+      ["session_stopped", "ses_1", "ladder", "builder", "ses_root"],
+      ["session_stopped", "ses_2", "compliance", undefined, undefined],
     ]);
     expect(recorded).toEqual([]);
     expect(h.size()).toBe(0);
