@@ -118,7 +118,7 @@ function howText(input: ParentNotificationInput): string {
     case "hard-stop":
       return input.lastToolCall
         ? "No tool result of it came and its turn did not end within the stop's deadline, so it was aborted: it was running a tool call (its last one, below) that did not return in time, or in a model step that produced nothing."
-        : "It made no tool call and its turn did not end within the stop's deadline (a model step that produced nothing), so it was aborted.";
+        : "It made no tool call and its turn did not end within the stop's deadline, so it was aborted: its model step produced nothing in time.";
     case "compliance":
       return input.handback?.answer?.trim()
         ? "It stopped as asked; its final answer (the task's result) is its summary."

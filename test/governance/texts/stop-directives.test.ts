@@ -125,7 +125,7 @@ describe("buildParentNotification", () => {
     expect(inCall).toContain("it was running a tool call (its last one, below) that did not return in time");
     expect(inCall).toContain('Its last tool call: `bash` "sleep 40; echo done".');
     const noCall = buildParentNotification({ ...base, seal, how: "hard-stop", lastToolCall: null });
-    expect(noCall).toContain("It made no tool call and its turn did not end within the stop's deadline");
+    expect(noCall).toContain("It made no tool call and its turn did not end within the stop's deadline, so it was aborted");
   });
 
   it("after a stop it obeyed, says 'its final answer is its summary' only when it gave one", () => {
