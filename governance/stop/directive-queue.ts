@@ -75,6 +75,8 @@ export interface ClaimOptions {
    * file. Malformed files are quarantined whatever the filter.
    */
   kinds?: readonly Directive["kind"][];
+  /** Claim only the directives with these ids; the others stay queued. Costs one extra read per pending file. */
+  ids?: ReadonlySet<string>;
 }
 
 /** `<ms:15>-<counter:8>-<pid>-<random>.json`: lexical order is FIFO order (by `at`, then per-process sequence). */
@@ -148,9 +150,9 @@ export async function claimAll(paths: GovernancePaths, sessionId: string, option
   const wanted = options.kinds ? new Set<string>(options.kinds) : undefined;
   const claimed: { name: string; file: string }[] = [];
   for (const name of names) {
-    if (wanted) {
+    if (wanted || options.ids) {
       const peeked = await readPending(join(dir, name), sessionId);
-      if (!peeked || (peeked.ok && !wanted.has(peeked.directive.kind))) continue;
+      if (!peeked || (peeked.ok && ((wanted && !wanted.has(peeked.directive.kind)) || (options.ids && !options.ids.has(peeked.directive.id))))) continue;
     }
     const file = join(claimedDir, `${name}~${process.pid}~${token}`);
     try {

@@ -38,3 +38,15 @@ export function notesOnToolResult(pending: readonly PendingNote[], claimed: read
   const fresh = claimed.filter((n) => !pending.some((p) => p.directiveId === n.directiveId));
   return { carry: [...fromPending, ...fresh], pending: [] };
 }
+
+/**
+ * The turn ended (the host's idle) after model steps that showed these notes: the model read each on a request of
+ * this turn and answered with it in front of it, so each is delivered now — its queue file is claimed (removed on
+ * disk, so neither a later turn nor another OpenCode process hosting the session shows it again). Without this a
+ * parent that answered without another tool call kept the note queued and got it again on every later step, then
+ * pasted into an unrelated later tool result (walk 4, finding 2). A turn that errored before answering also ends
+ * here: the note was in that request, and showing it again in later turns is the worse failure.
+ */
+export function notesAtTurnEnd(pending: readonly PendingNote[]): { delivered: string[]; pending: PendingNote[] } {
+  return { delivered: pending.map((p) => p.directiveId), pending: [] };
+}

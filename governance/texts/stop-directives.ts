@@ -92,7 +92,7 @@ export interface ParentNotificationInput {
   childSessionId: string;
   reason: string;
   /**
-   * ladder: terminated at its next tool call after the directives; hard-stop: aborted because stuck; compliance: it
+   * ladder: terminated at its next tool call after the directives; hard-stop: aborted, no tool result in time; compliance: it
    * obeyed; user-abort: the user interrupted it (Escape) while the stop was pending.
    */
   how: NoticeHow;
@@ -105,12 +105,28 @@ export interface ParentNotificationInput {
   handback?: { answer: string | null; files: readonly string[] } | undefined;
 }
 
-const HOW_TEXT: Record<NoticeHow, string> = {
-  ladder: "It kept making tool calls after the stop directives, so it was terminated at its next call.",
-  "hard-stop": "It was stuck (no tool call, no progress toward stopping, its turn did not end in time), so it was aborted.",
-  compliance: "It stopped as asked; its final answer is its summary.",
-  "user-abort": "The user interrupted it (Escape) while the stop was pending.",
-};
+/**
+ * How it ended, in words true of what governance knows (walk 4, finding 3). A hard stop only says no tool result and
+ * no end of its turn came before the deadline: a child inside a long tool call (an approved `sleep 40`) looks the same
+ * as a model step that gives nothing, so the text names both and never calls it stuck. "Its final answer is its
+ * summary" only when it gave one (a child whose only call was refused has none).
+ */
+function howText(input: ParentNotificationInput): string {
+  switch (input.how) {
+    case "ladder":
+      return "It kept making tool calls after the stop directives, so it was terminated at its next call.";
+    case "hard-stop":
+      return input.lastToolCall
+        ? "No tool result of it came and its turn did not end within the stop's deadline, so it was aborted: it was running a tool call (its last one, below) that did not return in time, or in a model step that produced nothing."
+        : "It made no tool call and its turn did not end within the stop's deadline, so it was aborted: its model step produced nothing in time.";
+    case "compliance":
+      return input.handback?.answer?.trim()
+        ? "It stopped as asked; its final answer (the task's result) is its summary."
+        : "It stopped as asked, without a final answer: the task's result says only what the host reported (for example a refused tool call).";
+    case "user-abort":
+      return "The user interrupted it (Escape) while the stop was pending.";
+  }
+}
 
 /**
  * Hub propagation (seed 000): prepended to the parent's next tool result so the parent learns its child was stopped
@@ -121,7 +137,7 @@ export function buildParentNotification(input: ParentNotificationInput): string 
   const origin = input.origin ?? "user";
   const by = origin === "governance" ? "governance (a limit in the project's governance.yaml, not the user)" : "the user";
   return [
-    `${sealedHeading(SUBAGENT_STOPPED_HEADING, input.seal)}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by ${by}. ${HOW_TEXT[input.how]}`,
+    `${sealedHeading(SUBAGENT_STOPPED_HEADING, input.seal)}: agent ${agentToken(input.childAgent)} (session ${sessionToken(input.childSessionId)}) was stopped by ${by}. ${howText(input)}`,
     ...reasonLine(input.reason, origin),
     call ? `Its last tool call: \`${agentToken(call.tool)}\` ${untrustedLine(call.summary, 80)}.` : "It made no tool call.",
     ...handbackLines(input),

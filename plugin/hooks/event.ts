@@ -5,6 +5,7 @@ import { retitle } from "../../governance/session/session-title.ts";
 import { type HostEvent, TELEMETRY_ONLY } from "./host-event.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import { answered } from "./answer.ts";
+import { notesDeliveredAtTurnEnd } from "../stop/directive-delivery.ts";
 
 /**
  * One host event, whichever host reported it (each adapter's one parser: plugin/opencode-1/events.ts,
@@ -90,6 +91,8 @@ async function lifecycle(rt: Runtime, id: string, event: HostEvent): Promise<voi
       await runner.dispatch(id, { type: "idle", at });
       tracker.turnEnded(id);
       await stops.onIdle(id);
+      // The notes this turn's steps showed were read: delivered once, never shown in a later turn.
+      await notesDeliveredAtTurnEnd(runner, stops, id);
       return;
     case "compacted":
       rt.summarizing.delete(id); // the summary is written: no summarizer transform is still to come

@@ -21,7 +21,8 @@ import type { Runtime } from "../runtime/runtime.ts";
  * - OpenCode 2: at the head of the status note. The `context` event's messages are the host's own `LLM.Message`
  *   objects, whose tool-result parts the release-line files read do not pin (docs/opencode-2.md); the status note is
  *   a message the adapter builds itself, after the last one, where the model reads it before it acts.
- * Either way the note stays queued until a tool result carries it (directive-delivery.ts `takeNotifications`).
+ * Either way the note stays queued until a tool result carries it or the turn that showed it ends (directive-delivery.ts
+ * `takeNotifications`, `notesDeliveredAtTurnEnd`).
  */
 export const NOTE_PLACEMENT: Readonly<Record<HostLine, "last_tool_result" | "status_note">> = { 1: "last_tool_result", 2: "status_note" };
 

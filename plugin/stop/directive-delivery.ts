@@ -1,6 +1,6 @@
 import { claimAll, type Directive, peekAll } from "../../governance/stop/directive-queue.ts";
 import { type DeliveryInput, planDelivery, type RenderedNote } from "../../governance/stop/delivery-plan.ts";
-import { notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
+import { notesAtTurnEnd, notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";
@@ -57,7 +57,8 @@ export async function deliverOnToolResult(
  * Notifications for the model-step path (stop and inject directives stay queued for tool results): the notes queued
  * for the session, each once. They are read, not claimed (issue 26 item 3): a model step's copy of the messages is
  * never persisted, so a note stays in its queue file — on disk, for whichever process hosts the session next — until a
- * tool result carries it (`deliverOnToolResult` claims it then). `stops.notes` only remembers what is owed, so a
+ * tool result carries it (`deliverOnToolResult` claims it then) or the turn that showed it ends
+ * (`notesDeliveredAtTurnEnd`). `stops.notes` only remembers what is owed, so a
  * session with nothing queued costs no directory read.
  */
 export async function takeNotifications(runner: EffectRunner, stops: StopController, sessionId: string): Promise<string[]> {
@@ -68,6 +69,18 @@ export async function takeNotifications(runner: EffectRunner, stops: StopControl
   stops.notes.set(sessionId, step.pending);
   await runner.run(sessionId, step.effects);
   return step.show;
+}
+
+/**
+ * The session's turn ended: the notes its model steps showed are delivered (governance/stop/parent-notes.ts
+ * `notesAtTurnEnd`) and their queue files claimed, so no later step or tool result shows them again.
+ */
+export async function notesDeliveredAtTurnEnd(runner: EffectRunner, stops: StopController, sessionId: string): Promise<void> {
+  if (!stops.notes.has(sessionId)) return;
+  const { delivered, pending } = notesAtTurnEnd(stops.notes.get(sessionId));
+  stops.notes.set(sessionId, pending);
+  const { ctx } = runner;
+  await claimAll(ctx.paths, sessionId, { clock: ctx.clock, ids: new Set(delivered), onProblem: (p) => rejected(runner, sessionId, p) });
 }
 
 /** Each notification rendered from this process's own record of the child. */

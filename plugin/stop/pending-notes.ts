@@ -3,7 +3,7 @@ import type { PendingNote } from "../../governance/stop/parent-notes.ts";
 /**
  * Per session, the parent notifications shown on model steps but not yet carried by a persisted tool result
  * (governance/stop/parent-notes.ts decides). In memory: an entry exists only while a note is owed, and is removed
- * when a tool result carries it or the session's record is released.
+ * when a tool result carries it, the turn that showed it ends, or the session's record is released.
  */
 export class PendingNotes {
   readonly #notes = new Map<string, PendingNote[]>();

@@ -179,7 +179,7 @@ if (!found.ok) {
       expect(parentAfter.messages.map((m) => textOf(m.content)).join("\n")).toContain("Budget exceeded:");
     });
 
-    test("a child whose model streams forever is hard-stopped through `session.interrupt` within deadline + 2 s; the parent is told it was stuck", async () => {
+    test('a child whose model streams forever is hard-stopped through `session.interrupt` within deadline + 2 s; the parent is told it was aborted, never "stuck"', async () => {
       const { root, child, since } = await startTree("stuck");
       await waitFor(() => model.requests.some((q) => q.sessionId === child && q.closedAt === undefined && lastOf(q, "tool") !== undefined), "child streaming");
       expect((await cli("stop", child, "--reason", "stuck")).code).toBe(0);
@@ -200,7 +200,7 @@ if (!found.ok) {
         )
         .find((t) => t.includes(SUBAGENT_STOPPED_HEADING));
       expect(told, "the parent read that its child was stopped").toBeDefined();
-      expect(told).toContain("It was stuck (no tool call");
+      expect(told).toContain("its turn did not end within the stop's deadline, so it was aborted");
     });
 
     for (const resume of [undefined, true] as const) {

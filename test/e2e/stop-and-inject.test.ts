@@ -245,7 +245,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     await serve.http.waitIdle([parent], 20_000);
     const told = agentRequests(parent).filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
     expect(told.length).toBe(1);
-    expect(conversation(told[0]!)).toContain("It was stuck (no tool call");
+    expect(conversation(told[0]!)).toContain("its turn did not end within the stop's deadline, so it was aborted");
   });
 
   test("a primary agent's governance tool (sessions, then stop) sees and stops another session's running child", async () => {

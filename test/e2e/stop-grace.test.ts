@@ -53,6 +53,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
   function respond(req: ModelRequest): Reply | Promise<Reply> {
     const first = textOf(req.messages.find((m) => m.role === "user")?.content);
     const tools = toolTexts(req);
+    if (first.startsWith("PARENT TWICE")) return twice(req, tools);
     const mode = /GRACE-(SUMMARY|SILENT|ESCAPE)/.exec(first)?.[1];
     if (first.startsWith("PARENT") && mode) {
       if (tools.length === 0) {
@@ -84,6 +85,30 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       }));
     }
     return { text: "ok" };
+  }
+
+  /** The TWICE parent's step after its second turn's task result. */
+  const secondResults: ModelRequest[] = [];
+  /**
+   * Turn 1 delegates a child the test stops; the step after its task result answers once it shows the note (a step
+   * without it waits for the note to be queued, then fails with a 503 so OpenCode's retry shows it). Turn 2 ("AGAIN")
+   * delegates a child that completes, then answers.
+   */
+  async function twice(req: ModelRequest, tools: string[]): Promise<Reply> {
+    const users = req.messages.filter((m) => m.role === "user");
+    const again = textOf(users.at(-1)?.content).includes("AGAIN");
+    const sinceUser = req.messages.slice(req.messages.lastIndexOf(users.at(-1)!)).filter((m) => m.role === "tool").length;
+    if (sinceUser === 0) {
+      const prompt = again ? "CHILD DONE finish at once" : "CHILD GRACE-SILENT work until told to stop";
+      return { toolCalls: [{ name: "task", args: { description: "work", prompt, subagent_type: "governance-executor" } }] };
+    }
+    if (again) {
+      secondResults.push(req);
+      return { text: "turn 2 done" };
+    }
+    if (conversation(req).includes(NOTE)) return { text: `turn 1 done after ${tools.length} results` };
+    await waitFor(() => auditEvents(project.governanceDir).some((e) => e.type === "parent_notified" && e.sessionId === req.sessionId), "note queued", 30_000);
+    return { httpError: 503, message: "retry to read the note" };
   }
 
   beforeAll(async () => {
@@ -175,7 +200,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       expect(hard!.at - lastLife, trace).toBeGreaterThanOrEqual(DEADLINE_MS - 500);
       expect(record.stoppedAt - lastLife).toBeLessThan(DEADLINE_MS + 5_000);
       const after = await parentAfterTask(parent);
-      expect(conversation(after[0]!)).toContain("It was stuck");
+      expect(conversation(after[0]!)).toContain("its turn did not end within the stop's deadline, so it was aborted");
     },
     LONG,
   );
@@ -198,6 +223,35 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       expect(childEvents(child).some((e) => e.type === "session_hard_stopped")).toBe(false);
       const after = await parentAfterTask(parent);
       expect(conversation(after[0]!)).toContain("The user interrupted it (Escape) while the stop was pending");
+    },
+    LONG,
+  );
+
+  test(
+    "a stop note the parent read in turn 1 is delivered once: turn 2's delegation result (a child that completed) carries none",
+    async () => {
+      const parent = (await serve.http.createSession()).id;
+      await serve.http.promptAsync(parent, "PARENT TWICE", { agent: "governance-coordinator" });
+      const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
+      await waitFor(() => agentRequests(child).length >= 2, "child at its second step", 60_000);
+      // L3 at its next call: the child is aborted, so the parent's `task` comes back cancelled (a tool error, which no
+      // tool result of governance carries) and the note reaches the parent on its next model step only (walk 4).
+      const r = await projectCli(project, ["stop", child, "--level", "3", "--reason", "turn one stop"]);
+      expect(r.code, r.stderr).toBe(0);
+      await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopping", "stopping");
+      gateOf(child).release();
+      await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopped", "child stopped", 30_000);
+      await serve.http.waitIdle([parent], 30_000);
+      expect(
+        agentRequests(parent).some((r) => conversation(r).includes(NOTE)),
+        "turn 1 showed the note",
+      ).toBe(true);
+      await serve.http.promptAsync(parent, "AGAIN delegate once more", { agent: "governance-coordinator" });
+      await waitFor(() => secondResults[0], "turn 2's step after its task result", 60_000);
+      await serve.http.waitIdle([parent], 30_000);
+      const result = toolTexts(secondResults[0]!).at(-1) ?? "";
+      expect(result).toContain("ok");
+      expect(result, "turn 2's task result").not.toContain(NOTE);
     },
     LONG,
   );

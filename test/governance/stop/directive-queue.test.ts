@@ -198,4 +198,13 @@ describe("DirectiveQueue", () => {
     expect(await claimAll(paths, id, { kinds: ["notify"] })).toEqual([]);
     expect(await claimAll(paths, id)).toEqual([inject("i1", 1), inject("i2", 3)]);
   });
+
+  it("claims only the requested ids (notes a turn showed) and leaves the others queued", async () => {
+    const id = sid("ids00001");
+    const note = (n: string, at: number): Directive => ({ kind: "notify", id: n, at, childId: "ses_childxxxxxxxxxxxxxxx", how: "hard-stop" });
+    await enqueue(paths, id, note("n1", 1));
+    await enqueue(paths, id, note("n2", 2));
+    expect(await claimAll(paths, id, { ids: new Set(["n1"]) })).toEqual([note("n1", 1)]);
+    expect(await peekAll(paths, id)).toEqual([note("n2", 2)]);
+  });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { notesOnStep, notesOnToolResult } from "../../../governance/stop/parent-notes.ts";
+import { notesAtTurnEnd, notesOnStep, notesOnToolResult } from "../../../governance/stop/parent-notes.ts";
 
 const ok = (id: string, text: string) => ({ directiveId: id, rendered: { ok: true as const, text } });
 
@@ -23,5 +23,12 @@ describe("parent notes: shown on every model step until a tool result carries th
     const step = notesOnStep([], [{ directiveId: "n1", rendered: { ok: false, reason: "no record" } }]);
     expect(step.pending).toEqual([]);
     expect(step.effects[0]).toMatchObject({ event: "directive_rejected" });
+  });
+  it("the turn's end delivers the notes its steps showed: their ids are claimed, nothing stays owed for a later turn", () => {
+    const shown = notesOnStep([], [ok("n1", "STOPPED"), ok("n2", "OTHER")]);
+    const end = notesAtTurnEnd(shown.pending);
+    expect(end.delivered).toEqual(["n1", "n2"]);
+    expect(notesOnStep(end.pending, []).show).toEqual([]);
+    expect(notesAtTurnEnd([]).delivered).toEqual([]);
   });
 });

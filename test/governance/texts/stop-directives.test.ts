@@ -112,11 +112,29 @@ describe("buildParentNotification", () => {
 
   it.each([
     ["ladder", /kept making tool calls after the stop directives, so it was terminated at its next call/],
-    ["hard-stop", /It was stuck \(no tool call, no progress toward stopping.*so it was aborted/],
+    ["hard-stop", /No tool result of it came and its turn did not end within the stop's deadline, so it was aborted: it was running a tool call/],
     ["compliance", /stopped as asked/],
     ["user-abort", /The user interrupted it \(Escape\) while the stop was pending/],
   ] as const)("explains how it stopped (%s)", (how, expected) => {
     expect(buildParentNotification({ ...base, how, seal })).toMatch(expected);
+  });
+
+  it("never calls a hard-stopped child stuck: a long tool call (an approved sleep 40) is named as the likely cause", () => {
+    const inCall = buildParentNotification({ ...base, seal, how: "hard-stop", lastToolCall: { tool: "bash", summary: "sleep 40; echo done" } });
+    expect(inCall).not.toMatch(/stuck/i);
+    expect(inCall).toContain("it was running a tool call (its last one, below) that did not return in time");
+    expect(inCall).toContain('Its last tool call: `bash` "sleep 40; echo done".');
+    const noCall = buildParentNotification({ ...base, seal, how: "hard-stop", lastToolCall: null });
+    expect(noCall).toContain("It made no tool call and its turn did not end within the stop's deadline, so it was aborted");
+  });
+
+  it("after a stop it obeyed, says 'its final answer is its summary' only when it gave one", () => {
+    const answered = buildParentNotification({ ...base, seal, how: "compliance", handback: { answer: "Done: a.ts fixed", files: [] } });
+    expect(answered).toContain("It stopped as asked; its final answer (the task's result) is its summary.");
+    const none = buildParentNotification({ ...base, seal, how: "compliance", handback: { answer: null, files: [] } });
+    expect(none).toContain("It stopped as asked, without a final answer");
+    expect(none).not.toContain("its final answer (the task's result) is its summary");
+    expect(buildParentNotification({ ...base, seal, how: "compliance" })).toContain("without a final answer");
   });
 });
 
