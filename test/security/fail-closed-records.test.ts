@@ -139,8 +139,9 @@ describe("a record made undecodable, moved to another host or turned back is res
     const task = (prompt: string, agent = "general") => ({ name: "task", args: { description: "work", prompt, subagent_type: agent } });
     const marker = /PARENT-(\S+)/.exec(first)?.[1];
     const agent = marker === "UNDECODABLE" ? "capped" : marker === "CEILINGS" ? "usercapped" : "general";
-    // After its child, the CEILINGS root names governance's state folder: the user's root guard must still refuse it.
-    if (marker === "CEILINGS" && n === 1) return bash("ls .opencode/governance/sessions");
+    // After its child, the CEILINGS root tries to change governance's state folder: the user's root guard must still
+    // refuse it (a read passes inside the sandbox, decision 0053; a change is refused early).
+    if (marker === "CEILINGS" && n === 1) return bash("rm -rf .opencode/governance/sessions");
     if (marker) return n === 0 ? { toolCalls: [task(marker, agent)] } : { text: "parent finished" };
     return { text: "ok" };
   }
@@ -247,11 +248,12 @@ describe("a record made undecodable, moved to another host or turned back is res
     const audit = auditEvents(project.governanceDir);
     const kept = audit.filter((e) => e.type === "ceiling_kept" && e.layer === "user").map((e) => e.reason);
     const rootLs = toolTexts(stepsOf(parent).at(-1)!).at(-1) ?? "";
-    console.log(`[fail-closed] ceilings: ${results.length} child calls; kept ${JSON.stringify(kept)}; root: ${rootLs.slice(0, 100)}`);
+    console.log(`[fail-closed] ceilings: ${results.length} child calls; kept ${JSON.stringify(kept)}; root: ${rootLs.slice(-300)}`);
     expect(audit.some((e) => e.type === "budget_exceeded" && e.sessionId === child)).toBe(true);
     expect(results.join("\n")).toContain(STOP_HEADINGS[1]);
     expect(results.length).toBeLessThanOrEqual(9);
     expect(kept).toEqual(expect.arrayContaining(["missing", "loosened"]));
-    expect(rootLs).toMatch(/^Refused by governance: this call names governance's state folder/);
+    // The stopped child's note may ride on the same result, before the refusal.
+    expect(rootLs).toMatch(/(^|\n)Refused by governance: this command would change governance's state folder/);
   }, 150_000);
 });
