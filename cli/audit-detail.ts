@@ -93,7 +93,7 @@ function refusal(e: AuditLine): string {
 /** How a stop became final (governance/session/session-record.ts `NoticeHow`). */
 const STOP_HOW: Record<string, string> = {
   ladder: "after L3",
-  "hard-stop": "hard abort (no tool call in time)",
+  "hard-stop": "hard abort (no tool result before the deadline)",
   compliance: "it ended its turn",
   "user-abort": "aborted by Escape or another client while stopping",
 };
@@ -136,7 +136,7 @@ export const AUDIT_DETAILS = {
       levels(list(e, "delivered")),
       quoted(str(e, "reason")),
     ),
-  session_hard_stopped: (e) => `no tool call in time: aborted (attempt ${num(e, "attempt") ?? "?"})`,
+  session_hard_stopped: (e) => `no tool result before the deadline: aborted (attempt ${num(e, "attempt") ?? "?"})`,
   stop_failed: (e) => `still running after ${num(e, "attempts") ?? "?"} aborts`,
   session_injected: (e) => join(quoted(str(e, "preview")), `from ${requester(str(e, "by")) ?? "?"}`),
   parent_notified: (e) =>

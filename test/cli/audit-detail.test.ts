@@ -36,9 +36,9 @@ describe("audit details: each event type's key facts in words (the dashboard's a
     expect(detailOf(final.effects, "session_stopped")).toBe("after L3 · asked by the user · L2→L3 · “too slow”");
     // No tool call before the deadline: governance's own abort, then the session went idle.
     const due = onDeadline(startStop(makeChildRecord(), stopReq(1, "governance")).next, T0 + 5 * SECOND, { retryDeadlineMs: SECOND });
-    expect(detailOf(due.effects, "session_hard_stopped")).toBe("no tool call in time: aborted (attempt 1)");
+    expect(detailOf(due.effects, "session_hard_stopped")).toBe("no tool result before the deadline: aborted (attempt 1)");
     const hard = confirmStopped(due.next, T0 + 6 * SECOND, "hard-stop");
-    expect(detailOf(hard.effects, "session_stopped")).toBe("hard abort (no tool call in time) · asked by governance · “too slow”");
+    expect(detailOf(hard.effects, "session_stopped")).toBe("hard abort (no tool result before the deadline) · asked by governance · “too slow”");
     expect(auditDetail({ at: T0, type: "stop_queued", level: 1, reason: "enough", by: "cli:bob" })).toBe("L1 · by the CLI (bob) · “enough”");
   });
 

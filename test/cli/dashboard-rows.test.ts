@@ -63,7 +63,7 @@ describe("a row's facts: since when, the real cause, what was refused or dropped
     expect(sessionStatus(stopped.next)).toBe("stopped");
     expect(facts.cause).toBe("loop guard");
     expect(facts.since).toBe(T0 + 11 * MINUTE + 200);
-    expect(facts.notes[0]!.text).toMatch(/^stop asked by the loop guard · “enough” · ended: hard abort \(no tool call in time\)$/);
+    expect(facts.notes[0]!.text).toMatch(/^stop asked by the loop guard · “enough” · ended: hard abort \(no tool result before the deadline\)$/);
     expect(facts.notes[0]!.text).not.toContain("Escape");
   });
 
