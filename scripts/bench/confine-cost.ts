@@ -1,3 +1,4 @@
+import { bashEntryScript } from "../../plugin/runtime/shell-entry.ts";
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -22,7 +23,7 @@ import { type Stats, stats } from "./stats.ts";
  * load, wall does (every process start waits for a core); the variants' blocks are interleaved so that the load falls
  * on all alike. Undefined without bwrap.
  */
-export type Step = "bare" | "shell" | "bwrap" | "entries" | "allPins" | "confined";
+export type Step = "bare" | "shell" | "bwrap" | "entries" | "allPins" | "confined" | "bashEnv";
 export type ConfineCost = { user: string; entries: number; allPins: number; pins: number; wall: Record<Step, Stats>; cpu: Record<Step, Stats> };
 
 const BLOCK = 10;
@@ -73,12 +74,18 @@ export function confinementCost(commands: number): ConfineCost | undefined {
       entries: confinedCommand("true", bwrap, argsFile("entries", entries)),
       allPins: confinedCommand("true", bwrap, argsFile("all-pins", before)),
       confined: confinedCommand("true", bwrap, argsFile("confined", options)),
+      // The route a bash command takes since decision 0071: the text stays `true`; the shell OpenCode starts reads
+      // BASH_ENV (the entry script), which execs bwrap with the same options on the same command.
+      bashEnv: "true",
     };
+    const entryScript = path.join(root, "entry.bash-env");
+    fs.writeFileSync(entryScript, bashEntryScript(bwrap, argsFile("bash-env", options)), { mode: 0o644 });
+    const envOf: Partial<Record<Step, string>> = { bashEnv: `BASH_ENV=${entryScript} SHLVL=1 ` };
     const steps = Object.keys(commandsOf) as Step[];
     const wall = Object.fromEntries(steps.map((s) => [s, [] as number[]])) as Record<Step, number[]>;
     const cpu = Object.fromEntries(steps.map((s) => [s, [] as number[]])) as Record<Step, number[]>;
-    const block = (command: string) => {
-      const loop = `for i in $(seq ${BLOCK}); do bash -c "$1"; done; times`;
+    const block = (command: string, prefix = "") => {
+      const loop = `for i in $(seq ${BLOCK}); do ${prefix}bash -c "$1"; done; times`;
       const t0 = performance.now();
       const as = asNobody ? ["setpriv", "--reuid", String(NOBODY), "--regid", String(NOBODY), "--clear-groups"] : [];
       const argv = [...as, "bash", "-c", loop, "bench", command];
@@ -89,10 +96,10 @@ export function confinementCost(commands: number): ConfineCost | undefined {
       const seconds = [...children.matchAll(/(\d+)m([\d.]+)s/g)].reduce((n, m) => n + Number(m[1]) * 60 + Number(m[2]), 0);
       return { wall: ms / BLOCK, cpu: (seconds * 1000) / BLOCK };
     };
-    for (const s of steps) block(commandsOf[s]);
+    for (const s of steps) block(commandsOf[s], envOf[s]);
     for (let b = 0; b < Math.max(1, Math.round(commands / BLOCK)); b++) {
       for (const s of b % 2 === 0 ? steps : [...steps].reverse()) {
-        const r = block(commandsOf[s]);
+        const r = block(commandsOf[s], envOf[s]);
         wall[s].push(r.wall);
         cpu[s].push(r.cpu);
       }
