@@ -31,7 +31,9 @@ const subagent = (name: string) => `---\ndescription: ${name} (test subagent)\nm
 /** A project's file that tries to run a command through governance: refused. */
 const PROJECT_YAML =
   "budgets:\n  agents:\n    capped: { toolCalls: 3 }\nloops:\n  enabled: false\nhooks:\n  session_stopped:\n    command: touch PROJECT_HOOK_RAN\n";
-const HANG_MS = 5_000;
+// Long enough that the parent's turn after a stop ends before it even on a loaded CI machine (5 s was not: the turn took
+// longer than the hook's timeout once, and "nothing waited for it" could not be told from a slow turn).
+const HANG_MS = 15_000;
 
 function respond(req: ModelRequest): Reply {
   const first = textOf(req.messages.find((m) => m.role === "user")?.content);
