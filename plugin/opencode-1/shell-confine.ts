@@ -1,4 +1,4 @@
-import { hostShell, isBash, USER_BASH_ENV } from "../runtime/shell-entry.ts";
+import { entryEnv, hostShell, isBash } from "../runtime/shell-entry.ts";
 
 /** How many confined calls are remembered until their shell starts (a turn has a handful; parallel calls a few more). */
 const REMEMBERED = 256;
@@ -41,12 +41,9 @@ export class ConfinedCalls {
 
   /** The variables for the shell of `callId`: BASH_ENV names the entry script (a user's own BASH_ENV is carried inside). */
   env(callId: string | undefined): Record<string, string> {
-    const env = this.hostEnv;
     const entry = callId === undefined ? undefined : this.#calls.get(callId);
     if (entry === undefined) return {};
     this.#calls.delete(callId as string);
-    // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1): never here.
-    const level: Record<string, string> = Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" };
-    return { BASH_ENV: entry, ...(env.BASH_ENV ? { [USER_BASH_ENV]: env.BASH_ENV } : {}), ...level };
+    return entryEnv(entry, this.hostEnv);
   }
 }

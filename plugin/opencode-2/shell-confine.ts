@@ -1,4 +1,4 @@
-import { isBash, USER_BASH_ENV } from "../runtime/shell-entry.ts";
+import { entryEnv, isBash } from "../runtime/shell-entry.ts";
 import type { Runtime } from "../runtime/runtime.ts";
 import type { ShellCreateEvent } from "./types.ts";
 
@@ -49,11 +49,7 @@ export class ConfinedShells {
     if (i < 0) return;
     const [{ entry }] = this.#calls.splice(i, 1) as [{ command: string; entry: string }];
     if (isBash(e.shell)) {
-      const env = e.env;
-      if (env.BASH_ENV) env[USER_BASH_ENV] = env.BASH_ENV;
-      env.BASH_ENV = entry;
-      // Bash skips BASH_ENV when it takes itself for sshd's shell (stdin a socket and SHLVL below 1).
-      if (!(Number(env.SHLVL) >= 1)) env.SHLVL = "1";
+      Object.assign(e.env, entryEnv(entry, e.env));
       return;
     }
     const state = rt.ctx.confinement.known;

@@ -15,6 +15,19 @@ import type { SandboxState } from "./confinement.ts";
 export const USER_BASH_ENV = "OPENCODE_GOVERNANCE_USER_BASH_ENV";
 
 /**
+ * The variables that send a bash the host starts into the sandbox, given the environment it would start with: BASH_ENV
+ * names the entry script, a user's own BASH_ENV is carried inside, and SHLVL is set where absent (bash skips BASH_ENV
+ * when it takes itself for sshd's shell: stdin a socket and SHLVL below 1).
+ */
+export function entryEnv(entry: string, env: Readonly<Record<string, string | undefined>>): Record<string, string> {
+  return {
+    BASH_ENV: entry,
+    ...(env.BASH_ENV ? { [USER_BASH_ENV]: env.BASH_ENV } : {}),
+    ...(Number(env.SHLVL) >= 1 ? {} : { SHLVL: "1" }),
+  };
+}
+
+/**
  * The script's text. It never falls through to the agent's command: a failed `exec` ends a non-interactive bash
  * (126/127), and a failed redirection of the options file reaches the explicit `exit 126`.
  */
