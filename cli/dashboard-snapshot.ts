@@ -126,6 +126,8 @@ export function sessionRows(
     origins?: Record<string, string>;
     /** Records whose OpenCode process is dead (cli/process-gone.ts): `orphaned`, never running. */
     processGone?: (r: SessionRecord) => boolean;
+    /** The host line the tool names are said in: records keep the core's (`bash`, `task`); OpenCode 2 says `shell`. */
+    hostLine?: HostLine;
   },
 ): SessionRow[] {
   const gone = at.processGone ?? (() => false);
@@ -156,7 +158,9 @@ export function sessionRows(
       status: sessionStatus(r, gone(r)),
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
-      lastToolCall: r.lastToolCall ? { tool: r.lastToolCall.tool, summary: r.lastToolCall.summary, at: r.lastToolCall.at } : null,
+      lastToolCall: r.lastToolCall
+        ? { tool: hostToolName(at.hostLine ?? 1, r.lastToolCall.tool), summary: r.lastToolCall.summary, at: r.lastToolCall.at }
+        : null,
       toolCalls: r.counters.toolCalls,
       endedAt: r.end?.at ?? r.stoppedAt ?? null,
       budget: withOrigins(r, budgetView(r, at.config, at.now)),
@@ -174,9 +178,14 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   // Records this user's governance did not write are never running; past MAX_ROWS (a flood of planted records)
   // the rows the user's own sessions need come first and the rest are counted.
   const trust = trustOf(ctx);
-  const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins, processGone: await processGoneOf(records) });
-  const kept = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const events = (await ctx.audit.read()) as AuditLine[];
+  // The host the plugin last started on here: tool names as it offers them (`shell` on 2), its version in the header.
+  const detected = events.filter((e) => e.type === "host_detected").at(-1);
+  const line: HostLine = detected?.line === 2 ? 2 : 1;
+  const version = typeof detected?.version === "string" ? detected.version : null;
+  const processGone = await processGoneOf(records);
+  const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins, processGone, hostLine: line });
+  const kept = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
   const bySession = new Map<string, AuditLine[]>();
   for (const e of events) {
     if (typeof e.sessionId !== "string") continue;
@@ -185,15 +194,10 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     else bySession.set(e.sessionId, [e]);
   }
   const recordOf = new Map(records.map((r) => [r.sessionId, r]));
-  // Records keep the core's tool names (`bash`, `task`); the page names them as the host offers them (`shell` on 2).
-  const detected = events.filter((e) => e.type === "host_detected").at(-1);
-  const line: HostLine = detected?.line === 2 ? 2 : 1;
-  const version = typeof detected?.version === "string" ? detected.version : null;
   const branches = treeBranches(kept.map((r) => r.indent));
   const sessions: DashboardRow[] = kept.map((row, i) => {
     const record = recordOf.get(row.sessionId)!;
-    const lastToolCall = row.lastToolCall && { ...row.lastToolCall, tool: hostToolName(line, row.lastToolCall.tool) };
-    return { ...row, lastToolCall, branch: branches[i]!, ...plainDeep(rowFacts(record, bySession.get(row.sessionId) ?? [])) };
+    return { ...row, branch: branches[i]!, ...plainDeep(rowFacts(record, bySession.get(row.sessionId) ?? [])) };
   });
   const resumable = resumableSessions(records, {
     now,
