@@ -1,37 +1,7 @@
 import * as z from "../zod.ts";
 import { parseDuration } from "../time/time-format.ts";
-
-/**
- * What governance.yaml may limit (docs/budgets.md). Every limit is optional: an absent key is no limit. The bounds
- * refuse absurd values with a message (a negative budget, a token budget in the quadrillions, a year of active time)
- * rather than letting a typo switch a guard off or make it fire at once.
- */
-const MAX_COUNT = 1_000_000;
-const MAX_TOKENS = 10_000_000_000;
-const MAX_COST_USD = 100_000;
-const MIN_ACTIVE_MS = 1_000;
-const MAX_ACTIVE_MS = 7 * 24 * 3_600_000;
-
-const count = (what: string, max = MAX_COUNT) =>
-  z
-    .number()
-    .int(`${what} must be a whole number`)
-    .min(1, `${what} must be 1 or more (leave the key out for no limit)`)
-    .max(max, `${what} above ${max.toLocaleString("en-US")} is not a limit; leave the key out for none`);
-
-/** Active time: a duration between 1 s and 7 days; milliseconds after parsing. */
-const ActiveTime = z.union([z.number(), z.string()]).transform((value, ctx) => {
-  const parsed = parseDuration(value);
-  if (!parsed.ok) {
-    ctx.addIssue({ code: "custom", message: parsed.reason });
-    return z.NEVER;
-  }
-  if (parsed.ms < MIN_ACTIVE_MS || parsed.ms > MAX_ACTIVE_MS) {
-    ctx.addIssue({ code: "custom", message: "activeTime must be between 1s and 7d" });
-    return z.NEVER;
-  }
-  return parsed.ms;
-});
+import { BUDGET_KEYS, type BudgetKey as Key, PERIOD_KEYS, type PeriodKey } from "./budget-kinds.ts";
+import { amountSchema, limitSchema } from "./budget-units.ts";
 
 /** A loop guard's wait: a duration between 100 ms and 1 h; milliseconds after parsing. */
 export const LoopWait = (what: string) =>
@@ -48,45 +18,21 @@ export const LoopWait = (what: string) =>
     return parsed.ms;
   });
 
-/** The counted limits, shared by the config (BudgetLimits) and a raise (BudgetAmounts). */
-const CALLS = {
-  modelRequests: count("modelRequests").optional(),
-  toolCalls: count("toolCalls").optional(),
-};
-const TOKENS = {
-  tokens: count("tokens", MAX_TOKENS).optional(),
-  inputTokens: count("inputTokens", MAX_TOKENS).optional(),
-  outputTokens: count("outputTokens", MAX_TOKENS).optional(),
-  reasoningTokens: count("reasoningTokens", MAX_TOKENS).optional(),
-  cacheReadTokens: count("cacheReadTokens", MAX_TOKENS).optional(),
-  cacheWriteTokens: count("cacheWriteTokens", MAX_TOKENS).optional(),
-};
+/** The budget keys, in the order they are shown: the kinds table's. */
+export const BudgetKey = z.enum(BUDGET_KEYS as [Key, ...Key[]]);
+export type BudgetKey = Key;
+export type { PeriodKey };
 
-/** The budget keys, in the order they are shown. */
-export const BudgetKey = z.enum([
-  "modelRequests",
-  "toolCalls",
-  "activeTime",
-  "tokens",
-  "inputTokens",
-  "outputTokens",
-  "reasoningTokens",
-  "cacheReadTokens",
-  "cacheWriteTokens",
-  "cost",
-]);
-export type BudgetKey = z.infer<typeof BudgetKey>;
+type Shape = { [K in BudgetKey]: ReturnType<z.ZodType<number>["optional"]> };
+const shape = (schema: (key: BudgetKey) => z.ZodType<number>): Shape => Object.fromEntries(BUDGET_KEYS.map((k) => [k, schema(k).optional()])) as Shape;
 
-export const BudgetLimits = z.strictObject({
-  ...CALLS,
-  activeTime: ActiveTime.optional(),
-  ...TOKENS,
-  cost: z
-    .number()
-    .positive("cost must be more than 0 (US dollars; leave the key out for no limit)")
-    .max(MAX_COST_USD, `cost above ${MAX_COST_USD} USD is not a limit; leave the key out for none`)
-    .optional(),
-});
+/**
+ * What governance.yaml may limit (docs/budgets.md): one optional limit per kind of budget-kinds.ts, with the kind's
+ * bounds. Every limit is optional: an absent key is no limit. The bounds refuse absurd values with a message (a
+ * negative budget, a token budget in the quadrillions, a year of active time) rather than letting a typo switch a
+ * guard off or make it fire at once.
+ */
+export const BudgetLimits = z.strictObject(shape(limitSchema));
 export type BudgetLimits = z.infer<typeof BudgetLimits>;
 
 /**
@@ -94,21 +40,11 @@ export type BudgetLimits = z.infer<typeof BudgetLimits>;
  * over every session and every OpenCode process of a project (`budgets.project`) or of the user (`budgets.user`).
  * Tool calls and active time are a session's matter, not a spend, and are not keys here.
  */
-export const PeriodLimits = BudgetLimits.pick({
-  modelRequests: true,
-  tokens: true,
-  inputTokens: true,
-  outputTokens: true,
-  reasoningTokens: true,
-  cacheReadTokens: true,
-  cacheWriteTokens: true,
-  cost: true,
-});
+export const PeriodLimits = BudgetLimits.pick(Object.fromEntries(PERIOD_KEYS.map((k) => [k, true])) as Record<PeriodKey, true>);
 export type PeriodLimits = z.infer<typeof PeriodLimits>;
 
-/** The keys a period cap may set, in the order they are shown. */
-export const PERIOD_KEYS = PeriodLimits.keyof().options;
-export type PeriodKey = (typeof PERIOD_KEYS)[number];
+/** The keys a period cap may set (the kinds marked `spend`), in the order they are shown. */
+export { PERIOD_KEYS } from "./budget-kinds.ts";
 
 /** Daily and weekly caps of one scope; days and weeks in the user's time zone (ISO weeks, Monday first). */
 export const PeriodCaps = z.strictObject({
@@ -166,10 +102,5 @@ export type LoopConfig = z.infer<typeof LoopConfig>;
  * numbers (activeTime in milliseconds), the same bounds. Stored in signed queue files and records, so it carries no
  * transform: what was signed is what is read back.
  */
-export const BudgetAmounts = z.strictObject({
-  ...CALLS,
-  activeTime: z.number().int().min(MIN_ACTIVE_MS, "activeTime must be at least 1s").max(MAX_ACTIVE_MS, "activeTime must be at most 7d").optional(),
-  ...TOKENS,
-  cost: z.number().positive("cost must be more than 0").max(MAX_COST_USD, `cost must be at most ${MAX_COST_USD}`).optional(),
-});
+export const BudgetAmounts = z.strictObject(shape(amountSchema));
 export type BudgetAmounts = z.infer<typeof BudgetAmounts>;
