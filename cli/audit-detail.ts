@@ -1,5 +1,5 @@
-import { BudgetKey } from "../governance/config/budget-config.ts";
-import { formatAmount } from "../governance/budget/budget-view.ts";
+import { isBudgetKey } from "../governance/config/budget-kinds.ts";
+import { formatAmount } from "../governance/config/budget-units.ts";
 import type { AuditEventType } from "../governance/storage/audit-log.ts";
 import { currentAuditType } from "../governance/storage/audit-names.ts";
 
@@ -58,16 +58,14 @@ export function requester(by: string | null): string | null {
   return by;
 }
 
-const BUDGET_KEYS = new Set<string>(BudgetKey.options);
 /** "toolCalls 1000/1000" with each key's unit (activeTime in minutes, cost in dollars). */
 function figure(e: AuditLine): string | null {
   const key = str(e, "key");
   const used = num(e, "used");
   const limit = num(e, "limit");
   if (key === null || used === null || limit === null) return key;
-  if (!BUDGET_KEYS.has(key)) return `${key} ${used}/${limit}`;
-  const k = key as BudgetKey;
-  return `${key} ${formatAmount(k, used, limit)}/${formatAmount(k, limit, limit)}`;
+  if (!isBudgetKey(key)) return `${key} ${used}/${limit}`;
+  return `${key} ${formatAmount(key, used, limit)}/${formatAmount(key, limit, limit)}`;
 }
 
 /** Why a delegation was refused, in words (governance/delegation/delegation-policy.ts `SpawnRefusal`). */

@@ -1,3 +1,5 @@
+import { unitsByKey } from "../governance/config/budget-kinds.ts";
+
 /**
  * The dashboard's page, stylesheet and script, served as three routes so the CSP can forbid every inline script and
  * style. Session data is inserted with `textContent` only (agent names, tool summaries and audit details come from
@@ -111,6 +113,8 @@ const $ = (id) => document.getElementById(id);
 const rowsById = new Map();
 let snapshot = null;
 let clockOffset = 0;
+/** Each budget key's unit, from the kinds table (governance/config/budget-kinds.ts). */
+const BUDGET_UNITS = ${JSON.stringify(unitsByKey())};
 
 function say(text, ok) { $("status").textContent = text; $("status").className = ok ? "ok" : "err"; }
 function el(tag, text, cls) { const e = document.createElement(tag); if (text !== undefined) e.textContent = text; if (cls) e.className = cls; return e; }
@@ -207,10 +211,11 @@ function renderSessions() {
   });
 }
 
-/** An amount as people read it: $ for cost, s/m/h for active time, k/M for tokens. */
+/** An amount as people read it by its kind's unit: $ for dollars, s/m/h for a duration, k/M for a count. */
 function amount(key, v, setWith) {
-  if (key === "cost") { const d = String(setWith === undefined || setWith === null ? v : setWith).split(".")[1]; return "$" + v.toFixed(Math.min(6, Math.max(2, d ? d.length : 0))); }
-  if (key === "activeTime") { const s = Math.round(v / 1000); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + "m" : (Math.round(s / 360) / 10) + "h"; }
+  const unit = BUDGET_UNITS[key];
+  if (unit === "usd") { const d = String(setWith === undefined || setWith === null ? v : setWith).split(".")[1]; return "$" + v.toFixed(Math.min(6, Math.max(2, d ? d.length : 0))); }
+  if (unit === "ms") { const s = Math.round(v / 1000); return s < 120 ? s + "s" : s < 7200 ? Math.round(s / 60) + "m" : (Math.round(s / 360) / 10) + "h"; }
   return v < 10000 ? String(Math.round(v)) : v < 1e6 ? (Math.round(v / 100) / 10) + "k" : (Math.round(v / 1e5) / 10) + "M";
 }
 

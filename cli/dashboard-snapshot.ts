@@ -11,7 +11,7 @@ import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
 import { type HostLine, hostToolName } from "../governance/host/host-lines.ts";
-import { capUseLine } from "../governance/texts/spend-notices.ts";
+import { capUseLine } from "../governance/budget/spend-notices.ts";
 import { plainLine } from "../governance/text-safety/text-parts.ts";
 import { readSpend } from "./spend-view.ts";
 import { type AuditLine, auditDetail } from "./audit-detail.ts";

@@ -1,8 +1,9 @@
 import { parseAmounts, requestRaise } from "../../governance/stop/budget-request.ts";
-import { type BudgetUseLine, budgetView, formatAmount } from "../../governance/budget/budget-view.ts";
+import { type BudgetUseLine, budgetView } from "../../governance/budget/budget-view.ts";
 import type { BudgetAmounts, BudgetKey } from "../../governance/config/budget-config.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
-import { formatDollars } from "../../governance/texts/budget-notices.ts";
+import { kindOf } from "../../governance/config/budget-kinds.ts";
+import { formatAmount, formatDollars } from "../../governance/config/budget-units.ts";
 import { readConfig } from "../read-config.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { spendCommand } from "./spend.ts";
@@ -67,13 +68,18 @@ export async function budgetCommand(c: CommandContext): Promise<number> {
  * `sessions` show it — never milliseconds), an exact count otherwise.
  */
 function amount(key: BudgetKey, value: number, limit: number | null): string {
-  if (key === "cost") return formatDollars(value, Math.min(limit ?? 0.0001, 0.0001));
-  if (key === "activeTime") return formatAmount(key, value);
-  return String(value);
+  switch (kindOf(key).unit) {
+    case "usd":
+      return formatDollars(value, Math.min(limit ?? 0.0001, 0.0001));
+    case "ms":
+      return formatAmount(key, value);
+    case "count":
+      return String(value);
+  }
 }
 
 function formatLine(l: BudgetUseLine): string {
-  const limit = l.limit === null ? "" : ` of ${l.key === "cost" ? formatDollars(l.limit, l.limit) : amount(l.key, l.limit, l.limit)}`;
+  const limit = l.limit === null ? "" : ` of ${kindOf(l.key).unit === "usd" ? formatDollars(l.limit, l.limit) : amount(l.key, l.limit, l.limit)}`;
   return `${l.key.padEnd(17)} ${amount(l.key, l.used, l.limit)}${limit}${l.limit === null ? "" : ` (${Math.round((l.share ?? 0) * 100)}%)`}`;
 }
 

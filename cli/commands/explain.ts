@@ -1,5 +1,6 @@
 import type { CapInput } from "../../governance/budget/spend-caps.ts";
 import { PERIOD_KEYS } from "../../governance/config/budget-config.ts";
+import { keysOfUnit } from "../../governance/config/budget-kinds.ts";
 import type { LoadedConfig } from "../../governance/config/config.ts";
 import { agentRoleLines, agentRoles } from "../agent-roles.ts";
 import { HOOKS_SHOWN_WHY, hookLines } from "../hooks-view.ts";
@@ -25,7 +26,8 @@ function isSetting(path: string): boolean {
   return !cap || (PERIOD_KEYS as readonly string[]).includes(cap[3] as string);
 }
 
-const MS = /(deadline|retryDeadline|maxWait|activeTime|exportTimeout|minIdle|maxIdle|staleAfter)$/;
+/** Settings held in milliseconds: the stop ladder's and telemetry's waits, the idle bounds and every duration budget kind. */
+const MS = new RegExp(`(deadline|retryDeadline|maxWait|${keysOfUnit("ms").join("|")}|exportTimeout|minIdle|maxIdle|staleAfter)$`);
 
 function leaves(value: unknown, prefix: string, out: Map<string, unknown>): void {
   if (value && typeof value === "object" && !Array.isArray(value) && !(prefix === "telemetry.headers")) {

@@ -2,7 +2,8 @@ import { constants } from "node:fs";
 import { open, stat } from "node:fs/promises";
 import { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { matchesAuditType } from "../../governance/storage/audit-names.ts";
-import { formatAmount } from "../../governance/budget/budget-view.ts";
+import { isBudgetKey, kindOf } from "../../governance/config/budget-kinds.ts";
+import { formatDurationShort } from "../../governance/config/budget-units.ts";
 import { safeJson } from "../output.ts";
 import type { Style } from "../output.ts";
 import type { CommandContext } from "./command-context.ts";
@@ -69,9 +70,9 @@ function print(c: CommandContext, e: AuditEvent): void {
  */
 function duration(event: Record<string, unknown>, key: string, value: unknown): string | undefined {
   if (typeof value !== "number" || !Number.isFinite(value)) return undefined;
-  const isDuration = /Ms$/.test(key) || ((key === "used" || key === "limit") && event.key === "activeTime");
+  const isDuration = /Ms$/.test(key) || ((key === "used" || key === "limit") && isBudgetKey(event.key) && kindOf(event.key).unit === "ms");
   if (!isDuration) return undefined;
-  return Math.abs(value) < 1000 ? `${Math.round(value)}ms` : formatAmount("activeTime", value);
+  return Math.abs(value) < 1000 ? `${Math.round(value)}ms` : formatDurationShort(value);
 }
 
 /**

@@ -3,7 +3,7 @@ import { PERIOD_KEYS, type PeriodKey } from "../../governance/config/budget-conf
 import { parseAmounts } from "../../governance/stop/budget-request.ts";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
-import { capUseLine } from "../../governance/texts/spend-notices.ts";
+import { capUseLine } from "../../governance/budget/spend-notices.ts";
 import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
 import { readConfig } from "../read-config.ts";
 import { readSpend } from "../spend-view.ts";

@@ -7,7 +7,7 @@ import { checkLabels } from "../../governance/texts/check-notes.ts";
 import { plainLine } from "../../governance/text-safety/text-parts.ts";
 import { readConfig } from "../read-config.ts";
 import { readSpend } from "../spend-view.ts";
-import { capUseLine } from "../../governance/texts/spend-notices.ts";
+import { capUseLine } from "../../governance/budget/spend-notices.ts";
 import { confinementView } from "../confinement-view.ts";
 import { coverageStatusLines, readCoverage } from "../coverage-view.ts";
 import { processGoneOf } from "../process-gone.ts";

@@ -1,7 +1,7 @@
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import { type BudgetLine, formatUse } from "../texts/budget-notices.ts";
+import { type BudgetLine, formatUse } from "./budget-notices.ts";
 import type { BudgetKey, BudgetLimits } from "../config/budget-config.ts";
 import type { BudgetEscalation, BudgetRaise } from "../session/budget-state.ts";
 import { BUDGET_KEYS, type BudgetScope, type Usage } from "./budget-usage.ts";

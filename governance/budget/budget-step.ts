@@ -4,7 +4,7 @@ import type { BudgetRaise } from "../session/budget-state.ts";
 import type { Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
-import { type BudgetLine, budgetStopReason, buildBudgetWarning, buildStandDownNotice } from "../texts/budget-notices.ts";
+import { type BudgetLine, budgetStopReason, buildBudgetWarning, buildStandDownNotice } from "./budget-notices.ts";
 import { applyRaise, checkBudget, type RaiseResult, takeStandDownNotice } from "./budget-check.ts";
 import { verifiedRaises } from "./budget-raise.ts";
 import { BUDGET_KEYS, type BudgetScope, configuredLimits, raisedLimits, sessionUsage, treeUsage } from "./budget-usage.ts";

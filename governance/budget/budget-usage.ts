@@ -1,6 +1,7 @@
 import type { GovernanceConfig } from "../config/config.ts";
 import type { SessionRecord } from "../session/session-record.ts";
-import { type BudgetAmounts, BudgetKey, type BudgetLimits } from "../config/budget-config.ts";
+import type { BudgetAmounts, BudgetKey, BudgetLimits } from "../config/budget-config.ts";
+import { BUDGET_KEYS as KIND_KEYS } from "../config/budget-kinds.ts";
 import {
   type BudgetRaise,
   type BudgetState,
@@ -15,21 +16,10 @@ import {
 /** Use against every budget key: counts, milliseconds (activeTime) and US dollars (cost). */
 export type Usage = Record<BudgetKey, number>;
 export type BudgetScope = "session" | "tree";
-export const BUDGET_KEYS: readonly BudgetKey[] = BudgetKey.options;
+export const BUDGET_KEYS: readonly BudgetKey[] = KIND_KEYS;
 
 export function totalTokens(t: TokenUse): number {
   return t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite;
-}
-
-function tokenUsage(t: TokenUse): Pick<Usage, "tokens" | "inputTokens" | "outputTokens" | "reasoningTokens" | "cacheReadTokens" | "cacheWriteTokens"> {
-  return {
-    tokens: totalTokens(t),
-    inputTokens: t.input,
-    outputTokens: t.output,
-    reasoningTokens: t.reasoning,
-    cacheReadTokens: t.cacheRead,
-    cacheWriteTokens: t.cacheWrite,
-  };
 }
 
 /** Busy time so far: closed intervals plus the open one. */
@@ -37,25 +27,46 @@ export function activeMs(b: BudgetState, at: number): number {
   return b.activeMs + (b.busySince === null ? 0 : Math.max(0, at - b.busySince));
 }
 
-/** A session's own use. O(1). */
-export function sessionUsage(r: SessionRecord, at: number): Usage {
-  const b = r.budget ?? EMPTY_BUDGET;
-  return {
-    modelRequests: r.counters.modelSteps,
-    toolCalls: r.counters.toolCalls,
-    activeTime: activeMs(b, at),
-    ...tokenUsage(b.tokens),
-    cost: b.cost,
-  };
-}
+/** What one kind's count is read from: a session's own record, and a tree's root record. */
+type Counted = { session: (r: SessionRecord, at: number) => number; tree: (root: SessionRecord, at: number) => number };
+const tree = (root: SessionRecord): TreeUse => root.budget.tree ?? NO_TREE_USE;
+const own = (r: SessionRecord): BudgetState => r.budget ?? EMPTY_BUDGET;
+const tokensOf = (pick: (t: TokenUse) => number): Counted => ({ session: (r) => pick(own(r).tokens), tree: (root) => pick(tree(root).tokens) });
 
 /**
- * A task tree's use, from its root's record: totals of every session in the tree; active time is the root's busy
- * time (a foreground subagent keeps its parent busy, so this is the wall time the request has been running).
+ * How each kind of budget-kinds.ts is counted — the counting step of a kind, and the one place beside the table a new
+ * kind must be added (the compiler refuses a kind without its entry). Model requests and tool calls are the record's
+ * own counters; tokens and cost what OpenCode reports; a tree's totals are kept on its root's record, except active
+ * time: a tree's is its root's busy time (a foreground subagent keeps its parent busy, so this is the wall time the
+ * request has been running).
  */
+const COUNTED: Record<BudgetKey, Counted> = {
+  modelRequests: { session: (r) => r.counters.modelSteps, tree: (root) => tree(root).modelRequests },
+  toolCalls: { session: (r) => r.counters.toolCalls, tree: (root) => tree(root).toolCalls },
+  activeTime: { session: (r, at) => activeMs(own(r), at), tree: (root, at) => activeMs(root.budget, at) },
+  tokens: tokensOf(totalTokens),
+  inputTokens: tokensOf((t) => t.input),
+  outputTokens: tokensOf((t) => t.output),
+  reasoningTokens: tokensOf((t) => t.reasoning),
+  cacheReadTokens: tokensOf((t) => t.cacheRead),
+  cacheWriteTokens: tokensOf((t) => t.cacheWrite),
+  cost: { session: (r) => own(r).cost, tree: (root) => tree(root).cost },
+};
+
+function usage(scope: BudgetScope, r: SessionRecord, at: number): Usage {
+  const out = {} as Usage;
+  for (const key of BUDGET_KEYS) out[key] = COUNTED[key][scope](r, at);
+  return out;
+}
+
+/** A session's own use. O(1). */
+export function sessionUsage(r: SessionRecord, at: number): Usage {
+  return usage("session", r, at);
+}
+
+/** A task tree's use, from its root's record: totals of every session in the tree (COUNTED says how). */
 export function treeUsage(root: SessionRecord, at: number): Usage {
-  const t = root.budget.tree ?? NO_TREE_USE;
-  return { modelRequests: t.modelRequests, toolCalls: t.toolCalls, activeTime: activeMs(root.budget, at), ...tokenUsage(t.tokens), cost: t.cost };
+  return usage("tree", root, at);
 }
 
 /** The configured limits of a session: its agent's entry, else the default for subagents, else none (a root). */

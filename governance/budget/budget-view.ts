@@ -2,7 +2,7 @@ import type { GovernanceConfig } from "../config/config.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import type { BudgetKey } from "../config/budget-config.ts";
 import type { BudgetExceeded } from "../session/budget-state.ts";
-import { formatDollars } from "../texts/budget-notices.ts";
+import { formatAmount } from "../config/budget-units.ts";
 import { verifiedRaises } from "./budget-raise.ts";
 import { BUDGET_KEYS, configuredLimits, raisedLimits, sessionUsage, treeUsage } from "./budget-usage.ts";
 
@@ -62,17 +62,6 @@ export function budgetView(r: SessionRecord, config: Pick<GovernanceConfig, "bud
 /** Only the limited lines (what a compact view shows). */
 export function limitedLines(view: readonly BudgetUseLine[]): BudgetUseLine[] {
   return view.filter((l) => l.limit !== null);
-}
-
-/** An amount as people read it in one line: `$0.12`, `12m`, `1.5k`, `8`; dollars with the limit's precision (`setWith`). */
-export function formatAmount(key: BudgetKey, value: number, setWith?: number): string {
-  if (key === "cost") return formatDollars(value, setWith ?? 1);
-  if (key === "activeTime") {
-    const s = Math.round(value / 1000);
-    return s < 120 ? `${s}s` : s < 7200 ? `${Math.round(s / 60)}m` : `${Math.round((s / 3600) * 10) / 10}h`;
-  }
-  const n = Math.round(value);
-  return n < 10_000 ? String(n) : n < 1e6 ? `${Math.round(n / 100) / 10}k` : `${Math.round(n / 1e5) / 10}M`;
 }
 
 const compact = (l: BudgetUseLine) => `${l.key} ${formatAmount(l.key, l.used, l.limit ?? l.used)}/${formatAmount(l.key, l.limit ?? 0, l.limit ?? 0)}`;

@@ -1,5 +1,5 @@
 import { audit, type Effect } from "../session/effects.ts";
-import { buildConcurrencyRefusal } from "../texts/budget-notices.ts";
+import { buildConcurrencyRefusal } from "./budget-notices.ts";
 import type { ConcurrencyConfig } from "../config/budget-config.ts";
 
 export type RunningSubagent = { sessionId: string; agent: string | null };

@@ -2,7 +2,7 @@ import type { LoopConfig } from "../config/budget-config.ts";
 import { audit, type Effect } from "../session/effects.ts";
 import type { ControlStatus } from "../session/session-record.ts";
 import { LOOP_STOP_PREFIX } from "../session/stop-origin.ts";
-import { buildLoopNotice, loopStopReason } from "../texts/budget-notices.ts";
+import { buildLoopNotice, loopStopReason } from "./budget-notices.ts";
 import type { GovernanceStop } from "./budget-step.ts";
 import { type LoopCallKey, type LoopState, loopCallKey, NEW_LOOP_STATE, observeCall } from "./loop-guard.ts";
 

@@ -4,8 +4,8 @@ import { audit, type Effect } from "../session/effects.ts";
 import type { SessionRecord } from "../session/session-record.ts";
 import { BUDGET_STOP_PREFIX } from "../session/stop-origin.ts";
 import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
-import { formatUse } from "../texts/budget-notices.ts";
-import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "../texts/spend-notices.ts";
+import { formatUse } from "./budget-notices.ts";
+import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "./spend-notices.ts";
 import { standDown } from "./budget-check.ts";
 import { roundAmount, type UseDelta } from "./budget-usage.ts";
 

@@ -1,4 +1,5 @@
 import { BudgetKey, type BudgetLimits } from "./budget-config.ts";
+import { keysOfUnit } from "./budget-kinds.ts";
 import type { AgentPolicy, AgentRole, GovernanceConfig } from "./config-schema.ts";
 import type { LayerName, LayerSettings, PolicyLayer } from "./layer-settings.ts";
 import { BUILT_IN_CEILINGS } from "./project-bounds.ts";
@@ -46,7 +47,8 @@ const TELEMETRY_ON = ranked<boolean | "auto">([false, "auto", true]);
 const ROLE_RANK: Record<AgentRole, number> = { leaf: 0, primary: 1, delegating: 2 };
 const ROLE: Looser<AgentRole> = (a, b) => ROLE_RANK[a] > ROLE_RANK[b];
 
-const MS_PATHS = /(deadline|retryDeadline|maxWait|activeTime)$/i;
+/** Settings held in milliseconds, shown in seconds: the stop ladder's waits and every duration budget kind. */
+const MS_PATHS = new RegExp(`(deadline|retryDeadline|maxWait|${keysOfUnit("ms").join("|")})$`, "i");
 
 function show(path: string, value: unknown): string {
   if (value === Number.POSITIVE_INFINITY) return "no limit";

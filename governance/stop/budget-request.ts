@@ -3,9 +3,9 @@ import { isSessionId, type SessionRecord } from "../session/session-record.ts";
 import { stopOrigin } from "../session/stop-origin.ts";
 import type { ControlContext, RequestResult } from "./control-requests.ts";
 import { enqueue } from "./directive-queue.ts";
-import { parseDuration } from "../time/time-format.ts";
 import * as z from "../zod.ts";
 import { BudgetAmounts, BudgetKey } from "../config/budget-config.ts";
+import { parseAmount } from "../config/budget-units.ts";
 
 export type AmountsResult = { ok: true; add: BudgetAmounts } | { ok: false; reason: string };
 
@@ -17,15 +17,9 @@ export function parseAmounts(items: readonly string[]): AmountsResult {
     if (!m) return { ok: false, reason: `--add takes key=value, e.g. toolCalls=20 or cost=1.50 (got ${JSON.stringify(item.slice(0, 60))})` };
     const [, key, value] = m as unknown as [string, string, string];
     if (!BudgetKey.safeParse(key).success) return { ok: false, reason: `unknown budget "${key}"; one of ${BudgetKey.options.join(", ")}` };
-    if (key === "activeTime") {
-      const d = parseDuration(value);
-      if (!d.ok) return { ok: false, reason: `activeTime: ${d.reason}` };
-      raw[key] = (raw[key] ?? 0) + d.ms;
-    } else {
-      const n = Number(value);
-      if (!Number.isFinite(n)) return { ok: false, reason: `${key}: not a number: ${JSON.stringify(value)}` };
-      raw[key] = (raw[key] ?? 0) + n;
-    }
+    const amount = parseAmount(key as BudgetKey, value);
+    if (!amount.ok) return amount;
+    raw[key] = (raw[key] ?? 0) + amount.n;
   }
   if (Object.keys(raw).length === 0) return { ok: false, reason: "nothing to add: use --add key=value" };
   const parsed = BudgetAmounts.safeParse(raw);

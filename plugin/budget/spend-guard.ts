@@ -4,7 +4,7 @@ import type { UseDelta } from "../../governance/budget/budget-usage.ts";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, type SpendWindow, spendWindow } from "../../governance/time/spend-window.ts";
-import { buildCapWarning } from "../../governance/texts/spend-notices.ts";
+import { buildCapWarning } from "../../governance/budget/spend-notices.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { beginGovernanceStop } from "./governance-stop.ts";
 import type { EffectRunner } from "../runtime/effect-runner.ts";

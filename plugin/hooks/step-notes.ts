@@ -7,7 +7,7 @@ import { buildPostCompactReminder } from "../../governance/texts/post-compact-re
 import { buildResumeContext } from "../../governance/texts/resume-context.ts";
 import { textTools } from "../../governance/host/host-lines.ts";
 import { buildStatusNote } from "../../governance/texts/status-note.ts";
-import { capSpentNote } from "../../governance/texts/spend-notices.ts";
+import { capSpentNote } from "../../governance/budget/spend-notices.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
 import { hostNamed } from "../runtime/host-api.ts";

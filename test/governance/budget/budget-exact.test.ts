@@ -1,10 +1,11 @@
 import { describe, expect, it } from "vitest";
 import { checkBudget, standDown, takeStandDownNotice } from "../../../governance/budget/budget-check.ts";
 import { sessionUsage, takeMessageUse, takeReportedUse } from "../../../governance/budget/budget-usage.ts";
-import { budgetSummary, budgetView, formatAmount } from "../../../governance/budget/budget-view.ts";
+import { budgetSummary, budgetView } from "../../../governance/budget/budget-view.ts";
+import { formatAmount } from "../../../governance/config/budget-units.ts";
 import { GovernanceConfig } from "../../../governance/config/config-schema.ts";
 import { startStop } from "../../../governance/stop/stop-ladder.ts";
-import { buildStandDownNotice, formatUse } from "../../../governance/texts/budget-notices.ts";
+import { buildStandDownNotice, formatUse } from "../../../governance/budget/budget-notices.ts";
 import { makeRecord } from "../fixtures/records.ts";
 
 /** Issue 28 §1: budgets exact — totals, a cost budget that cannot work, precision, the stand-down notice. */

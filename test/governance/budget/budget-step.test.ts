@@ -8,7 +8,7 @@ import { budgetStep, limitsOf, raiseKept, standDownText, takeStandDown, treeStan
 import { DEFAULT_CONFIG, type GovernanceConfig } from "../../../governance/config/config.ts";
 import type { SessionRecord } from "../../../governance/session/session-record.ts";
 import { startStop } from "../../../governance/stop/stop-ladder.ts";
-import { buildStandDownNotice } from "../../../governance/texts/budget-notices.ts";
+import { buildStandDownNotice } from "../../../governance/budget/budget-notices.ts";
 import { CHILD_ID, GRANDCHILD_ID, makeRecord, ROOT_ID, T0 } from "../fixtures/records.ts";
 
 /**

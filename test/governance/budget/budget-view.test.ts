@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { budgetSummary, budgetView, formatAmount, fullestLine } from "../../../governance/budget/budget-view.ts";
+import { budgetSummary, budgetView, fullestLine } from "../../../governance/budget/budget-view.ts";
+import { formatAmount } from "../../../governance/config/budget-units.ts";
 import { BudgetConfig } from "../../../governance/config/budget-config.ts";
 import { makeRecord } from "../fixtures/records.ts";
 

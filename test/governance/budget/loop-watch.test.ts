@@ -3,7 +3,7 @@ import { LoopConfig } from "../../../governance/config/budget-config.ts";
 import type { LoopState } from "../../../governance/budget/loop-guard.ts";
 import { loopKeyFor, watchLoop } from "../../../governance/budget/loop-watch.ts";
 import type { ControlStatus } from "../../../governance/session/session-record.ts";
-import { LOOP_NOTICE_HEADING } from "../../../governance/texts/budget-notices.ts";
+import { LOOP_NOTICE_HEADING } from "../../../governance/budget/budget-notices.ts";
 
 /** Whom the loop guard watches and what it asks for (issue 29 item 2: decided in the core, not in plugin/budget/). */
 const cfg = LoopConfig.parse({});

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { capResetDay, decideCapSpawn } from "../../../governance/budget/spend-caps.ts";
-import type { CapLine } from "../../../governance/texts/spend-notices.ts";
+import type { CapLine } from "../../../governance/budget/spend-notices.ts";
 
 /** While a cap over time is spent, the spawn gate refuses a new subagent (issue 44): the rule the gate asks. */
 

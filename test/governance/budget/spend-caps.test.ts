@@ -17,7 +17,7 @@ import { parseConfig } from "../../../governance/config/config-parse.ts";
 import { mergePolicy } from "../../../governance/config/policy-merge.ts";
 import { DEFAULT_CONFIG_YAML } from "../../../governance/config/config-defaults.ts";
 import { projectSettings } from "../../../governance/config/layer-settings.ts";
-import { capSpentNote } from "../../../governance/texts/spend-notices.ts";
+import { capSpentNote } from "../../../governance/budget/spend-notices.ts";
 import { CHILD_ID, makeRecord, ROOT_ID } from "../fixtures/records.ts";
 
 /** Caps over days and weeks (issue 44): the pure rules the spend guard runs. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { formatUse } from "../../../governance/texts/budget-notices.ts";
-import { buildCapWarning, capUseLine } from "../../../governance/texts/spend-notices.ts";
+import { formatUse } from "../../../governance/budget/budget-notices.ts";
+import { buildCapWarning, capUseLine } from "../../../governance/budget/spend-notices.ts";
 
 describe("money for people: cents, unless the cap was set finer", () => {
   it("a limit carrying float noise (0.4 + 0.2) prints in cents, as the same cap did before its raise", () => {

@@ -1,50 +1,10 @@
-import type { BudgetKey } from "../config/budget-config.ts";
+import { BUDGET_KINDS, type BudgetKey } from "../config/budget-kinds.ts";
+import { sayAmount } from "../config/budget-units.ts";
 import { agentToken, sessionToken } from "../text-safety/text-parts.ts";
 
-/** Decimal places a number was written with (0.001 → 3, 2 → 0, 1e-7 → 7); float noise is not a place (0.4 + 0.2 → 1). */
-function decimalsOf(n: number): number {
-  const text = String(Number(n.toPrecision(12)));
-  const exp = /e-(\d+)$/.exec(text);
-  if (exp) return Number(exp[1]) + (text.split("e")[0]?.split(".")[1]?.length ?? 0);
-  return text.split(".")[1]?.length ?? 0;
-}
-
-/**
- * Dollars with the precision the budget was set with, never fewer than cents: a $0.001 limit prints as $0.001 (not
- * $0.00) and its use as $0.000 or $0.001; at most 6 places. `setWith` is the configured limit.
- */
-export function formatDollars(amount: number, setWith: number): string {
-  const places = Math.min(6, Math.max(2, decimalsOf(setWith)));
-  return `$${amount.toFixed(places)}`;
-}
-
-/** How a budget's use is said: "8 of 10 tool calls", "$1.62 of $2.00", "24m of 30m active time". */
+/** How a budget's use is said: "8 of 10 tool calls", "$1.62 of $2.00 cost", "24m of 30m active time". */
 export function formatUse(key: BudgetKey, used: number, limit: number): string {
-  switch (key) {
-    case "cost":
-      return `${formatDollars(used, limit)} of ${formatDollars(limit, limit)} cost`;
-    case "activeTime":
-      return `${minutes(used)} of ${minutes(limit)} active time`;
-    default:
-      return `${Math.round(used)} of ${Math.round(limit)} ${LABEL[key]}`;
-  }
-}
-
-const LABEL: Record<Exclude<BudgetKey, "cost" | "activeTime">, string> = {
-  modelRequests: "model requests",
-  toolCalls: "tool calls",
-  tokens: "tokens",
-  inputTokens: "input tokens",
-  outputTokens: "output tokens",
-  reasoningTokens: "reasoning tokens",
-  cacheReadTokens: "cache-read tokens",
-  cacheWriteTokens: "cache-write tokens",
-};
-
-function minutes(ms: number): string {
-  if (ms < 60_000) return `${Math.round(ms / 1000)}s`;
-  const m = Math.round(ms / 60_000);
-  return m < 60 ? `${m}m` : `${Math.floor(m / 60)}h${m % 60 ? `${m % 60}m` : ""}`;
+  return `${sayAmount(key, used, limit)} of ${sayAmount(key, limit, limit)} ${BUDGET_KINDS[key].label}`;
 }
 
 export const BUDGET_NOTICE_HEADING = "⏳ GOVERNANCE BUDGET NOTICE";
@@ -70,7 +30,7 @@ export function buildBudgetWarning(lines: readonly BudgetLine[]): string {
 }
 
 function formatLeft(key: BudgetKey, left: number, limit: number): string {
-  return key === "cost" ? formatDollars(left, limit) : key === "activeTime" ? minutes(left) : String(Math.round(left));
+  return sayAmount(key, left, limit);
 }
 
 /**
@@ -80,8 +40,7 @@ function formatLeft(key: BudgetKey, left: number, limit: number): string {
 export function buildStandDownNotice(lines: readonly BudgetLine[]): string {
   const body = lines.map((l) => {
     const whose = l.scope === "tree" ? "The whole task (you and every subagent of it)" : "You";
-    const unit = l.key === "cost" ? "cost" : l.key === "activeTime" ? "active time" : LABEL[l.key];
-    return `- ${whose}: ${formatLeft(l.key, Math.max(0, l.limit - l.used), l.limit)} left of the ${unit} budget (${formatUse(l.key, l.used, l.limit)} used).`;
+    return `- ${whose}: ${formatLeft(l.key, Math.max(0, l.limit - l.used), l.limit)} left of the ${BUDGET_KINDS[l.key].label} budget (${formatUse(l.key, l.used, l.limit)} used).`;
   });
   return [
     BUDGET_NOTICE_HEADING,

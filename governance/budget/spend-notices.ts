@@ -1,5 +1,6 @@
 import type { PeriodKey } from "../config/budget-config.ts";
-import { BUDGET_NOTICE_HEADING, formatDollars, formatUse } from "./budget-notices.ts";
+import { formatDollars, sayAmount } from "../config/budget-units.ts";
+import { BUDGET_NOTICE_HEADING, formatUse } from "./budget-notices.ts";
 
 /** A cap over time: whose spend (the project's, the user's across projects) over which period. */
 export type CapName = "project.daily" | "project.weekly" | "user.daily" | "user.weekly";
@@ -29,7 +30,7 @@ const END = "--- END OF GOVERNANCE NOTICE ---";
 export function buildCapWarning(lines: readonly CapLine[]): string {
   const body = lines.map((l) => {
     const left = Math.max(0, l.limit - l.used);
-    const leftText = l.key === "cost" ? formatDollars(left, l.limit) : String(Math.round(left));
+    const leftText = sayAmount(l.key, left, l.limit);
     return `- ${capLabel(l.cap)}: ${formatUse(l.key, l.used, l.limit)} used; ${leftText} left.`;
   });
   return [
