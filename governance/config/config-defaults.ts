@@ -1,3 +1,4 @@
+import { BUDGET_KEYS, BUDGET_KINDS } from "./budget-kinds.ts";
 /**
  * The shipped hierarchy (DESIGN.md): which agent is a hub or a leaf, and whom it may spawn. Mirrored in the YAML.
  * OpenCode's own agents are named too (decision 0024): `build` and `plan` (its primaries) and `general` may spawn any
@@ -29,6 +30,21 @@ export const DEFAULT_AGENTS = {
   "governance-builder": { role: "leaf", mayDelegateTo: [] },
   "governance-validator": { role: "leaf", mayDelegateTo: [] },
 } satisfies Record<string, { role: "primary" | "delegating" | "leaf"; mayDelegateTo: string[] }>;
+
+/** The YAML's comment over `budgets:`: every key of the kinds table, wrapped at 120 columns. */
+function budgetKeysComment(): string {
+  const keys = BUDGET_KEYS.map((k) => (BUDGET_KINDS[k].unit === "usd" ? `${k} (US dollars)` : k)).join(", ");
+  const lines: string[] = [];
+  let line = "#";
+  for (const word of `Budgets (docs/budgets.md). Keys: ${keys}. A missing key is no limit.`.split(" ")) {
+    if (`${line} ${word}`.length > 120) {
+      lines.push(line);
+      line = "#";
+    }
+    line = `${line} ${word}`;
+  }
+  return [...lines, line].join("\n");
+}
 
 /**
  * The config file written on first run (S1-R02) to `.opencode/governance.yaml`. Users hand-edit it, so every field is
@@ -150,8 +166,7 @@ audit:
   # Size of the audit log, in bytes, at which it is rotated.
   maxBytes: 1048576
 
-# Budgets (docs/budgets.md). Keys: modelRequests, toolCalls, activeTime, tokens, inputTokens, outputTokens,
-# reasoningTokens, cacheReadTokens, cacheWriteTokens, cost (US dollars). A missing key is no limit.
+${budgetKeysComment()}
 budgets:
   # Share of a budget at which the session is told what is left.
   warnAt: 0.8
