@@ -7,7 +7,7 @@ import { type SpendWindow, weekOfDay } from "../time/spend-window.ts";
 import { formatUse } from "./budget-notices.ts";
 import { buildCapSpawnRefusal, type CapLine, type CapName, capLabel, capStopReason } from "./spend-notices.ts";
 import { standDown } from "./budget-check.ts";
-import { roundAmount, type UseDelta } from "./budget-usage.ts";
+import { roundAmount, totalTokens, type UseDelta } from "./budget-usage.ts";
 
 /**
  * Budgets over time (issue 44): caps on what a project, or the user across projects, spends in a day or a week. The
@@ -22,21 +22,29 @@ export type SpendUse = Record<PeriodKey, number>;
 
 export const NO_SPEND: SpendUse = Object.fromEntries(PERIOD_KEYS.map((k) => [k, 0])) as SpendUse;
 
-/** The ledger amounts of a use delta (what the tree counts: model requests, tokens by kind, cost); tool calls are not spend. */
+/**
+ * How each spend kind (budget-kinds.ts `spend: true`) is counted from a use delta (what the tree counts: model
+ * requests, tokens by kind, cost): the compiler refuses a spend kind without its entry, which the ledger would
+ * otherwise never count. Tool calls and active time are not spend.
+ */
+const SPENT: Record<PeriodKey, (d: UseDelta) => number> = {
+  modelRequests: (d) => d.modelRequests ?? 0,
+  tokens: (d) => (d.tokens ? totalTokens(d.tokens) : 0),
+  inputTokens: (d) => d.tokens?.input ?? 0,
+  outputTokens: (d) => d.tokens?.output ?? 0,
+  reasoningTokens: (d) => d.tokens?.reasoning ?? 0,
+  cacheReadTokens: (d) => d.tokens?.cacheRead ?? 0,
+  cacheWriteTokens: (d) => d.tokens?.cacheWrite ?? 0,
+  cost: (d) => d.cost ?? 0,
+};
+
+/** The ledger amounts of a use delta: every spend kind that grew. */
 export function spendOf(delta: UseDelta): Partial<SpendUse> {
   const out: Partial<SpendUse> = {};
-  if (delta.modelRequests) out.modelRequests = delta.modelRequests;
-  const t = delta.tokens;
-  if (t) {
-    const total = t.input + t.output + t.reasoning + t.cacheRead + t.cacheWrite;
-    if (total > 0) out.tokens = total;
-    if (t.input) out.inputTokens = t.input;
-    if (t.output) out.outputTokens = t.output;
-    if (t.reasoning) out.reasoningTokens = t.reasoning;
-    if (t.cacheRead) out.cacheReadTokens = t.cacheRead;
-    if (t.cacheWrite) out.cacheWriteTokens = t.cacheWrite;
+  for (const key of PERIOD_KEYS) {
+    const grew = SPENT[key](delta);
+    if (grew) out[key] = grew;
   }
-  if (delta.cost) out.cost = delta.cost;
   return out;
 }
 
