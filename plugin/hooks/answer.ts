@@ -1,6 +1,6 @@
 import { noteAnswer } from "../../governance/session/handback.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * A session finished a piece of answer text (OpenCode 1's `experimental.text.complete`, OpenCode 2's

@@ -1,5 +1,5 @@
 import { buildCompactionContext } from "../../governance/texts/compaction-context.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * A compaction about to run (OpenCode 1 `experimental.session.compacting`, OpenCode 2 `session.hook("compaction")`):

@@ -3,7 +3,7 @@ import { confinementRequiredRefusal, INSTALL_BUBBLEWRAP } from "../../governance
 import type { ProtectedPath } from "../../governance/stop/protected-set.ts";
 import { GovernanceBlock } from "../runtime/contain.ts";
 import type { SandboxState } from "../runtime/confinement.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import { bashEntry } from "../runtime/shell-entry.ts";
 
 /**

@@ -2,8 +2,8 @@ import { linkChild } from "../../governance/session/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { retitle } from "../../governance/session/session-title.ts";
-import { type HostEvent, TELEMETRY_ONLY } from "./host-event.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import { type HostEvent, TELEMETRY_ONLY } from "../runtime/host-event.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import { answered } from "./answer.ts";
 import { notesDeliveredAtTurnEnd } from "../stop/directive-delivery.ts";
 

@@ -1,5 +1,5 @@
 import { isSessionId } from "../../governance/session/session-record.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * A prompt admitted to a session (a prompt typed in the TUI, sent over HTTP, or a parent's delegation; OpenCode 1

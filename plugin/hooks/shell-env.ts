@@ -1,5 +1,5 @@
 import { AGENT_PROJECT_ENV, AGENT_SESSION_ENV } from "../../governance/stop/agent-shell.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * The variables of a shell a session starts (OpenCode 1 `shell.env`; OpenCode 2's released plugin API has no such

@@ -11,7 +11,7 @@ import { capSpentNote } from "../../governance/texts/spend-notices.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
 import { hostNamed } from "../runtime/host-api.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * Where a parent's note (a child stopped, finished, cut off) goes on a model step, decided HERE for both hosts:

@@ -1,6 +1,6 @@
 import { textTools } from "../../governance/host/host-lines.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * A model step to prepare, its stable part: the governance prefix on EVERY model step of a governed session (the host

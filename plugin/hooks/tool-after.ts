@@ -5,7 +5,7 @@ import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";
 import { redactKey } from "../../governance/texts/key-redaction.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
 import { toolBody } from "../../governance/stop/delivery-plan.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /** How a delegation's result says its child ended (each adapter reads its host's texts: `taskOutcome`). */
 export type ChildOutcome = "completed" | "aborted" | "failed";

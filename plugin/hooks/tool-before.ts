@@ -9,7 +9,7 @@ import { DONE, GovernanceBlock } from "../runtime/contain.ts";
 import type { Effect } from "../../governance/session/effects.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { type ContinuedSession, continuationOf } from "../../governance/delegation/delegation-policy.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { confineShell, refuseFileTool } from "./confine.ts";
 import { writtenFiles } from "../../governance/stop/file-targets.ts";

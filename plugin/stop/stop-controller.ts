@@ -4,13 +4,15 @@ import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "../runtime/context.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
 import { BegunRequests } from "./begun-requests.ts";
-import { ackCovered, drainGuidance, drainStops } from "./stop-drain.ts";
+import { ackCovered, drainStops } from "./stop-drain.ts";
+import { drainGuidance } from "../sessions/descendants.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
+import type { DirectiveInbox } from "./directive-inbox.ts";
 
 /**
  * Stop requests for sessions hosted by this process (seeds 000 and 001): notices them (queue watcher), begins each
@@ -35,7 +37,14 @@ export class StopController {
   /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
   onBudgetRaise: ((sessionId: string, d: BudgetDirective) => Promise<void>) | undefined;
 
-  constructor(runner: EffectRunner, tracker: SessionTracker) {
+  /**
+   * Which hosted sessions may have directives queued (directive-inbox.ts): marked here and by the parent notes, read
+   * by delivery (directive-delivery.ts).
+   */
+  readonly inbox: DirectiveInbox;
+
+  constructor(runner: EffectRunner, tracker: SessionTracker, inbox: DirectiveInbox) {
+    this.inbox = inbox;
     this.#runner = runner;
     this.#ctx = runner.ctx;
     this.#tracker = tracker;
@@ -70,7 +79,7 @@ export class StopController {
   /** A queue changed. Only sessions this process hosts are acted on; a stop starts its deadline right away. */
   async #look(sessionId: string): Promise<void> {
     if (!this.#tracker.hosts(sessionId)) return;
-    this.#runner.inbox.mark(sessionId);
+    this.inbox.mark(sessionId);
     const pending = await peekAll(this.#ctx.paths, sessionId);
     // A raise must reach a session that makes no tool call (stopped, idle): claimed here, not on a tool result.
     if (pending.some((d) => d.kind === "budget")) await this.#raises(sessionId);
