@@ -18,7 +18,7 @@ type Runner = {
 const CASCADE_CHECK_MS = 1_000;
 
 /** The records of `root`'s subtree, read from the store (bounded, cycle-safe); the core decides what they mean. */
-async function subtree(ctx: PluginContext, root: SessionRecord): Promise<Map<string, SessionRecord>> {
+async function subtree(ctx: Pick<PluginContext, "store">, root: SessionRecord): Promise<Map<string, SessionRecord>> {
   const byId = new Map<string, SessionRecord>();
   const walk = async (r: SessionRecord): Promise<void> => {
     for (const link of r.children) {
@@ -34,7 +34,7 @@ async function subtree(ctx: PluginContext, root: SessionRecord): Promise<Map<str
 }
 
 /** What a resume context reports as cut off (the core's `cutOffWork`, the same function `resume` previews with). */
-export async function interruptedWork(ctx: PluginContext, record: SessionRecord): Promise<InterruptedWork[]> {
+export async function interruptedWork(ctx: Pick<PluginContext, "store">, record: SessionRecord): Promise<InterruptedWork[]> {
   return cutOffWork(record, await subtree(ctx, record));
 }
 
