@@ -59,7 +59,7 @@ function handleEvent(rt: EventDeps, event: HostEvent): Promise<void> | undefined
       return;
     case "status":
       tracker.setStatus(id, event.status);
-      stops.onStatus(id, event.status);
+      runner.idle.onStatus(id, event.status);
       return rt.budget.onStatus(id, event.status);
     case "answer":
       stops.onLife(id);

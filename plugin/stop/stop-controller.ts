@@ -1,5 +1,4 @@
-import type { StopDirective } from "../../governance/stop/directive-queue.ts";
-import { type BudgetDirective, claimAll, peekAll } from "../../governance/stop/directive-queue.ts";
+import { type BudgetDirective, claimAll, peekAll, type StopDirective } from "../../governance/stop/directive-queue.ts";
 import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
@@ -12,13 +11,13 @@ import { BegunRequests } from "./begun-requests.ts";
 import { ackCovered, drainStops } from "./stop-drain.ts";
 import { drainGuidance } from "../sessions/descendants.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
-import type { DirectiveInbox } from "./directive-inbox.ts";
+import { DirectiveInbox } from "./directive-inbox.ts";
 
 /**
  * Stop requests for sessions hosted by this process (seeds 000 and 001): notices them (queue watcher), begins each
  * request once, runs the hard-stop deadline, and makes a stop final when the session complies or is confirmed idle.
  * Every record change is a step of governance/stop/stop-ladder.ts; its effects (abort, notify the parent, audit)
- * are carried out by the effect runner. Delivery on tool results is plugin/stop/directive-delivery.ts.
+ * are carried out by the effect runner. Its `inbox` (directive-inbox.ts) is what delivery on tool results looks at first.
  */
 export class StopController {
   readonly #ctx: PluginContext;
@@ -37,16 +36,12 @@ export class StopController {
   /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
   onBudgetRaise: ((sessionId: string, d: BudgetDirective) => Promise<void>) | undefined;
 
-  /**
-   * Which hosted sessions may have directives queued (directive-inbox.ts): marked here and by the parent notes, read
-   * by delivery (directive-delivery.ts).
-   */
   readonly inbox: DirectiveInbox;
 
-  constructor(runner: EffectRunner, tracker: SessionTracker, inbox: DirectiveInbox) {
-    this.inbox = inbox;
+  constructor(runner: EffectRunner, tracker: SessionTracker) {
     this.#runner = runner;
     this.#ctx = runner.ctx;
+    this.inbox = new DirectiveInbox(this.#ctx.paths.queues);
     this.#tracker = tracker;
     this.#watcher = new QueueWatcher({
       queuesDir: this.#ctx.paths.queues,
@@ -163,10 +158,6 @@ export class StopController {
     this.#deadlines.delete(sessionId);
     this.#life.delete(sessionId);
     this.begun.forget(sessionId);
-  }
-
-  onStatus(sessionId: string, status: string): void {
-    this.#runner.idle.onStatus(sessionId, status);
   }
 
   /** A turn ended while a stop was pending: the session complied (it stopped making tool calls). */

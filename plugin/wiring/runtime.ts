@@ -8,7 +8,6 @@ import { CallNotes } from "../sessions/call-notes.ts";
 import { ResumeOffer } from "../sessions/resume-offer.ts";
 import { ConfigWatcher } from "../runtime/config-watcher.ts";
 import { PluginContext } from "../runtime/context.ts";
-import { DirectiveInbox } from "../stop/directive-inbox.ts";
 import { EffectRunner } from "../sessions/effect-runner.ts";
 import { effectHandlers } from "./effect-handlers.ts";
 import { IdleWatch } from "../sessions/idle-watch.ts";
@@ -50,9 +49,9 @@ export type RuntimeOptions = {
 export const EXIT_SETTLE_MS = 1_500;
 
 /**
- * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the
- * read-only context, the session runtime (the only writer of records), the effect runner, the tracker of hosted
- * sessions, the stop controller. Hooks receive this; none of its parts is reassigned after construction.
+ * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the context,
+ * the session runtime (the only writer of records), the effect runner, the tracker of hosted sessions, the stop
+ * controller. The adapters hand it to the hooks, each declaring the narrow shape it uses; no part is ever reassigned.
  */
 export class Runtime {
   readonly ctx: PluginContext;
@@ -88,13 +87,12 @@ export class Runtime {
     sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, storeProblem);
     const config = Object.assign(new ConfigWatcher(store.paths.configFile, sink, timers), { notify: warn });
     this.ctx = new PluginContext(input.directory, clock, timers, store, options.api, sink, config);
-    const inbox = new DirectiveInbox(this.ctx.paths.queues);
     this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx));
-    this.runner.handle(effectHandlers(this.runner, inbox));
     this.tracker = options.processes ? new SessionTracker(this.runner, options.processes.self, options.processes.isGone) : new SessionTracker(this.runner);
     this.runner.sessions.busyHere = (id) => this.tracker.isBusy(id);
     this.#signals = options.processes?.signals ?? true;
-    this.stops = new StopController(this.runner, this.tracker, inbox);
+    this.stops = new StopController(this.runner, this.tracker);
+    this.runner.handle(effectHandlers(this.runner, this.stops.inbox));
     this.budget = new BudgetGuard(this.runner, this.stops, this.tracker);
     this.stops.onBudgetRaise = (id, d) => applyBudgetRaise(this.runner, this.tracker, id, d);
     this.maintenance = new Maintenance(this.runner, this.tracker, {
