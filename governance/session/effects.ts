@@ -2,7 +2,7 @@ import type { AuditEventType } from "../storage/audit-log.ts";
 import type { NoticeHow, SessionRecord } from "./session-record.ts";
 
 /**
- * What a pure step of the core asks the adapter to do. The core never performs I/O; plugin/runtime/effect-runner.ts is the
+ * What a pure step of the core asks the adapter to do. The core never performs I/O; plugin/sessions/effect-runner.ts is the
  * one place that carries these out, in order, with uniform error reporting.
  */
 export type AuditEffect = { type: "audit"; event: AuditEventType; data: Record<string, unknown> };

@@ -9,7 +9,7 @@ import { standDownNotice } from "./stand-down-notice.ts";
 import { SpendGuard } from "./spend-guard.ts";
 import { beginGovernanceStop } from "./governance-stop.ts";
 import type { BudgetNotices } from "../../governance/stop/delivery-plan.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 

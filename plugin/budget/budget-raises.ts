@@ -2,7 +2,7 @@ import { standDownStep } from "../../governance/budget/budget-check.ts";
 import { grantRaise } from "../../governance/budget/budget-raise.ts";
 import { budgetStep, raiseKept, treeStandDowns } from "../../governance/budget/budget-step.ts";
 import type { BudgetDirective } from "../../governance/stop/directive-queue.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 
 /**

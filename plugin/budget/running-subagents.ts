@@ -1,5 +1,5 @@
 import { decideConcurrentSpawn, type Reservation, reservationTaken } from "../../governance/budget/concurrency.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 
 /**
  * Which subagents run now in this process (foreground and background alike), for the concurrency limits. A spawn

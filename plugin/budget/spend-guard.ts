@@ -7,7 +7,7 @@ import { localTimeZone, type SpendWindow, spendWindow } from "../../governance/t
 import { buildCapWarning } from "../../governance/budget/spend-notices.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { beginGovernanceStop } from "./governance-stop.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 

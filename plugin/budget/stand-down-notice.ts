@@ -1,5 +1,5 @@
 import { takeStandDown } from "../../governance/budget/budget-step.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 
 /**
  * A raise stood this session's budget stop down (docs/budgets.md): it is told once, on its next tool result, that it

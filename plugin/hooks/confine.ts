@@ -3,8 +3,11 @@ import { confinementRequiredRefusal, INSTALL_BUBBLEWRAP } from "../../governance
 import type { ProtectedPath } from "../../governance/stop/protected-set.ts";
 import { GovernanceBlock } from "../runtime/contain.ts";
 import type { SandboxState } from "../runtime/confinement.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { PluginContext } from "../runtime/context.ts";
 import { bashEntry } from "../runtime/shell-entry.ts";
+
+/** What the confinement gate uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot import wiring/). */
+export type ConfineDeps = { readonly ctx: Pick<PluginContext, "confinement" | "config" | "record" | "api"> };
 
 /**
  * Issue 41 at the tool gate, for every governed session (roots and subagents): a shell command (`bash`, OpenCode 2's
@@ -18,13 +21,13 @@ import { bashEntry } from "../runtime/shell-entry.ts";
  */
 export type Confined = { command: string; entry?: undefined } | { entry: string; command?: undefined };
 
-export function confineShell(rt: Runtime, sessionId: string, command: string, byEnv = false): Confined | Promise<Confined> {
+export function confineShell(rt: ConfineDeps, sessionId: string, command: string, byEnv = false): Confined | Promise<Confined> {
   const known = rt.ctx.confinement.known;
   if (known) return decide(rt, sessionId, command, known, byEnv);
   return rt.ctx.confinement.sandbox().then((state) => decide(rt, sessionId, command, state, byEnv));
 }
 
-function decide(rt: Runtime, sessionId: string, command: string, state: SandboxState, byEnv: boolean): Confined | Promise<Confined> {
+function decide(rt: ConfineDeps, sessionId: string, command: string, state: SandboxState, byEnv: boolean): Confined | Promise<Confined> {
   if (state.ok) return byEnv ? entered(rt, command, state) : { command: rt.ctx.confinement.wrap(command, state) };
   const reported = reportOnce(rt, state.why);
   if (rt.ctx.config.confinement !== "required") return reported ? reported.then(() => ({ command })) : { command };
@@ -36,7 +39,7 @@ function decide(rt: Runtime, sessionId: string, command: string, state: SandboxS
 }
 
 /** The entry script; should it not be writable, the text rewrite (confined all the same, the host's rules see bwrap). */
-function entered(rt: Runtime, command: string, state: Extract<SandboxState, { ok: true }>): Confined {
+function entered(rt: ConfineDeps, command: string, state: Extract<SandboxState, { ok: true }>): Confined {
   try {
     return { entry: bashEntry(state) };
   } catch {
@@ -45,7 +48,7 @@ function entered(rt: Runtime, command: string, state: Extract<SandboxState, { ok
 }
 
 /** The first time only: the audit line and the toast (`doctor` and `status` say it again on demand). */
-function reportOnce(rt: Runtime, why: string): Promise<void> | undefined {
+function reportOnce(rt: ConfineDeps, why: string): Promise<void> | undefined {
   if (rt.ctx.confinement.reported) return undefined;
   rt.ctx.confinement.reported = true;
   const required = rt.ctx.config.confinement === "required";
@@ -70,7 +73,7 @@ const WHAT: Record<ProtectedPath["why"], string> = {
 
 /** A file tool on a protected path: audited `control_refused` (surface `protected`), refused with what it named. */
 export async function refuseFileTool(
-  rt: Runtime,
+  rt: ConfineDeps,
   record: Pick<SessionRecord, "agent" | "parentId"> | undefined,
   sessionId: string,
   tool: string,

@@ -2,10 +2,34 @@ import { linkChild } from "../../governance/session/child-links.ts";
 import { endChildLink, endSession, errorEndsSession } from "../../governance/session/session-end.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { retitle } from "../../governance/session/session-title.ts";
-import { type HostEvent, TELEMETRY_ONLY } from "./host-event.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import { type HostEvent, TELEMETRY_ONLY } from "../runtime/host-event.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { CoverageWatch } from "../sessions/coverage-watch.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+import type { BudgetGuard } from "../budget/budget-guard.ts";
+import type { Telemetry } from "../telemetry/telemetry.ts";
 import { answered } from "./answer.ts";
 import { notesDeliveredAtTurnEnd } from "../stop/directive-delivery.ts";
+
+/**
+ * What a host event uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot
+ * import wiring/). The widest of the hooks: it routes each event to the service that owns it.
+ */
+export type EventDeps = {
+  readonly ctx: Pick<PluginContext, "clock" | "config" | "store" | "trust">;
+  readonly tracker: Pick<SessionTracker, "created" | "ensureSeen" | "noteAnswered" | "noteWorking" | "setStatus" | "turnEnded">;
+  /** Whole: a turn's end delivers the notes its steps showed with both (plugin/stop/directive-delivery.ts). */
+  readonly runner: EffectRunner;
+  readonly stops: StopController;
+  readonly budget: Pick<BudgetGuard, "running" | "onCreated" | "onEnded" | "onMessageUse" | "onReportedUse" | "onStatus">;
+  readonly coverage: Pick<CoverageWatch, "afterCreated" | "hostStep" | "hostTool">;
+  readonly telemetry: Pick<Telemetry, "events">;
+  readonly summarizing: Pick<Set<string>, "delete">;
+  /** Drops every in-memory trace of a deleted session (the composition root knows every holder). */
+  forget(sessionId: string): void;
+};
 
 /**
  * One host event, whichever host reported it (each adapter's one parser: plugin/opencode-1/events.ts,
@@ -15,7 +39,7 @@ import { notesDeliveredAtTurnEnd } from "../stop/directive-delivery.ts";
  * A host sends a dozen events a model step (issue 31): the ones that only move memory (output, status, usage, an
  * unchanged title) are handled at once and answer `undefined`; only work that waits (a write, a stop) is a promise.
  */
-function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
+function handleEvent(rt: EventDeps, event: HostEvent): Promise<void> | undefined {
   if (!isSessionId(event.sessionId)) return;
   // The answer is in before OpenCode's idle: an exit in between must not count the turn as cut off (decision 0052).
   if ("answered" in event && event.answered) rt.tracker.noteAnswered(event.sessionId);
@@ -35,7 +59,7 @@ function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
       return;
     case "status":
       tracker.setStatus(id, event.status);
-      stops.onStatus(id, event.status);
+      runner.idle.onStatus(id, event.status);
       return rt.budget.onStatus(id, event.status);
     case "answer":
       stops.onLife(id);
@@ -60,7 +84,7 @@ function handleEvent(rt: Runtime, event: HostEvent): Promise<void> | undefined {
 }
 
 /** The events that change what a session is: each written at once. */
-async function lifecycle(rt: Runtime, id: string, event: HostEvent): Promise<void> {
+async function lifecycle(rt: EventDeps, id: string, event: HostEvent): Promise<void> {
   const { runner, tracker, stops, ctx } = rt;
   const at = ctx.clock.now();
   if (event.type === "created") {
@@ -109,7 +133,7 @@ async function lifecycle(rt: Runtime, id: string, event: HostEvent): Promise<voi
  * The events one host event means, in order (`session.updated` is a usage and a title), handed to telemetry and
  * governance: telemetry's span starts before the first and ends after the last, whether the work waited or not.
  */
-export function handleEvents(rt: Runtime, events: readonly HostEvent[]): Promise<void> | undefined {
+export function handleEvents(rt: EventDeps, events: readonly HostEvent[]): Promise<void> | undefined {
   if (events.length === 0) return;
   rt.telemetry.events(events, "start");
   let waiting = false;
@@ -125,7 +149,7 @@ export function handleEvents(rt: Runtime, events: readonly HostEvent[]): Promise
   }
 }
 
-async function finishEvents(rt: Runtime, events: readonly HostEvent[], from: number, work: Promise<void>): Promise<void> {
+async function finishEvents(rt: EventDeps, events: readonly HostEvent[], from: number, work: Promise<void>): Promise<void> {
   try {
     await work;
     for (let i = from; i < events.length; i++) await handleEvent(rt, events[i]!);
@@ -138,7 +162,7 @@ async function finishEvents(rt: Runtime, events: readonly HostEvent[], from: num
  * A session's work ended outside a `task` result (seed 002): its record and its parent's link say how, its queued
  * directives are done with, and this process forgets it. Only for sessions governance has a record of.
  */
-async function endSessionWork(rt: Runtime, id: string, how: "failed" | "deleted", detail: string | null): Promise<void> {
+async function endSessionWork(rt: EventDeps, id: string, how: "failed" | "deleted", detail: string | null): Promise<void> {
   const { ctx, runner } = rt;
   const at = ctx.clock.now();
   const { next } = await runner.step(id, (r) => endSession(r, how, at, detail));
@@ -149,7 +173,7 @@ async function endSessionWork(rt: Runtime, id: string, how: "failed" | "deleted"
 
 /** S1 for a new session; a child is linked on both sides (child names its parent, parent lists its child). */
 async function recordNewSession(
-  rt: Runtime,
+  rt: EventDeps,
   id: string,
   parentId: string | null,
   agent: string | null,

@@ -11,7 +11,26 @@ import { capSpentNote } from "../../governance/budget/spend-notices.ts";
 import { takeNotifications } from "../stop/directive-delivery.ts";
 import { interruptedWork } from "../sessions/descendants.ts";
 import { hostNamed } from "../runtime/host-api.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import type { SessionRuntime } from "../sessions/session-runtime.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { ResumeNotes } from "../sessions/resume-notes.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+import type { SpendGuard } from "../budget/spend-guard.ts";
+
+/** What a model step's notes uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot import wiring/). */
+export type StepNotesDeps = {
+  readonly ctx: Pick<PluginContext, "clock" | "config" | "viewOf" | "api" | "store">;
+  readonly tracker: Pick<SessionTracker, "ensureSeen" | "orphanNotes">;
+  readonly sessions: Pick<SessionRuntime, "peek">;
+  /** Whole: the notes queued for the session are taken with both (plugin/stop/directive-delivery.ts). */
+  readonly runner: EffectRunner;
+  readonly stops: StopController;
+  readonly budget: { readonly spend: Pick<SpendGuard, "check" | "spent"> };
+  readonly resumeNotes: Pick<ResumeNotes, "textFor" | "forget">;
+  readonly host: { readonly line: HostLine };
+};
 
 /**
  * Where a parent's note (a child stopped, finished, cut off) goes on a model step, decided HERE for both hosts:
@@ -41,7 +60,7 @@ export type StepNotes = { onToolResult?: string; statusNote?: string };
  * after the last message. Nothing is added to a message a later step sends again without it, so each request repeats
  * the previous one up to this note and a provider's prompt cache holds (docs/decisions/0011-stable-system-prompt.md).
  */
-export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes> {
+export async function stepNotes(rt: StepNotesDeps, step: ModelStep): Promise<StepNotes> {
   const { ctx, tracker, runner, sessions } = rt;
   const { sessionId, agent } = step;
   await tracker.ensureSeen(sessionId, agent);
@@ -76,7 +95,7 @@ export async function stepNotes(rt: Runtime, step: ModelStep): Promise<StepNotes
 }
 
 /** S5 resume context of a resumed primary, built once per resume (it reads the descendants' records). */
-async function resumeText(rt: Runtime, record: SessionRecord): Promise<string> {
+async function resumeText(rt: StepNotesDeps, record: SessionRecord): Promise<string> {
   const resume = record.resume!;
   return buildResumeContext({
     idleMs: resume.idleMs,
@@ -90,7 +109,7 @@ async function resumeText(rt: Runtime, record: SessionRecord): Promise<string> {
   });
 }
 
-function reminderText(rt: Runtime, record: SessionRecord, agent: string | null): string {
+function reminderText(rt: StepNotesDeps, record: SessionRecord, agent: string | null): string {
   const config = rt.ctx.config;
   return buildPostCompactReminder({
     language: config.language,

@@ -1,6 +1,21 @@
 import { textTools } from "../../governance/host/host-lines.ts";
 import { buildGovernancePrefix } from "../../governance/texts/governance-prefix.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { HostLine } from "../../governance/host/host-lines.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+import type { BudgetGuard } from "../budget/budget-guard.ts";
+
+/** What a model step's prefix uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot import wiring/). */
+export type StepPrefixDeps = {
+  readonly ctx: Pick<PluginContext, "clock" | "config" | "viewOf" | "sealOf">;
+  readonly tracker: Pick<SessionTracker, "ensureSeen">;
+  readonly runner: Pick<EffectRunner, "dispatchSoft">;
+  readonly stops: Pick<StopController, "onLife">;
+  readonly budget: Pick<BudgetGuard, "onModelStep">;
+  readonly host: { readonly line: HostLine };
+};
 
 /**
  * A model step to prepare, its stable part: the governance prefix on EVERY model step of a governed session (the host
@@ -10,7 +25,7 @@ import type { Runtime } from "../runtime/runtime.ts";
  * Answers the text the adapter appends to its host's system prompt, or undefined. The adapter decides which requests
  * are model steps (OpenCode 1: not its title generator or summarizer; OpenCode 2: the `context` hook's).
  */
-export async function prefixStep(rt: Runtime, sessionId: string): Promise<string | undefined> {
+export async function prefixStep(rt: StepPrefixDeps, sessionId: string): Promise<string | undefined> {
   const { ctx, tracker, runner } = rt;
   await tracker.ensureSeen(sessionId);
   const record = await runner.dispatchSoft(sessionId, { type: "model_step", at: ctx.clock.now(), phase: ctx.config.phase });

@@ -5,7 +5,23 @@ import { guardToolOutput } from "../../governance/texts/tool-output-guard.ts";
 import { redactKey } from "../../governance/texts/key-redaction.ts";
 import { deliverOnToolResult } from "../stop/directive-delivery.ts";
 import { toolBody } from "../../governance/stop/delivery-plan.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { CallNotes } from "../sessions/call-notes.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+import type { BudgetGuard } from "../budget/budget-guard.ts";
+
+/** What a tool result uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot import wiring/). */
+export type ToolResultDeps = {
+  readonly ctx: Pick<PluginContext, "clock" | "sealOf" | "keyForms" | "record">;
+  readonly tracker: Pick<SessionTracker, "ensureSeen">;
+  /** Whole: delivery (plugin/stop/directive-delivery.ts) claims, renders and steps with both. */
+  readonly runner: EffectRunner;
+  readonly stops: StopController;
+  readonly calls: Pick<CallNotes, "take">;
+  readonly budget: Pick<BudgetGuard, "onToolResult">;
+};
 
 /** How a delegation's result says its child ended (each adapter reads its host's texts: `taskOutcome`). */
 export type ChildOutcome = "completed" | "aborted" | "failed";
@@ -31,7 +47,7 @@ export type ToolResult = {
  * session rewrite the output (stop ladder, injected guidance, notifications), each sealed. Answers the output the
  * model reads; the adapter writes it back into its host's result.
  */
-export async function carryDirectives(rt: Runtime, result: ToolResult): Promise<string> {
+export async function carryDirectives(rt: ToolResultDeps, result: ToolResult): Promise<string> {
   const { ctx, tracker, runner } = rt;
   const { sessionId, callId, tool, child } = result;
   let output = result.output;

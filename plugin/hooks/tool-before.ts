@@ -9,10 +9,33 @@ import { DONE, GovernanceBlock } from "../runtime/contain.ts";
 import type { Effect } from "../../governance/session/effects.ts";
 import { isSessionId, type SessionRecord } from "../../governance/session/session-record.ts";
 import { type ContinuedSession, continuationOf } from "../../governance/delegation/delegation-policy.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import type { SessionRuntime } from "../sessions/session-runtime.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { CallNotes } from "../sessions/call-notes.ts";
+import type { StopController } from "../stop/stop-controller.ts";
+import type { BudgetGuard } from "../budget/budget-guard.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { confineShell, refuseFileTool } from "./confine.ts";
 import { writtenFiles } from "../../governance/stop/file-targets.ts";
+
+/**
+ * What the tool gate uses of the plugin instance (wiring/runtime.ts's `Runtime` has it; hooks/ cannot
+ * import wiring/): the context's facts for the guards, the session's record, the budgets.
+ */
+export type ToolGateDeps = {
+  readonly ctx: Pick<
+    PluginContext,
+    "api" | "clock" | "config" | "confinement" | "directory" | "guarded" | "hostAgents" | "record" | "sealOf" | "store" | "surfaces" | "viewOf"
+  >;
+  readonly tracker: Pick<SessionTracker, "ensureSeen" | "seenNow">;
+  readonly sessions: Pick<SessionRuntime, "peek">;
+  readonly runner: Pick<EffectRunner, "dispatchSoft" | "run" | "step">;
+  readonly stops: Pick<StopController, "onLife">;
+  readonly budget: Pick<BudgetGuard, "onToolCall" | "running" | "spend">;
+  readonly calls: Pick<CallNotes, "set">;
+};
 
 /**
  * A tool call about to run, in the plugin's own words; each adapter builds it from its host's hook
@@ -50,14 +73,14 @@ const PASS: Gate = Object.freeze({});
  * Every tool call waits for this (issue 31): a call of a session this process already follows, with nothing to write
  * at once, no stop, no refusal, no budget action and no spawn, is answered without a promise; anything else waits.
  */
-export function gateToolCall(rt: Runtime, call: ToolCall): Gate | Promise<Gate> {
+export function gateToolCall(rt: ToolGateDeps, call: ToolCall): Gate | Promise<Gate> {
   const known = rt.tracker.seenNow(call.sessionId);
   if (!known.seen) return rt.tracker.ensureSeen(call.sessionId).then((seen) => recordCall(rt, call, seen));
   return recordCall(rt, call, known.record);
 }
 
 /** The machine's soft `tool_before` for the call, then the gate on the record it gives. */
-function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined): Gate | Promise<Gate> {
+function recordCall(rt: ToolGateDeps, call: ToolCall, seen: SessionRecord | undefined): Gate | Promise<Gate> {
   const { ctx, runner } = rt;
   const { sessionId, callId, tool, args, spawn } = call;
   // The caller's role, for the first-action check of its first call (only read while it has made none).
@@ -72,7 +95,7 @@ function recordCall(rt: Runtime, call: ToolCall, seen: SessionRecord | undefined
   return record instanceof Promise ? record.then((r) => gateOn(rt, call, r)) : gateOn(rt, call, record);
 }
 
-function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined): Gate | Promise<Gate> {
+function gateOn(rt: ToolGateDeps, call: ToolCall, record: SessionRecord | undefined): Gate | Promise<Gate> {
   const { ctx } = rt;
   const { sessionId, tool, args } = call;
   if (!record) return PASS;
@@ -89,7 +112,7 @@ function gateOn(rt: Runtime, call: ToolCall, record: SessionRecord | undefined):
   return afterSurface(rt, call, record, hit);
 }
 
-function afterSurface(rt: Runtime, call: ToolCall, record: SessionRecord, hit: SurfaceHit | undefined): Gate | Promise<Gate> {
+function afterSurface(rt: ToolGateDeps, call: ToolCall, record: SessionRecord, hit: SurfaceHit | undefined): Gate | Promise<Gate> {
   const { sessionId, callId, tool, args, spawn } = call;
   if (hit) return refuseSurface(rt, call, record, hit);
   // Every session's in-process file tools, by real path (issue 41): a few stats, only for file tools.
@@ -107,7 +130,7 @@ const SHELL = HOST_LINES[1].shellTool;
 /** The core's shell tool, and OpenCode 2's name should an adapter pass it through untranslated. */
 const SHELL_TOOLS = new Set([SHELL, HOST_LINES[2].shellTool]);
 
-async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
+async function blockStopped(rt: ToolGateDeps, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
   await rt.runner.run(sessionId, effects, { next: record });
   throw new GovernanceBlock(
     buildStopDirective({
@@ -121,13 +144,13 @@ async function blockStopped(rt: Runtime, sessionId: string, record: SessionRecor
   );
 }
 
-async function refuseSurface(rt: Runtime, call: ToolCall, record: SessionRecord, hit: SurfaceHit): Promise<never> {
+async function refuseSurface(rt: ToolGateDeps, call: ToolCall, record: SessionRecord, hit: SurfaceHit): Promise<never> {
   const { sessionId, tool } = call;
   await rt.ctx.record("control_refused", { sessionId, via: "tool", tool, surface: hit.surface, agent: record.agent, parentId: record.parentId });
   throw new GovernanceBlock(surfaceRefusal(hit, { agent: record.agent, subagent: record.parentId !== null }));
 }
 
-async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spawn: NonNullable<ToolCall["spawn"]>): Promise<Gate> {
+async function gateSpawn(rt: ToolGateDeps, call: ToolCall, record: SessionRecord, spawn: NonNullable<ToolCall["spawn"]>): Promise<Gate> {
   const { ctx, runner } = rt;
   const { sessionId, callId } = call;
   const targetAgent = spawn.agent;
@@ -151,7 +174,7 @@ async function gateSpawn(rt: Runtime, call: ToolCall, record: SessionRecord, spa
  * record when the host does not answer), and governance's control over it. A `task_id` that is no session id names
  * nothing OpenCode can find (it creates a new session): `undefined`, a plain spawn.
  */
-async function continuedSession(rt: Runtime, id: string): Promise<ContinuedSession | undefined> {
+async function continuedSession(rt: ToolGateDeps, id: string): Promise<ContinuedSession | undefined> {
   if (!isSessionId(id)) return undefined;
   const [host, record] = await Promise.all([rt.ctx.api.parentOf(id), rt.ctx.store.read(id)]);
   return continuationOf(id, host, record);

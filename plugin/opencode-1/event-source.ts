@@ -1,5 +1,5 @@
 import { handleEvents } from "../hooks/event.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import { parseEvents } from "./events.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { HostEvent } from "../hooks/host-event.ts";
+import type { HostEvent } from "../runtime/host-event.ts";
 import { isRecord, parseMessageUsage, readUsage, SessionCreated, SessionError, SessionOnlyEvent, TodoUpdated } from "./types.ts";
 
 const sessionIdOf = (p: { sessionID?: string | undefined; info?: { id: string } | undefined }) => p.sessionID ?? p.info?.id;

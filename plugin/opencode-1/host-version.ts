@@ -1,7 +1,7 @@
 import fs from "node:fs/promises";
 import path from "node:path";
 import { compareVersions, hostLineOf, OLDEST_SUPPORTED_V1 } from "../../governance/host/host-lines.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /**
  * The OpenCode release running the plugin, read from the package the binary ships in (npm installs it as

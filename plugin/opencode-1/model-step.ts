@@ -1,6 +1,6 @@
 import { type ModelStep, stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
 function isHousekeeping(system: string[]): boolean {

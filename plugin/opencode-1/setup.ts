@@ -9,7 +9,7 @@ import { toolAfter, toolBefore } from "./tool-calls.ts";
 import { ConfinedCalls } from "./shell-confine.ts";
 import { shellEnv } from "../hooks/shell-env.ts";
 import { answered } from "../hooks/answer.ts";
-import { Runtime } from "../runtime/runtime.ts";
+import { Runtime } from "../wiring/runtime.ts";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { governanceTools } from "./governance-tool.ts";

@@ -2,7 +2,7 @@ import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { type Gate, gateToolCall } from "../hooks/tool-before.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { ConfinedCalls } from "./shell-confine.ts";
 
 const V1 = HOST_LINES[1];

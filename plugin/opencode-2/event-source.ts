@@ -1,9 +1,9 @@
 import path from "node:path";
 import { handleEvents } from "../hooks/event.ts";
 import { contain } from "../runtime/contain.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { ExecutionStates } from "./api.ts";
-import { TELEMETRY_ONLY } from "../hooks/host-event.ts";
+import { TELEMETRY_ONLY } from "../runtime/host-event.ts";
 import { locationOf, parseV2Event, sessionOf } from "./events.ts";
 import type { V2Context, V2Event } from "./types.ts";
 

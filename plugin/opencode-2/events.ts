@@ -1,4 +1,4 @@
-import type { HostEvent, Tokens } from "../hooks/host-event.ts";
+import type { HostEvent, Tokens } from "../runtime/host-event.ts";
 import type { V2Event } from "./types.ts";
 
 const str = (v: unknown): string | undefined => (typeof v === "string" && v.length > 0 ? v : undefined);

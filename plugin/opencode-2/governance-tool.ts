@@ -1,6 +1,6 @@
 import * as z from "../../governance/zod.ts";
 import { GOVERNANCE_TOOL_ARGS, GOVERNANCE_TOOL_DESCRIPTION, GOVERNANCE_TOOL_INPUT, GOVERNANCE_TOOL_NAME, runGovernanceTool } from "../hooks/governance-tool.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { ToolEditor } from "./types.ts";
 
 const Args = z.object(GOVERNANCE_TOOL_ARGS);

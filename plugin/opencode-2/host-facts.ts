@@ -2,7 +2,7 @@ import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { readOpencodeAgents } from "../../governance/config/opencode-agents.ts";
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
 import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { SessionContextEvent } from "./types.ts";
 
 /**

@@ -1,4 +1,4 @@
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { V2Context } from "./types.ts";
 
 /**

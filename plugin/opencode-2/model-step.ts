@@ -2,7 +2,7 @@ import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-pre
 import { compactionContext } from "../hooks/compacting.ts";
 import { stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import { applyHostFacts } from "./host-facts.ts";
 import type { SessionContextEvent } from "./types.ts";
 

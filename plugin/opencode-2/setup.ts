@@ -1,7 +1,7 @@
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { promptAdmitted } from "../hooks/prompt.ts";
 import { contain } from "../runtime/contain.ts";
-import { Runtime, type RuntimeOptions } from "../runtime/runtime.ts";
+import { Runtime, type RuntimeOptions } from "../wiring/runtime.ts";
 import { testSkippedHooks } from "../runtime/test-switches.ts";
 import { addGovernanceTool } from "./governance-tool.ts";
 import { detectV2Host, hostVersion } from "./host-version.ts";

@@ -1,5 +1,5 @@
 import { entryEnv, isBash } from "../runtime/shell-entry.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { ShellCreateEvent } from "./types.ts";
 
 /** How many confined calls are remembered until their shell is created (a turn has a handful). */

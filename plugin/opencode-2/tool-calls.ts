@@ -3,7 +3,7 @@ import { coreToolName, HOST_LINES } from "../../governance/host/host-lines.ts";
 import { isSessionId } from "../../governance/session/session-record.ts";
 import { carryDirectives, type ChildOutcome } from "../hooks/tool-after.ts";
 import { gateToolCall } from "../hooks/tool-before.ts";
-import type { Runtime } from "../runtime/runtime.ts";
+import type { Runtime } from "../wiring/runtime.ts";
 import type { ConfinedShells } from "./shell-confine.ts";
 import type { PermissionEvaluateEvent, ToolAfterEvent, ToolBeforeEvent, ToolResult } from "./types.ts";
 

@@ -25,7 +25,11 @@ const SEALS_KEPT = 512;
 
 /**
  * What every part of the plugin reads: the project, the clock and timers, the files, the SDK, the live config and
- * the audit log. Read-only: records change only through the session runtime's steps (plugin/sessions/session-runtime.ts).
+ * the audit log. No field is reassigned, and records change only through the session runtime's steps
+ * (plugin/sessions/session-runtime.ts). What does change, and why: the host's facts about its agents
+ * (`agentsWithoutTask`, `hostAgents`), written by the adapters' config hooks when the host tells them (OpenCode 1 once at
+ * start, OpenCode 2 per request) and read by every text and the spawn gate; the config, as the watcher reloads it; and
+ * caches filled on first use (seals, control surfaces, the sandbox, the key's forms).
  */
 export class PluginContext {
   /** Agents the host offers no `task` tool (learned by the `config` hook); the texts call them LEAF, not DELEGATING. */

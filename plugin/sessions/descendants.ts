@@ -5,7 +5,7 @@ import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { Step } from "../../governance/session/effects.ts";
 import type { InterruptedWork } from "../../governance/texts/resume-context.ts";
 import type { PluginContext } from "../runtime/context.ts";
-import { drainGuidance } from "../stop/stop-drain.ts";
+import { claimAll } from "../../governance/stop/directive-queue.ts";
 
 /** What the cascade asks of the effect runner that calls it (its caller: no import back, no cycle). */
 type Runner = {
@@ -18,7 +18,7 @@ type Runner = {
 const CASCADE_CHECK_MS = 1_000;
 
 /** The records of `root`'s subtree, read from the store (bounded, cycle-safe); the core decides what they mean. */
-async function subtree(ctx: PluginContext, root: SessionRecord): Promise<Map<string, SessionRecord>> {
+async function subtree(ctx: Pick<PluginContext, "store">, root: SessionRecord): Promise<Map<string, SessionRecord>> {
   const byId = new Map<string, SessionRecord>();
   const walk = async (r: SessionRecord): Promise<void> => {
     for (const link of r.children) {
@@ -34,8 +34,17 @@ async function subtree(ctx: PluginContext, root: SessionRecord): Promise<Map<str
 }
 
 /** What a resume context reports as cut off (the core's `cutOffWork`, the same function `resume` previews with). */
-export async function interruptedWork(ctx: PluginContext, record: SessionRecord): Promise<InterruptedWork[]> {
+export async function interruptedWork(ctx: Pick<PluginContext, "store">, record: SessionRecord): Promise<InterruptedWork[]> {
   return cutOffWork(record, await subtree(ctx, record));
+}
+
+/**
+ * Guidance queued for a descendant cut off by an Escape higher up: nothing will run in it to read it (a later `task`
+ * resume starts a new piece of work), so it is claimed and audited `inject_dropped` rather than left queued forever.
+ */
+export async function drainGuidance(ctx: PluginContext, sessionId: string, because: string): Promise<void> {
+  const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
+  if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
 }
 
 /**

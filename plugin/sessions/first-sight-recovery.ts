@@ -1,7 +1,7 @@
 import { leftRunning, mayRun, orphanRunningLink, recoverCrashed } from "../../governance/session/crash-recovery.ts";
 import type { SessionHost, SessionRecord } from "../../governance/session/session-record.ts";
 import { thisProcess } from "../../governance/storage/lock-owner.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 
 /** This process as a session host (the same identity as its locks). */
 export function thisHost(): SessionHost {

@@ -6,7 +6,7 @@ import { pruneArchive } from "../../governance/storage/archive-retention.ts";
 import { sweepDeadLocks } from "../../governance/storage/file-lock.ts";
 import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { type QueueFate, sweepQueues } from "../../governance/stop/queue-sweep.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
 import { checkOrphans } from "./orphan-check.ts";
 import type { SessionTracker } from "./session-tracker.ts";

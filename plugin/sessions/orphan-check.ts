@@ -2,7 +2,7 @@ import { isRunningChild, markOrphaned, orphanChild } from "../../governance/sess
 import { findOrphans } from "../../governance/session/orphans.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 
 /**
  * Seed 000's orphan detection, run when a delegating session starts or resumes in this process: children still

@@ -16,7 +16,7 @@ export type Applied<S extends Step = Step> = S & { previous: SessionRecord | und
 /**
  * The one place in plugin/ that writes records. Every change is a pure step of governance/ — a machine event
  * (`transition`) or a step function returning `{ next, effects }` — applied in one locked read-modify-write. Effects
- * are returned, not run (plugin/runtime/effect-runner.ts runs them).
+ * are returned, not run (plugin/sessions/effect-runner.ts runs them).
  *
  * Hot-path events (`soft`: a model step, a tool call) only move counters, timestamps and the last tool call, so they
  * are applied in memory and written behind, batched with the next durable change or within `WRITE_BEHIND_MS`.

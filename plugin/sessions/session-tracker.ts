@@ -1,6 +1,6 @@
 import { isSessionId, type SessionHost, type SessionRecord } from "../../governance/session/session-record.ts";
 import type { OrphanNote } from "../../governance/texts/status-note.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "./effect-runner.ts";
 import { hostSession } from "../../governance/session/crash-recovery.ts";
 import { ownerIsGone } from "../../governance/storage/lock-owner.ts";
 import { orphanedWhileAway } from "../../governance/session/orphans.ts";

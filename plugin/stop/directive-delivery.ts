@@ -3,7 +3,7 @@ import { type DeliveryInput, planDelivery, type RenderedNote } from "../../gover
 import { notesAtTurnEnd, notesOnStep, notesOnToolResult } from "../../governance/stop/parent-notes.ts";
 import { renderNotification } from "../../governance/stop/notifications.ts";
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import { hostNamed } from "../runtime/host-api.ts";
 import type { StopController } from "./stop-controller.ts";
 
@@ -22,12 +22,12 @@ export async function deliverOnToolResult(
   output: string,
   carried: Carried = {},
 ): Promise<string | undefined> {
-  const { ctx, sessions, inbox } = runner;
+  const { ctx, sessions } = runner;
   // Nothing queued: only what the result already carries (no directive, so no time, seal or length is read).
   const only = () => planDelivery(sessions.peek(sessionId), { injects: [], notes: [], output, ...carried, at: 0, maxLength: 0, seal: "" }).output;
   // take() answers "anything queued?" and clears it in one look: one lstat per tool result on the hot path.
   const owed = stops.notes.has(sessionId);
-  if (!inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return only();
+  if (!stops.inbox.take(sessionId) && !owed && sessions.peek(sessionId)?.control !== "stopping") return only();
   const directives = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, onProblem: (p) => rejected(runner, sessionId, p) });
   // A stop request a queue look already began is not begun again (one request, begun once).
   const fresh = stops.begun.unbegun(
@@ -63,7 +63,7 @@ export async function deliverOnToolResult(
  */
 export async function takeNotifications(runner: EffectRunner, stops: StopController, sessionId: string): Promise<string[]> {
   const owed = stops.notes.get(sessionId);
-  if (!runner.inbox.has(sessionId) && owed.length === 0) return [];
+  if (!stops.inbox.has(sessionId) && owed.length === 0) return [];
   const queued = (await peekAll(runner.ctx.paths, sessionId)).filter((d) => d.kind === "notify");
   const step = notesOnStep([], await renderNotes(runner, sessionId, queued));
   stops.notes.set(sessionId, step.pending);

@@ -1,22 +1,23 @@
-import type { StopDirective } from "../../governance/stop/directive-queue.ts";
-import { type BudgetDirective, claimAll, peekAll } from "../../governance/stop/directive-queue.ts";
+import { type BudgetDirective, claimAll, peekAll, type StopDirective } from "../../governance/stop/directive-queue.ts";
 import { removeQueueFolder } from "../../governance/stop/queue-sweep.ts";
 import { triageStopRequests } from "../../governance/stop/stop-requests.ts";
 import { confirmStopped, onCompliance, onDeadline, startStop, type StopHow } from "../../governance/stop/stop-ladder.ts";
 import type { PluginContext } from "../runtime/context.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
 import { QueueWatcher } from "./queue-watcher.ts";
 import type { SessionTracker } from "../sessions/session-tracker.ts";
 import { PendingNotes } from "./pending-notes.ts";
 import { BegunRequests } from "./begun-requests.ts";
-import { ackCovered, drainGuidance, drainStops } from "./stop-drain.ts";
+import { ackCovered, drainStops } from "./stop-drain.ts";
+import { drainGuidance } from "../sessions/descendants.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
+import { DirectiveInbox } from "./directive-inbox.ts";
 
 /**
  * Stop requests for sessions hosted by this process (seeds 000 and 001): notices them (queue watcher), begins each
  * request once, runs the hard-stop deadline, and makes a stop final when the session complies or is confirmed idle.
  * Every record change is a step of governance/stop/stop-ladder.ts; its effects (abort, notify the parent, audit)
- * are carried out by the effect runner. Delivery on tool results is plugin/stop/directive-delivery.ts.
+ * are carried out by the effect runner. Its `inbox` (directive-inbox.ts) is what delivery on tool results looks at first.
  */
 export class StopController {
   readonly #ctx: PluginContext;
@@ -35,9 +36,12 @@ export class StopController {
   /** Budget raises in a session's queue are handed here (plugin/budget/budget-raises.ts). */
   onBudgetRaise: ((sessionId: string, d: BudgetDirective) => Promise<void>) | undefined;
 
+  readonly inbox: DirectiveInbox;
+
   constructor(runner: EffectRunner, tracker: SessionTracker) {
     this.#runner = runner;
     this.#ctx = runner.ctx;
+    this.inbox = new DirectiveInbox(this.#ctx.paths.queues);
     this.#tracker = tracker;
     this.#watcher = new QueueWatcher({
       queuesDir: this.#ctx.paths.queues,
@@ -70,7 +74,7 @@ export class StopController {
   /** A queue changed. Only sessions this process hosts are acted on; a stop starts its deadline right away. */
   async #look(sessionId: string): Promise<void> {
     if (!this.#tracker.hosts(sessionId)) return;
-    this.#runner.inbox.mark(sessionId);
+    this.inbox.mark(sessionId);
     const pending = await peekAll(this.#ctx.paths, sessionId);
     // A raise must reach a session that makes no tool call (stopped, idle): claimed here, not on a tool result.
     if (pending.some((d) => d.kind === "budget")) await this.#raises(sessionId);
@@ -154,10 +158,6 @@ export class StopController {
     this.#deadlines.delete(sessionId);
     this.#life.delete(sessionId);
     this.begun.forget(sessionId);
-  }
-
-  onStatus(sessionId: string, status: string): void {
-    this.#runner.idle.onStatus(sessionId, status);
   }
 
   /** A turn ended while a stop was pending: the session complied (it stopped making tool calls). */

@@ -18,15 +18,6 @@ export async function drainStops(
 }
 
 /**
- * Guidance queued for a descendant cut off by an Escape higher up: nothing will run in it to read it (a later `task`
- * resume starts a new piece of work), so it is claimed and audited `inject_dropped` rather than left queued forever.
- */
-export async function drainGuidance(ctx: PluginContext, sessionId: string, because: string): Promise<void> {
-  const drained = await claimAll(ctx.paths, sessionId, { clock: ctx.clock, kinds: ["inject"] });
-  if (drained.length > 0) await ctx.record("inject_dropped", { sessionId, count: drained.length, injectIds: drained.map((d) => d.id), because });
-}
-
-/**
  * Requests seen for the first time that ask no more than the stop under way change nothing, but their sender waits to
  * hear they were taken (governance/stop/stop-ack.ts): each is audited `stop_covered` once.
  */

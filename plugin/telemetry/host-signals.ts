@@ -1,4 +1,4 @@
-import type { HostEvent, Tokens as HostTokens } from "../hooks/host-event.ts";
+import type { HostEvent, Tokens as HostTokens } from "../runtime/host-event.ts";
 
 /**
  * What telemetry draws from the host's events (only while export is on): turn boundaries, the model and token usage

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import type { HostEvent } from "../hooks/host-event.ts";
+import type { HostEvent } from "../runtime/host-event.ts";
 import { signalsOf } from "./host-signals.ts";
 import { readFileSync } from "node:fs";
 import type { GovernanceConfig } from "../../governance/config/config.ts";

@@ -9,7 +9,7 @@ import { systemTransform } from "../../plugin/opencode-1/model-step.ts";
 import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
 import type { HostApi } from "../../plugin/runtime/host-api.ts";
-import { Runtime } from "../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../plugin/wiring/runtime.ts";
 import { Confinement } from "../../plugin/runtime/confinement.ts";
 import { PLUGIN_ENTRY } from "../../test/harness/paths.ts";
 import { stats, type Stats } from "./stats.ts";

@@ -13,7 +13,7 @@ import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { messagesTransform, systemTransform } from "../../plugin/opencode-1/model-step.ts";
 import { toolAfter, toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
 import type { HostApi } from "../../plugin/runtime/host-api.ts";
-import { Runtime } from "../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../plugin/wiring/runtime.ts";
 
 /** The SDK layer with no server behind it: every call succeeds at once. */
 const fakeApi: HostApi = {

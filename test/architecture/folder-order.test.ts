@@ -5,32 +5,45 @@ import { describe, expect, it } from "vitest";
 import { REPO_ROOT } from "../harness/paths.ts";
 
 /**
- * governance/'s folders in one direction (issue 29 item 1, docs/decisions/0027-folder-order.md): each folder imports
- * only folders below it in {@link ORDER}, so no two folders import each other. Every import counts — `import type`,
- * `export … from` (also `export * as X from`, which TypeScript's pre-processor does not report), `import()` — because
- * a type shared both ways still makes two folders one concept. governance/'s two root files are nodes of their own:
- * zod.ts (the one zod import) at the bottom, index.ts (the public face) on top.
+ * governance/'s and plugin/'s folders each in one direction (issue 29 item 1, docs/decisions/0027-folder-order.md; issue 42
+ * item 2, docs/decisions/0075-plugin-folder-order.md): each folder imports only folders below it in its tree's order,
+ * so no two folders import each other. One check, two trees. Every import counts — `import type`, `export … from`
+ * (also `export * as X from`, which TypeScript's pre-processor does not report), `import()` — because a type shared
+ * both ways still makes two folders one concept. A tree's root files are nodes of their own (governance/: zod.ts, the
+ * one zod import, at the bottom and index.ts, the public face, on top; plugin/: index.ts, the server entry, on top).
  */
 
-/** Bottom → top. A folder may import any folder before it, never one after it. docs/architecture.md states the same. */
-const ORDER = [
-  "zod.ts",
-  "time",
-  "host",
-  "storage",
-  "config",
-  "text-safety",
-  "session",
-  "delegation",
-  "texts",
-  "budget",
-  "stop",
-  "telemetry",
-  "user-hooks",
-  "index.ts",
-] as const;
+/** A tree, its order bottom → top (a node may import any node before it, never one after it), and the line of docs/architecture.md that states the same. */
+type Tree = { name: string; order: readonly string[]; docLine: string };
 
-const GOVERNANCE = join(REPO_ROOT, "governance");
+const TREES: readonly Tree[] = [
+  {
+    name: "governance",
+    order: [
+      "zod.ts",
+      "time",
+      "host",
+      "storage",
+      "config",
+      "text-safety",
+      "session",
+      "delegation",
+      "texts",
+      "budget",
+      "stop",
+      "telemetry",
+      "user-hooks",
+      "index.ts",
+    ],
+    docLine: "Folder order (bottom → top):",
+  },
+  {
+    // Services at the bottom, the composition root (wiring/) above the hooks, the host adapters on top of it.
+    name: "plugin",
+    order: ["runtime", "sessions", "stop", "budget", "telemetry", "hooks", "wiring", "opencode-1", "opencode-2", "tui", "index.ts"],
+    docLine: "plugin/ folder order (bottom → top):",
+  },
+];
 
 type Source = { file: string; text: string };
 /** A folder-level edge and the file imports that make it. */
@@ -51,10 +64,10 @@ function specifiersOf(text: string): string[] {
   return [...new Set(found)];
 }
 
-/** The node a governance-relative path belongs to: its first folder, or the file itself at governance/'s root. */
-const nodeOf = (governancePath: string): string => governancePath.split(sep)[0] as string;
+/** The node a tree-relative path belongs to: its first folder, or the file itself at the tree's root. */
+const nodeOf = (treePath: string): string => treePath.split(sep)[0] as string;
 
-/** Folder-level edges among `sources` (paths relative to governance/); imports inside one folder are not edges. */
+/** Folder-level edges among `sources` (paths relative to their tree); imports inside one folder and out of the tree are not edges. */
 function folderEdges(sources: readonly Source[]): Edges {
   const edges: Edges = new Map();
   for (const s of sources) {
@@ -97,9 +110,6 @@ function upwardEdges(edges: Edges, order: readonly string[]): string[] {
   return out;
 }
 
-const sources: Source[] = tsFiles(GOVERNANCE).map((f) => ({ file: relative(GOVERNANCE, f), text: readFileSync(f, "utf8") }));
-const edges = folderEdges(sources);
-
 describe("the folder-order checks catch what they claim to", () => {
   const src = (file: string, text: string): Source => ({ file: file.split("/").join(sep), text });
 
@@ -120,30 +130,36 @@ describe("the folder-order checks catch what they claim to", () => {
   });
 });
 
-describe(`governance/ folders, bottom → top: ${ORDER.join(" → ")}`, () => {
-  it("prints the order and finds the edges it checks", () => {
-    console.log(`governance/ folder order, bottom → top: ${ORDER.join(" → ")}`);
-    expect(edges.size).toBeGreaterThan(10);
-  });
+for (const tree of TREES) {
+  const root = join(REPO_ROOT, tree.name);
+  const sources: Source[] = tsFiles(root).map((f) => ({ file: relative(root, f), text: readFileSync(f, "utf8") }));
+  const edges = folderEdges(sources);
 
-  it("every folder and root file of governance/ has a place in the order, and nothing else does", () => {
-    const nodes = new Set(sources.map((s) => nodeOf(s.file)));
-    expect([...nodes].sort()).toEqual([...ORDER].sort());
-  });
+  describe(`${tree.name}/ folders, bottom → top: ${tree.order.join(" → ")}`, () => {
+    it("prints the order and finds the edges it checks", () => {
+      console.log(`${tree.name}/ folder order, bottom → top: ${tree.order.join(" → ")}`);
+      expect(edges.size).toBeGreaterThan(10);
+    });
 
-  it("no two governance/ folders import each other", () => {
-    expect(mutualPairs(edges)).toEqual([]);
-  });
+    it(`every folder and root file of ${tree.name}/ has a place in the order, and nothing else does`, () => {
+      const nodes = new Set(sources.map((s) => nodeOf(s.file)));
+      expect([...nodes].sort()).toEqual([...tree.order].sort());
+    });
 
-  it("every import between governance/ folders points down the order", () => {
-    expect(upwardEdges(edges, ORDER)).toEqual([]);
-  });
+    it(`no two ${tree.name}/ folders import each other`, () => {
+      expect(mutualPairs(edges)).toEqual([]);
+    });
 
-  it("docs/architecture.md states the same order", () => {
-    const doc = readFileSync(resolve(REPO_ROOT, "docs", "architecture.md"), "utf8");
-    const line = doc.split("\n").find((l) => l.startsWith("Folder order (bottom → top):"));
-    expect(line, "docs/architecture.md has a `Folder order (bottom → top): …` line").toBeDefined();
-    const stated = [...(line as string).matchAll(/`([^`]+)`/g)].map((m) => (m[1] as string).replace(/\/$/, ""));
-    expect(stated).toEqual([...ORDER]);
+    it(`every import between ${tree.name}/ folders points down the order`, () => {
+      expect(upwardEdges(edges, tree.order)).toEqual([]);
+    });
+
+    it("docs/architecture.md states the same order", () => {
+      const doc = readFileSync(resolve(REPO_ROOT, "docs", "architecture.md"), "utf8");
+      const line = doc.split("\n").find((l) => l.startsWith(tree.docLine));
+      expect(line, `docs/architecture.md has a \`${tree.docLine} …\` line`).toBeDefined();
+      const stated = [...(line as string).matchAll(/`([^`]+)`/g)].map((m) => (m[1] as string).replace(/\/$/, ""));
+      expect(stated).toEqual([...tree.order]);
+    });
   });
-});
+}

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
 import type { HostApi } from "../../plugin/runtime/host-api.ts";
-import { Runtime } from "../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../plugin/wiring/runtime.ts";
 import type { TimerHandle, Timers, TimerTask } from "../../plugin/runtime/timers.ts";
 
 /** Epoch of every fixture's clock: Tue 3 Feb 2026 10:00 UTC. */

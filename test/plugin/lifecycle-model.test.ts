@@ -225,7 +225,7 @@ const commands = [
         const id = pickRunning(m, i)!;
         const injectId = `inj-${++w.seq}`;
         await enqueue(w.live.ctx.paths, id, { kind: "inject", id: injectId, at: w.clock.now(), text: "please also check the tests", by: "cli" });
-        w.live.runner.inbox.mark(id);
+        w.live.stops.inbox.mark(id);
         m.injects.set(injectId, id);
       },
     ),
@@ -244,7 +244,7 @@ const commands = [
           add: { toolCalls: add },
           by: "cli",
         });
-        w.live.runner.inbox.mark(id);
+        w.live.stops.inbox.mark(id);
       },
     ),
   ),

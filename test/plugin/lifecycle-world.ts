@@ -7,7 +7,7 @@ import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts"
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { messagesTransform, systemTransform } from "../../plugin/opencode-1/model-step.ts";
 import { toolAfter, toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
-import { Runtime } from "../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../plugin/wiring/runtime.ts";
 import { createFakeTimers, events, type FakeTimers, fakeApi, T0 } from "./fixture.ts";
 import { TASK_RESULTS } from "./fixtures/task-results.ts";
 

@@ -14,7 +14,7 @@ import { SessionStore } from "../../governance/session/session-store.ts";
 import { onEvent } from "../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../plugin/opencode-1/tool-calls.ts";
-import type { Runtime } from "../../plugin/runtime/runtime.ts";
+import type { Runtime } from "../../plugin/wiring/runtime.ts";
 import { events, pluginFixture, type PluginFixture } from "./fixture.ts";
 
 const HUB = "ses_hub00000000000000000000001";

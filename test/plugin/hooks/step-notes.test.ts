@@ -13,7 +13,7 @@ beforeEach(async () => {
   await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
   await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-executor" }));
   await enqueue(f.rt.ctx.paths, ROOT, { kind: "notify", id: `notify-${CHILD}`, at: f.clock.now(), childId: CHILD, how: "ladder" });
-  f.rt.runner.inbox.mark(ROOT);
+  f.rt.stops.inbox.mark(ROOT);
 });
 afterEach(() => f.close());
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { HostEvent } from "../../../plugin/hooks/host-event.ts";
+import type { HostEvent } from "../../../plugin/runtime/host-event.ts";
 import { parseEvents } from "../../../plugin/opencode-1/events.ts";
 
 const ID = "ses_3f1c2b9e0ffeq7Yd1kB2mN4pQr";

@@ -7,7 +7,7 @@ import { bashEntryScript, hostShell, isBash, USER_BASH_ENV } from "../../../plug
 import { ConfinedCalls } from "../../../plugin/opencode-1/shell-confine.ts";
 import { ConfinedShells } from "../../../plugin/opencode-2/shell-confine.ts";
 import type { ShellCreateEvent } from "../../../plugin/opencode-2/types.ts";
-import type { Runtime } from "../../../plugin/runtime/runtime.ts";
+import type { Runtime } from "../../../plugin/wiring/runtime.ts";
 
 /**
  * The entry script that puts an agent's bash into the sandbox after OpenCode's permission check (decision 0071), run

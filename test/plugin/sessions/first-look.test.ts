@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { Runtime } from "../../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../../plugin/wiring/runtime.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";

@@ -4,7 +4,7 @@ import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
 import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
-import { Runtime } from "../../../plugin/runtime/runtime.ts";
+import { Runtime } from "../../../plugin/wiring/runtime.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
 
 const ROOT = "ses_root00000000000000000000001";
@@ -129,7 +129,7 @@ describe("across process boundaries, in one process (issue 26)", () => {
     await onEvent(f.rt, events.created(ROOT));
     await onEvent(f.rt, events.created(CHILD, { parentID: ROOT }));
     await enqueue(f.rt.ctx.paths, ROOT, { kind: "notify", id: `notify-${CHILD}`, at: f.clock.now(), childId: CHILD, how: "ladder" });
-    f.rt.runner.inbox.mark(ROOT);
+    f.rt.stops.inbox.mark(ROOT);
     expect(await step(f.rt)).toContain("SUBAGENT");
     expect((await peekAll(f.rt.ctx.paths, ROOT)).map((d) => d.kind)).toEqual(["notify"]);
     f.rt.halt(); // killed: nothing more is written

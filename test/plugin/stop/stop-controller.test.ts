@@ -68,7 +68,7 @@ describe("stop controller", () => {
     // The delivery path: claims stop-1 and delivers its L1; the look began it already.
     const { claimAll: claim } = await import("../../../governance/stop/directive-queue.ts");
     const { deliverOnToolResult } = await import("../../../plugin/stop/directive-delivery.ts");
-    f.rt.runner.inbox.mark(CHILD);
+    f.rt.stops.inbox.mark(CHILD);
     expect(await deliverOnToolResult(f.rt.runner, f.rt.stops, CHILD, "OUT")).toContain("STOP");
     expect(await claim(f.rt.ctx.paths, CHILD)).toEqual([]);
     expect(begun).toEqual([]);

@@ -1,8 +1,9 @@
 import type { Effect } from "../../governance/session/effects.ts";
 import { closeLinkOnExit, releaseOnExit } from "../../governance/session/process-exit.ts";
-import type { EffectRunner } from "../runtime/effect-runner.ts";
-import { notifyParent } from "../stop/notify-parent.ts";
-import type { SessionTracker } from "./session-tracker.ts";
+import type { EffectRunner } from "../sessions/effect-runner.ts";
+import { notifyParent } from "./notify-parent.ts";
+import type { SessionTracker } from "../sessions/session-tracker.ts";
+import type { DirectiveInbox } from "./directive-inbox.ts";
 
 /**
  * The exit side of issue 26 item 1: every session this process hosts is released with its final state
@@ -11,7 +12,7 @@ import type { SessionTracker } from "./session-tracker.ts";
  * host is going away); a parent's note is queued on disk for the process that hosts the parent next.
  * Returns how many records it released.
  */
-export async function releaseHosted(runner: EffectRunner, tracker: SessionTracker): Promise<number> {
+export async function releaseHosted(runner: EffectRunner, tracker: SessionTracker, inbox: DirectiveInbox): Promise<number> {
   const host = tracker.self;
   const at = runner.ctx.clock.now();
   let released = 0;
@@ -25,24 +26,30 @@ export async function releaseHosted(runner: EffectRunner, tracker: SessionTracke
     const applied = await runner.sessions.step(id, (r) => releaseOnExit(r, host, at, { busy }));
     if (applied.next === applied.previous) continue;
     released++;
-    await runQuietly(runner, id, applied.effects, applied.next);
+    await runQuietly(runner, inbox, id, applied.effects, applied.next);
     const next = applied.next;
     const ended = next && (next.state === "interrupted" || next.control === "stopped");
     if (ended && next.parentId) cutOff.push({ id, parentId: next.parentId });
   }
   for (const c of cutOff) {
     const applied = await runner.sessions.step(c.parentId, (p) => closeLinkOnExit(p, c.id, at));
-    await runQuietly(runner, c.parentId, applied.effects, applied.next);
+    await runQuietly(runner, inbox, c.parentId, applied.effects, applied.next);
   }
   return released;
 }
 
 /** The effects of an exit step: audit lines and parent notes; nothing that talks to the host. */
-async function runQuietly(runner: EffectRunner, sessionId: string, effects: readonly Effect[], next: Parameters<typeof notifyParent>[3]): Promise<void> {
+async function runQuietly(
+  runner: EffectRunner,
+  inbox: DirectiveInbox,
+  sessionId: string,
+  effects: readonly Effect[],
+  next: Parameters<typeof notifyParent>[3],
+): Promise<void> {
   for (const e of effects) {
     try {
       if (e.type === "audit") await runner.ctx.record(e.event, { sessionId, ...e.data });
-      else if (e.type === "notify_parent") await notifyParent(runner.ctx, runner.inbox, sessionId, next, e, { toast: false });
+      else if (e.type === "notify_parent") await notifyParent(runner.ctx, inbox, sessionId, next, e, { toast: false });
     } catch (error) {
       runner.ctx.reportHookError(`exit:${e.type}`, error);
     }

@@ -3,32 +3,31 @@ import { ensureGovernanceDir } from "../../governance/storage/governance-paths.t
 import type { StoreProblem } from "../../governance/storage/quarantine.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { type Clock, systemClock } from "../../governance/time/clock.ts";
-import { AuditSink } from "./audit-sink.ts";
+import { AuditSink } from "../runtime/audit-sink.ts";
 import { CallNotes } from "../sessions/call-notes.ts";
 import { ResumeOffer } from "../sessions/resume-offer.ts";
-import { ConfigWatcher } from "./config-watcher.ts";
-import { PluginContext } from "./context.ts";
-import { DirectiveInbox } from "../stop/directive-inbox.ts";
-import { EffectRunner } from "./effect-runner.ts";
+import { ConfigWatcher } from "../runtime/config-watcher.ts";
+import { PluginContext } from "../runtime/context.ts";
+import { EffectRunner } from "../sessions/effect-runner.ts";
 import { effectHandlers } from "./effect-handlers.ts";
 import { IdleWatch } from "../sessions/idle-watch.ts";
-import type { HostApi } from "./host-api.ts";
+import type { HostApi } from "../runtime/host-api.ts";
 import { ResumeNotes } from "../sessions/resume-notes.ts";
 import { SessionRuntime } from "../sessions/session-runtime.ts";
 import { SessionTracker } from "../sessions/session-tracker.ts";
 import { StopController } from "../stop/stop-controller.ts";
 import { Maintenance } from "../sessions/maintenance.ts";
-import { releaseHosted } from "../sessions/exit-release.ts";
+import { releaseHosted } from "../stop/exit-release.ts";
 import { forgetEnded } from "../sessions/forget-ended.ts";
 import type { SessionHost } from "../../governance/session/session-record.ts";
-import { onProcessExit } from "./exit-guard.ts";
-import { InFlight } from "./in-flight.ts";
+import { onProcessExit } from "../runtime/exit-guard.ts";
+import { InFlight } from "../runtime/in-flight.ts";
 import { BudgetGuard } from "../budget/budget-guard.ts";
 import { applyBudgetRaise } from "../budget/budget-raises.ts";
-import { systemTimers, type Timers } from "./timers.ts";
+import { systemTimers, type Timers } from "../runtime/timers.ts";
 import { Telemetry, type TelemetryDeps } from "../telemetry/telemetry.ts";
 import { CoverageWatch } from "../sessions/coverage-watch.ts";
-import { tapUserHooks } from "./user-hooks.ts";
+import { tapUserHooks } from "../runtime/user-hooks.ts";
 
 /** The host this instance runs in (governance/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
 export type HostInfo = { line: 1 | 2; version: string | null };
@@ -50,9 +49,9 @@ export type RuntimeOptions = {
 export const EXIT_SETTLE_MS = 1_500;
 
 /**
- * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the
- * read-only context, the session runtime (the only writer of records), the effect runner, the tracker of hosted
- * sessions, the stop controller. Hooks receive this; none of its parts is reassigned after construction.
+ * One plugin instance (never module globals: one `opencode serve` may host several projects), wired once: the context,
+ * the session runtime (the only writer of records), the effect runner, the tracker of hosted sessions, the stop
+ * controller. The adapters hand it to the hooks, each declaring the narrow shape it uses; no part is ever reassigned.
  */
 export class Runtime {
   readonly ctx: PluginContext;
@@ -88,12 +87,12 @@ export class Runtime {
     sink = new AuditSink(store.paths, clock, DEFAULT_CONFIG.audit.maxBytes, storeProblem);
     const config = Object.assign(new ConfigWatcher(store.paths.configFile, sink, timers), { notify: warn });
     this.ctx = new PluginContext(input.directory, clock, timers, store, options.api, sink, config);
-    this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx), new DirectiveInbox(this.ctx.paths.queues));
-    this.runner.handle(effectHandlers(this.runner));
+    this.runner = new EffectRunner(this.ctx, new SessionRuntime(this.ctx), new IdleWatch(this.ctx));
     this.tracker = options.processes ? new SessionTracker(this.runner, options.processes.self, options.processes.isGone) : new SessionTracker(this.runner);
     this.runner.sessions.busyHere = (id) => this.tracker.isBusy(id);
     this.#signals = options.processes?.signals ?? true;
     this.stops = new StopController(this.runner, this.tracker);
+    this.runner.handle(effectHandlers(this.runner, this.stops.inbox));
     this.budget = new BudgetGuard(this.runner, this.stops, this.tracker);
     this.stops.onBudgetRaise = (id, d) => applyBudgetRaise(this.runner, this.tracker, id, d);
     this.maintenance = new Maintenance(this.runner, this.tracker, {
@@ -126,7 +125,7 @@ export class Runtime {
     this.summarizing.delete(sessionId);
     this.stops.forget(sessionId);
     this.budget.onEnded(sessionId);
-    this.runner.inbox.forget(sessionId);
+    this.stops.inbox.forget(sessionId);
     this.runner.idle.forget(sessionId);
     this.ctx.store.forget(sessionId);
     this.runner.sessions.forget(sessionId);
@@ -140,7 +139,7 @@ export class Runtime {
       ...this.sessions.sizes(),
       ...this.stops.sizes(),
       ...this.budget.sizes(),
-      inbox: this.runner.inbox.size(),
+      inbox: this.stops.inbox.size(),
       idleWaiters: this.runner.idle.size(),
       storeCache: this.ctx.store.cacheSize(),
       callNotes: this.calls.size(),
@@ -184,7 +183,8 @@ export class Runtime {
   async #finish(end: { handover?: boolean } = {}): Promise<void> {
     this.#stopWork();
     await this.inFlight.settle(EXIT_SETTLE_MS);
-    if (!end.handover) await releaseHosted(this.runner, this.tracker).catch((error: unknown) => this.ctx.reportHookError("exit-release", error));
+    if (!end.handover)
+      await releaseHosted(this.runner, this.tracker, this.stops.inbox).catch((error: unknown) => this.ctx.reportHookError("exit-release", error));
     await this.flush();
     await this.telemetry.dispose();
   }

@@ -3,12 +3,12 @@ import { join } from "node:path";
 import ts from "typescript";
 import { expect, test } from "vitest";
 import type { Effect } from "../../../governance/session/effects.ts";
-import { type EffectHandlers, EffectRunner } from "../../../plugin/runtime/effect-runner.ts";
+import { type EffectHandlers, EffectRunner } from "../../../plugin/sessions/effect-runner.ts";
 import { REPO_ROOT } from "../../harness/paths.ts";
 
 /** A runner that only runs (issue 29 item 3): the composition root hands it the handlers; it imports none. */
 test("the effect runner imports no handler: only types", () => {
-  const text = readFileSync(join(REPO_ROOT, "plugin/runtime/effect-runner.ts"), "utf8");
+  const text = readFileSync(join(REPO_ROOT, "plugin/sessions/effect-runner.ts"), "utf8");
   const values = ts
     .preProcessFile(text, true, true)
     .importedFiles.map((f) => f.fileName)
@@ -19,7 +19,7 @@ test("the effect runner imports no handler: only types", () => {
 test("it runs the handed handlers in order; a failing or missing one is reported and the rest still run", async () => {
   const reported: string[] = [];
   const ctx = { reportHookError: (where: string) => reported.push(where) };
-  const runner = new EffectRunner(ctx as never, {} as never, {} as never, {} as never);
+  const runner = new EffectRunner(ctx as never, {} as never, {} as never);
   const ran: string[] = [];
   const effects: Effect[] = [
     { type: "toast", message: "a", variant: "info" },

@@ -1,12 +1,11 @@
 import type { Effect, Step } from "../../governance/session/effects.ts";
 import type { SessionEvent } from "../../governance/session/session-machine.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import type { PluginContext } from "./context.ts";
-import type { DirectiveInbox } from "../stop/directive-inbox.ts";
-import type { IdleWatch } from "../sessions/idle-watch.ts";
-import type { Applied, SessionRuntime } from "../sessions/session-runtime.ts";
+import type { PluginContext } from "../runtime/context.ts";
+import type { IdleWatch } from "./idle-watch.ts";
+import type { Applied, SessionRuntime } from "./session-runtime.ts";
 
-/** One handler per kind of effect: what the effect means in this plugin (plugin/runtime/effect-handlers.ts). */
+/** One handler per kind of effect: what the effect means in this plugin (plugin/wiring/effect-handlers.ts). */
 export type EffectHandlers = {
   [K in Effect["type"]]: (sessionId: string, effect: Extract<Effect, { type: K }>, next: SessionRecord | undefined) => Promise<void> | void;
 };
@@ -15,14 +14,13 @@ export type EffectHandlers = {
  * parse → decide → run: adapters parse their host's payload, the core decides (a pure step), and this runner runs
  * every effect the core asked for, in order, each failure reported the same way (`hook_error` with the effect's name)
  * without stopping the others. It only runs: what each effect means is a handler the composition root hands it
- * (`handle`, from runtime.ts: plugin/runtime/effect-handlers.ts).
+ * (`handle`, from runtime.ts: plugin/wiring/effect-handlers.ts).
  */
 export class EffectRunner {
   constructor(
     readonly ctx: PluginContext,
     readonly sessions: SessionRuntime,
     readonly idle: IdleWatch,
-    readonly inbox: DirectiveInbox,
   ) {}
 
   #handlers: EffectHandlers | undefined;
