@@ -21,6 +21,7 @@ import { Maintenance } from "../sessions/maintenance.ts";
 import { releaseHosted } from "../sessions/exit-release.ts";
 import { forgetEnded } from "../sessions/forget-ended.ts";
 import type { SessionHost } from "../../governance/session/session-record.ts";
+import type { HostLine } from "../../governance/host/host-lines.ts";
 import { onProcessExit } from "./exit-guard.ts";
 import { InFlight } from "./in-flight.ts";
 import { BudgetGuard } from "../budget/budget-guard.ts";
@@ -31,7 +32,7 @@ import { CoverageWatch } from "../sessions/coverage-watch.ts";
 import { tapUserHooks } from "./user-hooks.ts";
 
 /** The host this instance runs in (governance/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
-export type HostInfo = { line: 1 | 2; version: string | null };
+export type HostInfo = { line: HostLine; version: string | null };
 /** `env` is what the telemetry switch reads (default `process.env`); `loadTelemetry` replaces the SDK chunk in tests. */
 export type RuntimeOptions = {
   clock?: Clock;
