@@ -95,7 +95,6 @@ async function lifecycle(rt: Runtime, id: string, event: HostEvent): Promise<voi
       await notesDeliveredAtTurnEnd(runner, stops, id);
       return;
     case "compacted":
-      rt.summarizing.delete(id); // the summary is written: no summarizer transform is still to come
       // An automatic compaction was already counted by the autocontinue hook: the machine keeps it once.
       await runner.dispatch(id, { type: "compacted", at, trigger: event.trigger ?? "summarize" });
       return;

@@ -69,8 +69,6 @@ export class Runtime {
   #unregisterExit: (() => void) | undefined;
   readonly #signals: boolean; // process-wide signal handlers (off when a test plays several processes in one)
   readonly resumeNotes = new ResumeNotes();
-  /** Sessions whose compaction is being prepared: the next messages transform is the summarizer's input. */
-  readonly summarizing = new Set<string>();
   /** OpenTelemetry export: off (and its SDK unloaded) unless the switch says so. */
   readonly telemetry: Telemetry;
   readonly host: HostInfo;
@@ -124,7 +122,6 @@ export class Runtime {
   forget(sessionId: string): void {
     this.tracker.forget(sessionId);
     this.resumeNotes.forget(sessionId);
-    this.summarizing.delete(sessionId);
     this.stops.forget(sessionId);
     this.budget.onEnded(sessionId);
     this.runner.inbox.forget(sessionId);
