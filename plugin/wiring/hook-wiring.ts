@@ -30,6 +30,7 @@ export type Covered = {
   readonly delegated?: { readonly childId: unknown };
 };
 
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler with nothing to count is an ordinary `async () => {}`.
 type Answer = Covered | undefined | void;
 type Handler<A extends unknown[]> = (...args: A) => Promise<Answer> | Answer;
 
