@@ -13,6 +13,8 @@ export type HostNames = {
   /** The config path of the host's own subagent depth limit, and its default. */
   readonly depthKey: readonly string[];
   readonly depthDefault: number;
+  /** Whether the plugin raises that limit itself (OpenCode 1: its `config` hook); else `init` writes it, `doctor` checks it. */
+  readonly depthRaisedByPlugin: boolean;
   /** The config key listing plugins. */
   readonly pluginKey: "plugin" | "plugins";
   /** The todo list's writing tool, or null where the host offers none (2.0.15's agents have no todo tool). */
@@ -26,6 +28,7 @@ const ROWS = {
     delegateAgentArg: "subagent_type",
     depthKey: ["subagent_depth"],
     depthDefault: 1,
+    depthRaisedByPlugin: true,
     pluginKey: "plugin",
     todoTool: "todowrite",
   },
@@ -35,6 +38,7 @@ const ROWS = {
     delegateAgentArg: "agent",
     depthKey: ["experimental", "subagent_depth"],
     depthDefault: 1,
+    depthRaisedByPlugin: false,
     pluginKey: "plugins",
     todoTool: null,
   },
@@ -85,6 +89,12 @@ export function coreToolName(line: HostLine, tool: string): string {
 /** The name `line` offers for a core tool name: what a text must say so the model can call it (`shell`, not `bash`). */
 export function hostToolName(line: HostLine, coreTool: string): string {
   return translateTool(CORE_LINE, line, coreTool);
+}
+
+/** The config path of `line`'s depth limit when `init` must write it (no plugin hook can raise it), else undefined. */
+export function depthKeyToWrite(line: HostLine): readonly string[] | undefined {
+  const row = HOST_LINES[line];
+  return row.depthRaisedByPlugin ? undefined : row.depthKey;
 }
 
 /**
