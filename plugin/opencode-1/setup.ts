@@ -11,9 +11,9 @@ import { answered } from "../hooks/answer.ts";
 import { Runtime } from "../runtime/runtime.ts";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
-import { governanceTools } from "./governance-tool.ts";
-import { detectV1Host } from "./host-version.ts";
-import { createOpencodeApi } from "./api.ts";
+import { offerGovernanceTool } from "./governance-tool.ts";
+import { detectHost } from "./host-version.ts";
+import { createHostApi } from "./api.ts";
 import { testSkippedHooks } from "../runtime/test-switches.ts";
 import type { AdapterOptions, HookJob } from "../wiring/host-adapter.ts";
 import { HookWiring } from "../wiring/hook-wiring.ts";
@@ -44,14 +44,14 @@ export const OUTSIDE_JOBS = {
  * timed, coverage); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
  */
 export async function setupV1(input: PluginInput, options: AdapterOptions = {}): Promise<Hooks> {
-  const rt = new Runtime({ directory: input.directory }, { ...options, api: createOpencodeApi(input.client, input.directory) });
+  const rt = new Runtime({ directory: input.directory }, { ...options, api: createHostApi(input.client, input.directory) });
   try {
     await rt.start();
   } catch (error) {
     rt.ctx.reportHookError("start", error);
   }
   const wire = new HookWiring<keyof Hooks>(rt, JOBS, (hook, error) => rt.ctx.reportHookError(hook, error));
-  detectV1Host(rt);
+  detectHost(rt);
   const skipped = testSkippedHooks(process.env);
   // Bash enters the sandbox after OpenCode's permission check, through `shell.env` (decision 0071); another shell
   // keeps the command text rewrite.
@@ -109,7 +109,7 @@ export async function setupV1(input: PluginInput, options: AdapterOptions = {}):
       if (!skipped.has("shell.env")) Object.assign(o.env, entries.env(i.callID));
       Object.assign(o.env, await shellEnv(rt, i.sessionID));
     }),
-    tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
+    tool: offerGovernanceTool(rt.ctx, (id) => rt.stops.poke(id)),
     "experimental.compaction.autocontinue": wire.hook("experimental.compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID)),
     dispose: () => rt.dispose(),
   };

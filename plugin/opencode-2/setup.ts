@@ -4,11 +4,11 @@ import { Runtime } from "../runtime/runtime.ts";
 import { testSkippedHooks } from "../runtime/test-switches.ts";
 import type { AdapterOptions, HookJob } from "../wiring/host-adapter.ts";
 import { HookWiring } from "../wiring/hook-wiring.ts";
-import { addGovernanceTool } from "./governance-tool.ts";
-import { detectV2Host, hostVersion } from "./host-version.ts";
+import { offerGovernanceTool } from "./governance-tool.ts";
+import { detectHost, hostVersion } from "./host-version.ts";
 import { learnAgents } from "./host-facts.ts";
 import { LocationFilter, pumpEvents } from "./event-source.ts";
-import { createV2Api, ExecutionStates } from "./api.ts";
+import { createHostApi, ExecutionStates } from "./api.ts";
 import { prepareCompaction, prepareStep } from "./model-step.ts";
 import { evaluateSpawn, GatedSpawns, toolAfter, toolBefore } from "./tool-calls.ts";
 import { ConfinedShells } from "./shell-confine.ts";
@@ -67,7 +67,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const states = options.states ?? new ExecutionStates();
   let rt: Runtime | undefined;
   // A notice names its session, so OpenCode 2's TUI entry (plugin/tui/) can offer to open it.
-  const api = createV2Api(
+  const api = createHostApi(
     ctx,
     states,
     (message, variant, sessionId) => void rt?.ctx.record("host_notice", { message, variant, ...(sessionId ? { sessionId } : {}) }),
@@ -78,7 +78,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
   const wire = new HookWiring<V2Hook>(runtime, JOBS, (hook, error) => runtime.ctx.reportHookError(hook, error));
   try {
     await runtime.start();
-    await detectV2Host(runtime, ctx);
+    await detectHost(runtime, ctx);
     await learnAgents(runtime);
   } catch (error) {
     wire.sink("start", error);
@@ -156,7 +156,7 @@ export async function setupV2(ctx: V2Context, options: SetupOptions = {}): Promi
         },
       ),
     ),
-    ctx.tool.transform((editor) => addGovernanceTool(editor, runtime, wire.sink)),
+    ctx.tool.transform((editor) => offerGovernanceTool(editor, runtime, wire.sink)),
   ]);
 
   const pump = pumpEvents(ctx, runtime, filter, states, wire);
