@@ -16,7 +16,7 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
   let stopped = false;
   let iterator: AsyncIterator<V2Event> | undefined;
   // Each event through the one wiring: contained, tracked (an exit waits for the event under way), timed as `event`.
-  const one = wire.hook("event.subscribe", async (raw: V2Event) => {
+  const one = wire.hook("event", async (raw: V2Event) => {
     // Parsed once (events.ts): governance and telemetry read the same answer.
     const events = parseV2Event(raw);
     // A session's model output: a client is there and showing it (plugin/sessions/resume-offer.ts).

@@ -26,7 +26,7 @@ import type {
 /** OpenCode 2's entry points by the job each does for governance (plugin/wiring/host-adapter.ts): the metric's names. */
 export const JOBS = {
   // The finished text of an answer arrives on the event stream here (OpenCode 1: its own hook).
-  event: ["event.subscribe"],
+  event: ["event"],
   prompt: ["session.prompt"],
   "model.step": ["session.context"],
   compaction: ["session.compaction"],

@@ -158,10 +158,10 @@ export type Cleanup = () => Promise<void> | void;
 
 /**
  * OpenCode 2's plugin entry points, named `<api>.<hook>` (`ctx.session.hook("context")` is `session.context`; the
- * event stream, `ctx.event.subscribe()`, is `event.subscribe`): the keys of the adapter's job table (setup.ts).
+ * event stream, `ctx.event.subscribe()`, is `event`, its name in `hook_error` as before): the keys of the adapter's job table (setup.ts).
  */
 export type V2Hook =
-  | "event.subscribe"
+  | "event"
   | "session.prompt"
   | "session.context"
   | "session.compaction"

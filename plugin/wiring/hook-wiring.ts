@@ -34,6 +34,9 @@ export type Covered = {
 type Answer = Covered | undefined | void;
 type Handler<A extends unknown[]> = (...args: A) => Promise<Answer> | Answer;
 
+/** The name `hook_error` gives a hook: the host's, without OpenCode 1's `experimental.` (`system.transform`), as before. */
+const auditName = (hook: string): string => hook.replace(/^experimental\.(chat\.)?/, "");
+
 /**
  * One wiring for every hook of every host (Conventions 19): each host hook is wrapped the same way — contained (an
  * unexpected error is audited as `hook_error` and the user's session goes on: plugin/runtime/contain.ts), tracked
@@ -75,7 +78,7 @@ export class HookWiring<Hook extends string> {
       if (first) void report(first);
       return after(fn(...args));
     };
-    return this.#rt.telemetry.timed(job, this.#rt.inFlight.track(contain(hook, run, this.sink)));
+    return this.#rt.telemetry.timed(job, this.#rt.inFlight.track(contain(auditName(hook), run, this.sink)));
   }
 
   /**
@@ -94,7 +97,7 @@ export class HookWiring<Hook extends string> {
    * not timed (nothing per call to measure). The adapter's `outsideJobs` says why for each.
    */
   atStart<A extends unknown[]>(hook: Hook, fn: (...args: A) => Promise<void> | undefined): (...args: A) => Promise<void> {
-    return this.#rt.inFlight.track(contain(hook, fn, this.sink));
+    return this.#rt.inFlight.track(contain(auditName(hook), fn, this.sink));
   }
 
   #report(c: Answer): Promise<void> | undefined {
