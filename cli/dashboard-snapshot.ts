@@ -10,7 +10,8 @@ import { isRunningSession, sessionStatus } from "../governance/session/running.t
 import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
-import { type HostLine, hostToolName } from "../governance/host/host-lines.ts";
+import { CORE_LINE, type HostLine, hostToolName } from "../governance/host/host-lines.ts";
+import { auditHostLine } from "./audit-host.ts";
 import { capUseLine } from "../governance/budget/spend-notices.ts";
 import { plainLine } from "../governance/text-safety/text-parts.ts";
 import { readSpend } from "./spend-view.ts";
@@ -159,13 +160,13 @@ export function sessionRows(
       createdAt: r.createdAt,
       lastActivityAt: r.lastActivityAt,
       lastToolCall: r.lastToolCall
-        ? { tool: hostToolName(at.hostLine ?? 1, r.lastToolCall.tool), summary: r.lastToolCall.summary, at: r.lastToolCall.at }
+        ? { tool: hostToolName(at.hostLine ?? CORE_LINE, r.lastToolCall.tool), summary: r.lastToolCall.summary, at: r.lastToolCall.at }
         : null,
       toolCalls: r.counters.toolCalls,
       endedAt: r.end?.at ?? r.stoppedAt ?? null,
       budget: withOrigins(r, budgetView(r, at.config, at.now)),
       verified: verified(r),
-      warnings: checkLabels(r, at.now),
+      warnings: checkLabels(r, at.now, at.hostLine),
     })),
   );
 }
@@ -181,7 +182,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   const events = (await ctx.audit.read()) as AuditLine[];
   // The host the plugin last started on here: tool names as it offers them (`shell` on 2), its version in the header.
   const detected = events.filter((e) => e.type === "host_detected").at(-1);
-  const line: HostLine = detected?.line === 2 ? 2 : 1;
+  const line = auditHostLine(events);
   const version = typeof detected?.version === "string" ? detected.version : null;
   const processGone = await processGoneOf(records);
   const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins, processGone, hostLine: line });

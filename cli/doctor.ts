@@ -3,7 +3,7 @@ import { confinementView } from "./confinement-view.ts";
 import fs from "fs-extra";
 import path from "node:path";
 import { type AuditEvent, AuditLog } from "../governance/storage/audit-log.ts";
-import { compareVersions, HOST_LINES, OLDEST_SUPPORTED_V1 } from "../governance/host/host-lines.ts";
+import { compareVersions, depthKeyToWrite, HOST_LINES, type HostLine, OLDEST_SUPPORTED_V1 } from "../governance/host/host-lines.ts";
 import { detectHost } from "./opencode-host.ts";
 import { systemClock } from "../governance/time/clock.ts";
 import { MAX_CONFIG_BYTES } from "../governance/config/config.ts";
@@ -107,8 +107,8 @@ function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], last
     checks.push({ ok: false, text: `OpenCode ${host.version} is older than ${OLDEST_SUPPORTED_V1}, the oldest release verified: update OpenCode` });
   }
   checks.push(...keyChecks(dir, env, host.line));
-  if (host.line === 2) {
-    const at = HOST_LINES[2].depthKey;
+  const at = depthKeyToWrite(host.line);
+  if (at) {
     for (const file of configCandidates("project", dir, env).filter((f) => fs.existsSync(f))) {
       const read = readOpencodeConfig(file);
       if (!read.ok) continue;
@@ -129,7 +129,7 @@ function hostChecks(dir: string, env: NodeJS.ProcessEnv, log: AuditEvent[], last
  * The plugin listed only under the other line's key (OpenCode 1 reads `plugin`, OpenCode 2 `plugins`: host-lines.ts):
  * what `init --host <line>` writes and what the detected host reads must agree.
  */
-function keyChecks(dir: string, env: NodeJS.ProcessEnv, line: 1 | 2): Check[] {
+function keyChecks(dir: string, env: NodeJS.ProcessEnv, line: HostLine): Check[] {
   const want = HOST_LINES[line].pluginKey;
   const files = [...configCandidates("project", dir, env), ...configCandidates("global", dir, env)].filter((f) => fs.existsSync(f));
   const keys = new Set(

@@ -16,7 +16,7 @@ import {
   readOpencodeConfig,
   type Scope,
 } from "./opencode-config.ts";
-import { HOST_LINES, hostDepthNeeded } from "../governance/host/host-lines.ts";
+import { depthKeyToWrite, hostDepthNeeded } from "../governance/host/host-lines.ts";
 import { readConfig } from "./read-config.ts";
 import { type DetectedHost, detectHost, pluginKeyOf } from "./opencode-host.ts";
 import { PLUGIN_NAME, SCHEMA_FILE_NAME, packageRoot } from "./package-files.ts";
@@ -143,8 +143,8 @@ function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f:
   const key = pluginKeyOf(host.line);
   const changes: Change[] = [];
   const depth = (file: string, text: string): Change | undefined => {
-    if (host.line !== 2) return undefined;
-    const at = HOST_LINES[2].depthKey;
+    const at = depthKeyToWrite(host.line);
+    if (!at) return undefined;
     const raised = raiseNumberInConfig(text, at, hostDepthNeeded(maxDepth));
     if (raised === undefined) return undefined;
     return {
@@ -163,16 +163,18 @@ function planConfig(scope: Scope, dir: string, env: NodeJS.ProcessEnv, show: (f:
   const target = configFileToEdit(scope, dir, env);
   if (!target.exists) {
     const text = newConfigText(key);
-    const full = host.line === 2 ? (raiseNumberInConfig(text, HOST_LINES[2].depthKey, hostDepthNeeded(maxDepth)) ?? text) : text;
+    const at = depthKeyToWrite(host.line);
+    const full = at ? (raiseNumberInConfig(text, at, hostDepthNeeded(maxDepth)) ?? text) : text;
     changes.push({ say: `write ${show(target.file)} listing "${PLUGIN_NAME}" under "${key}"`, apply: () => writeFile(target.file, full) });
     return { ok: true, changes };
   }
   const text = fs.readFileSync(target.file, "utf8");
   const edit = addPluginToConfig(text, show(target.file), key);
   if (!edit.ok) return { ok: false, reason: `cannot add "${PLUGIN_NAME}" to ${show(target.file)}: ${edit.reason}` };
-  const after = host.line === 2 ? (raiseNumberInConfig(edit.text, HOST_LINES[2].depthKey, hostDepthNeeded(maxDepth)) ?? edit.text) : edit.text;
+  const at = depthKeyToWrite(host.line);
+  const after = at ? (raiseNumberInConfig(edit.text, at, hostDepthNeeded(maxDepth)) ?? edit.text) : edit.text;
   changes.push({
-    say: `add "${PLUGIN_NAME}" to the ${key} list in ${show(target.file)}${after !== edit.text ? ` and set ${HOST_LINES[2].depthKey.join(".")} to ${hostDepthNeeded(maxDepth)}` : ""}`,
+    say: `add "${PLUGIN_NAME}" to the ${key} list in ${show(target.file)}${at && after !== edit.text ? ` and set ${at.join(".")} to ${hostDepthNeeded(maxDepth)}` : ""}`,
     apply: () => writeFile(target.file, after),
   });
   return { ok: true, changes };

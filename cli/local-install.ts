@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { HOST_LINES, hostDepthNeeded } from "../governance/host/host-lines.ts";
+import { depthKeyToWrite, hostDepthNeeded } from "../governance/host/host-lines.ts";
 import type { DetectedHost } from "./opencode-host.ts";
 import {
   configCandidates,
@@ -110,8 +110,8 @@ export function planLocalPlugin(
     }
   }
 
-  if (host.line === 2) {
-    const at = HOST_LINES[2].depthKey;
+  const at = depthKeyToWrite(host.line);
+  if (at) {
     const need = hostDepthNeeded(maxDepth);
     const target = configFileToEdit("project", dir, env);
     const earlier = edited.get(target.file);

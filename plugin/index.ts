@@ -1,6 +1,5 @@
 import type { Hooks, PluginInput, PluginModule } from "@opencode-ai/plugin";
-import { setupV1 } from "./opencode-1/setup.ts";
-import { setupV2 } from "./opencode-2/setup.ts";
+import { ADAPTERS } from "./adapters.ts";
 import { ExecutionStates } from "./opencode-2/api.ts";
 import type { Cleanup, V2Context } from "./opencode-2/types.ts";
 import { restoreProcessZodConfig } from "../governance/zod.ts";
@@ -9,10 +8,15 @@ import { restoreProcessZodConfig } from "../governance/zod.ts";
 // its own setting back (governance/zod.ts).
 restoreProcessZodConfig();
 
-/** The OpenCode 1 entry: plugin/opencode-1/setup.ts, once this process is known to be an OpenCode 1 host. */
+/**
+ * The host adapters (plugin/adapters.ts) behind the entries each host line calls: `server` (OpenCode 1) and
+ * `setup` (OpenCode 2). What a host adapter must do is its contract (plugin/wiring/host-adapter.ts).
+ */
+
+/** The OpenCode 1 entry: its adapter's setup, once this process is known to be an OpenCode 1 host. */
 async function server(input: PluginInput): Promise<Hooks> {
   await enteredAsV1();
-  return setupV1(input);
+  return ADAPTERS[1].setup(input);
 }
 
 /**
@@ -32,7 +36,7 @@ async function enteredAsV1(): Promise<void> {
 }
 
 /**
- * The OpenCode 2 entry: plugin/opencode-2/setup.ts. Since 2.0.7 `opencode reload` (and `location.shutdown`)
+ * The OpenCode 2 entry: its adapter's setup (plugin/opencode-2/setup.ts). Since 2.0.7 `opencode reload` (and `location.shutdown`)
  * destroys and re-creates plugin instances inside one process, and the order of the two is the host's: one runtime per
  * location, so a new instance for a location first ends the one still running there (its cleanup is idempotent: the
  * host calls it again later), and takes over what only memory held (which sessions are running a turn: Escape's
@@ -45,7 +49,7 @@ async function setup(ctx: V2Context): Promise<Cleanup> {
   // The new instance takes over the old one's sessions: its end is a handover, not an exit (nothing is released).
   if (prior) await prior.cleanup({ handover: true });
   const states = prior?.states ?? new ExecutionStates();
-  const end = await setupV2(ctx, { states });
+  const end = await ADAPTERS[2].setup(ctx, { states });
   let ended: Promise<void> | undefined;
   const instance: V2Instance = {
     states,

@@ -11,6 +11,7 @@ import { capUseLine } from "../../governance/budget/spend-notices.ts";
 import { confinementView } from "../confinement-view.ts";
 import { coverageStatusLines, readCoverage } from "../coverage-view.ts";
 import { processGoneOf } from "../process-gone.ts";
+import { auditHostLine } from "../audit-host.ts";
 import { type CommandContext, JSON_VERSION } from "./command-context.ts";
 import { explainCommand } from "./explain.ts";
 
@@ -28,7 +29,9 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const all = await c.store.list();
   // Counts and budgets are of the records this user's governance wrote; the others are only counted (docs/security.md).
   const { trusted: records, unverified } = splitByTrust(all, trustOf(c.control));
-  const events = (await c.audit.read()).slice(-10);
+  const audit = await c.audit.read();
+  const events = audit.slice(-10);
+  const hostLine = auditHostLine(audit); // tools named as that host offers them (`shell` on OpenCode 2)
   const coverage = await readCoverage(c.store.paths.root);
   const active = records.filter((r) => r.control === "active" || r.control === "stopping").length;
   // A record that still says running is a live turn only while its OpenCode process lives (a crash leaves it behind).
@@ -41,7 +44,7 @@ export async function statusCommand(c: CommandContext): Promise<number> {
   const budgets = records
     .filter((r) => isRunningSession(r) || r.budget.session.exceeded !== null || r.budget.treeEscalation.exceeded !== null)
     .map((r) => ({ sessionId: r.sessionId, title: r.title ?? null, agent: r.agent, budget: budgetView(r, config.config, now) }));
-  const checks = records.map((r) => ({ sessionId: r.sessionId, agent: r.agent, warnings: checkLabels(r, now) })).filter((c) => c.warnings.length > 0);
+  const checks = records.map((r) => ({ sessionId: r.sessionId, agent: r.agent, warnings: checkLabels(r, now, hostLine) })).filter((c) => c.warnings.length > 0);
   // A cost budget that cannot work (no prices: tokens used, cost 0) is said, once per session and scope.
   const costUnreported = records.flatMap((r) =>
     (["session", "tree"] as const)

@@ -3,8 +3,6 @@
  * place, so the adapters translate through this table and the core keeps one vocabulary (OpenCode 1's: `task`,
  * `bash`). Sources are pinned in docs/opencode-2.md.
  */
-export type HostLine = 1 | 2;
-
 export type HostNames = {
   /** The delegation tool: creates a child session. */
   readonly delegateTool: string;
@@ -15,19 +13,22 @@ export type HostNames = {
   /** The config path of the host's own subagent depth limit, and its default. */
   readonly depthKey: readonly string[];
   readonly depthDefault: number;
+  /** Whether the plugin raises that limit itself (OpenCode 1: its `config` hook); else `init` writes it, `doctor` checks it. */
+  readonly depthRaisedByPlugin: boolean;
   /** The config key listing plugins. */
   readonly pluginKey: "plugin" | "plugins";
   /** The todo list's writing tool, or null where the host offers none (2.0.15's agents have no todo tool). */
   readonly todoTool: string | null;
 };
 
-export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = {
+const ROWS = {
   1: {
     delegateTool: "task",
     shellTool: "bash",
     delegateAgentArg: "subagent_type",
     depthKey: ["subagent_depth"],
     depthDefault: 1,
+    depthRaisedByPlugin: true,
     pluginKey: "plugin",
     todoTool: "todowrite",
   },
@@ -37,38 +38,63 @@ export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = {
     delegateAgentArg: "agent",
     depthKey: ["experimental", "subagent_depth"],
     depthDefault: 1,
+    depthRaisedByPlugin: false,
     pluginKey: "plugins",
     todoTool: null,
   },
-};
+} satisfies Record<number, HostNames>;
+
+/** A host line is a row of {@link HOST_LINES}: adding a host is one row here (and one adapter folder in plugin/). */
+export type HostLine = keyof typeof ROWS;
+
+export const HOST_LINES: Readonly<Record<HostLine, HostNames>> = ROWS;
+
+/** Every host line, in table order. */
+export const HOST_LINE_KEYS: readonly HostLine[] = Object.keys(HOST_LINES).map(Number) as HostLine[];
+
+/** The line whose names the core speaks (records, audit, texts without a host): OpenCode 1's `task`, `bash`. */
+export const CORE_LINE: HostLine = 1;
+
+/** The tools whose names differ between lines: a name of one line is translated to the same tool of another. */
+const TRANSLATED_TOOLS = ["delegateTool", "shellTool"] as const satisfies readonly (keyof HostNames)[];
 
 /** The tools a text tells the model to call, as the host offers them (a text must never name a tool it cannot call). */
 export type TextTools = { readonly delegate: string; readonly todo: string | null };
 
 /** OpenCode 1's (the core's) names: what a text says when the caller names no host. */
-export const CORE_TEXT_TOOLS: TextTools = { delegate: HOST_LINES[1].delegateTool, todo: HOST_LINES[1].todoTool };
+export const CORE_TEXT_TOOLS: TextTools = { delegate: HOST_LINES[CORE_LINE].delegateTool, todo: HOST_LINES[CORE_LINE].todoTool };
 
 /** The tools a text on `line` names: `task`/`todowrite` on OpenCode 1, `subagent` and no todo tool on OpenCode 2. */
 export function textTools(line: HostLine): TextTools {
   return { delegate: HOST_LINES[line].delegateTool, todo: HOST_LINES[line].todoTool };
 }
 
+/** `tool` said in line `from`'s name, as line `to` names the same tool (a tool the table does not translate keeps its name). */
+function translateTool(from: HostLine, to: HostLine, tool: string): string {
+  if (from === to) return tool;
+  const kind = TRANSLATED_TOOLS.find((k) => HOST_LINES[from][k] === tool);
+  return kind ? HOST_LINES[to][kind] : tool;
+}
+
+/** The line a stored value names (an audit line's `line`), or undefined when it names none of the table's. */
+export function hostLineNamed(value: unknown): HostLine | undefined {
+  return HOST_LINE_KEYS.find((line) => line === value);
+}
+
 /** The core's tool name (OpenCode 1's) for a tool name of `line`. */
 export function coreToolName(line: HostLine, tool: string): string {
-  if (line === 1) return tool;
-  const host = HOST_LINES[2];
-  if (tool === host.delegateTool) return HOST_LINES[1].delegateTool;
-  if (tool === host.shellTool) return HOST_LINES[1].shellTool;
-  return tool;
+  return translateTool(line, CORE_LINE, tool);
 }
 
 /** The name `line` offers for a core tool name: what a text must say so the model can call it (`shell`, not `bash`). */
 export function hostToolName(line: HostLine, coreTool: string): string {
-  if (line === 1) return coreTool;
-  const core = HOST_LINES[1];
-  if (coreTool === core.delegateTool) return HOST_LINES[2].delegateTool;
-  if (coreTool === core.shellTool) return HOST_LINES[2].shellTool;
-  return coreTool;
+  return translateTool(CORE_LINE, line, coreTool);
+}
+
+/** The config path of `line`'s depth limit when `init` must write it (no plugin hook can raise it), else undefined. */
+export function depthKeyToWrite(line: HostLine): readonly string[] | undefined {
+  const row = HOST_LINES[line];
+  return row.depthRaisedByPlugin ? undefined : row.depthKey;
 }
 
 /**

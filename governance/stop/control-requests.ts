@@ -13,6 +13,7 @@ import { isSessionId, type SessionRecord, type StopLevel } from "../session/sess
 import type { SessionStore } from "../session/session-store.ts";
 import { isRunningChild, isRunningSession, sessionStatus, statusPhrase } from "../session/running.ts";
 import { formatIdle } from "../time/time-format.ts";
+import { CORE_LINE, type HostLine, hostToolName } from "../host/host-lines.ts";
 import { MAX_TREE_INDENT, sessionTree } from "../session/session-tree.ts";
 import { type RecordTrust, recordTrust, splitByTrust } from "../storage/record-attestation.ts";
 
@@ -233,7 +234,15 @@ export const MAX_TREE_LINES = 200;
  */
 export function renderTree(
   records: readonly SessionRecord[],
-  opts: { now: number; all?: boolean; note?: (r: SessionRecord) => string; trust?: RecordTrust; processGone?: (r: SessionRecord) => boolean },
+  opts: {
+    now: number;
+    all?: boolean;
+    note?: (r: SessionRecord) => string;
+    trust?: RecordTrust;
+    processGone?: (r: SessionRecord) => boolean;
+    /** The host line the last tool is named in (records keep the core's `bash`; OpenCode 2 offers `shell`). */
+    hostLine?: HostLine;
+  },
 ): string[] {
   const gone = opts.processGone ?? (() => false);
   const { trusted, unverified } = opts.trust ? splitByTrust(records, opts.trust) : { trusted: records, unverified: [] };
@@ -251,7 +260,7 @@ export function renderTree(
     }
     // Records are files anyone in the project can write: every field is cleaned (no terminal escapes, no secrets,
     // directive-like text flagged) before it reaches a terminal or, through the `governance` tool, a model.
-    const last = r.lastToolCall ? plainLine(`${r.lastToolCall.tool} ${r.lastToolCall.summary}`, 60) : "-";
+    const last = r.lastToolCall ? plainLine(`${hostToolName(opts.hostLine ?? CORE_LINE, r.lastToolCall.tool)} ${r.lastToolCall.summary}`, 60) : "-";
     const ago = Math.max(0, Math.round((opts.now - r.lastActivityAt) / 1000));
     const note = opts.note?.(r) ?? "";
     lines.push(

@@ -1,7 +1,7 @@
 import { type StaleWarning, staleWarnings } from "../session/stale-state.ts";
 import type { FirstAction, SessionRecord } from "../session/session-record.ts";
 import { formatIdle } from "../time/time-format.ts";
-import { CORE_TEXT_TOOLS, type TextTools } from "../host/host-lines.ts";
+import { CORE_LINE, CORE_TEXT_TOOLS, type HostLine, hostToolName, type TextTools } from "../host/host-lines.ts";
 import { defaultFirstActions } from "./governance-prefix.ts";
 import { plainLine, ROLE_LABEL } from "../text-safety/text-parts.ts";
 
@@ -40,16 +40,17 @@ export function firstActionNoteLine(f: FirstAction, tools: TextTools = CORE_TEXT
   return `**First action missed:** your first call was \`${plainLine(f.tool, 60)}\`; as ${ROLE_LABEL[f.role]} your first action is: ${defaultFirstActions(f.role, tools)[0]} Do that before going on.`;
 }
 
-/** The user's label of a missed first action. */
-export function firstActionLabel(f: FirstAction): string {
-  return `first action missed: ${plainLine(f.tool, 60)} first (${ROLE_LABEL[f.role]})`;
+/** The user's label of a missed first action; the tool as `line` names it (the record keeps the core's name). */
+export function firstActionLabel(f: FirstAction, line: HostLine = CORE_LINE): string {
+  return `first action missed: ${plainLine(hostToolName(line, f.tool), 60)} first (${ROLE_LABEL[f.role]})`;
 }
 
 /**
  * What the checks say about a session, for the user (`status`, `sessions --json`, the dashboard): a missed first action
- * (for the session's life: the record keeps it), then its stale-state warnings at `now` (only while it runs).
+ * (for the session's life: the record keeps it), then its stale-state warnings at `now` (only while it runs); tools
+ * named as `line` offers them.
  */
-export function checkLabels(r: SessionRecord, now: number): string[] {
+export function checkLabels(r: SessionRecord, now: number, line: HostLine = CORE_LINE): string[] {
   const labels = staleWarnings(r, now).map(staleLabel);
-  return r.firstAction && !r.firstAction.ok ? [firstActionLabel(r.firstAction), ...labels] : labels;
+  return r.firstAction && !r.firstAction.ok ? [firstActionLabel(r.firstAction, line), ...labels] : labels;
 }

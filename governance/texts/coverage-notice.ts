@@ -1,4 +1,5 @@
 import type { CoverageMissing } from "../session/governance-coverage.ts";
+import type { HostLine } from "../host/host-lines.ts";
 
 const WHAT: Record<Exclude<CoverageMissing, "sandbox">, string> = {
   prefix: "the governance prefix",
@@ -8,7 +9,7 @@ const WHAT: Record<Exclude<CoverageMissing, "sandbox">, string> = {
 };
 
 /** The host a gap was found on (the same shape as plugin/runtime's HostInfo). */
-export type NoticeHost = { line: 1 | 2; version: string | null };
+export type NoticeHost = { line: HostLine; version: string | null };
 
 /**
  * The one notice a `governance_gap` gives the user (a toast on OpenCode 1, a `host_notice` the TUI entry shows on

@@ -26,7 +26,6 @@ export type EventDeps = {
   readonly budget: Pick<BudgetGuard, "running" | "onCreated" | "onEnded" | "onMessageUse" | "onReportedUse" | "onStatus">;
   readonly coverage: Pick<CoverageWatch, "afterCreated" | "hostStep" | "hostTool">;
   readonly telemetry: Pick<Telemetry, "events">;
-  readonly summarizing: Pick<Set<string>, "delete">;
   /** Drops every in-memory trace of a deleted session (the composition root knows every holder). */
   forget(sessionId: string): void;
 };
@@ -119,7 +118,6 @@ async function lifecycle(rt: EventDeps, id: string, event: HostEvent): Promise<v
       await notesDeliveredAtTurnEnd(runner, stops, id);
       return;
     case "compacted":
-      rt.summarizing.delete(id); // the summary is written: no summarizer transform is still to come
       // An automatic compaction was already counted by the autocontinue hook: the machine keeps it once.
       await runner.dispatch(id, { type: "compacted", at, trigger: event.trigger ?? "summarize" });
       return;

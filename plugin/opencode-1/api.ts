@@ -5,7 +5,7 @@ import { settle } from "../runtime/settle.ts";
 type Client = PluginInput["client"];
 
 /** OpenCode 1's SDK client (`input.client`) as the port every effect runs through (plugin/runtime/host-api.ts). */
-export function createOpencodeApi(client: Client, directory: string): HostApi {
+export function createHostApi(client: Client, directory: string): HostApi {
   const query = { directory };
   return {
     async abort(sessionId) {

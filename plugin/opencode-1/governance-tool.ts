@@ -12,7 +12,7 @@ const tool = ((input: unknown) => input) as typeof hostTool;
  * The governance tool (plugin/hooks/governance-tool.ts) as OpenCode 1's `tool` hook entry: its zod fields typed as the
  * host's zod (what `tool.schema` was), built by the bundle's one zod.
  */
-export function governanceTools(gov: PluginContext, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
+export function offerGovernanceTool(gov: PluginContext, afterRequest: (sessionId: string) => Promise<void>): Record<string, ToolDefinition> {
   return {
     [GOVERNANCE_TOOL_NAME]: tool({
       description: GOVERNANCE_TOOL_DESCRIPTION,

@@ -1,4 +1,4 @@
-import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { mayUseGovernanceTool } from "../../governance/delegation/governance-tool-access.ts";
 import { readOpencodeAgents } from "../../governance/config/opencode-agents.ts";
 import type { HostAgentSettings } from "../../governance/config/project-agents.ts";
 import { HOST_LINES, hostDepthNeeded } from "../../governance/host/host-lines.ts";
@@ -87,8 +87,7 @@ function restrictGovernanceTools(gov: PluginContext, config: Record<string, unkn
     if (entry !== undefined && (typeof entry !== "object" || entry === null)) continue;
     if (lacksTask(name, entry)) gov.agentsWithoutTask.add(name);
     const subagent = entry?.mode === "subagent" || (entry?.mode === undefined && BUILTIN_SUBAGENTS.has(name));
-    const leaf = Object.hasOwn(gov.config.agents, name) && roleOf(name, gov.config).role === "leaf";
-    if (!subagent && !leaf) continue;
+    if (mayUseGovernanceTool({ name, subagent }, gov.config)) continue;
     const p = permissionOf(entry);
     const permission: Record<string, unknown> = typeof p === "string" ? { "*": p } : { ...p };
     for (const tool of GOVERNANCE_TOOL_NAMES) if (!(tool in permission)) permission[tool] = "deny";

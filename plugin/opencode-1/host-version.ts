@@ -26,7 +26,7 @@ async function hostVersion(execPath: string): Promise<string | null> {
  * release older than the oldest verified one (npm run test:compat) the user is told once, by the audit log and a
  * toast, instead of a plugin that silently half-works.
  */
-export function detectV1Host(rt: Runtime, execPath = process.execPath): void {
+export function detectHost(rt: Runtime, execPath = process.execPath): void {
   if (!/^opencode/i.test(path.basename(execPath))) return;
   void hostVersion(execPath)
     .then(async (version) => {

@@ -1,6 +1,35 @@
 import { type ModelStep, stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
+import type { HostEvent } from "../runtime/host-event.ts";
 import type { Runtime } from "../wiring/runtime.ts";
+
+/**
+ * OpenCode 1's quirk, kept in its adapter: right after `session.compacting` it runs the messages transform on the
+ * history it is about to summarize. That copy is the summarizer's input and gets no status note. Remembered from the
+ * compacting hook to that transform; dropped when the summary is written or the session ends, so it never grows.
+ */
+export class Summarizing {
+  readonly #ids = new Set<string>();
+
+  begin(sessionId: string): void {
+    this.#ids.add(sessionId);
+  }
+
+  /** Whether this transform of `sessionId` is the summarizer's input: true once per compaction. */
+  take(sessionId: string): boolean {
+    return this.#ids.delete(sessionId);
+  }
+
+  /** The summary is written (`compacted`), or the session errored, was aborted or deleted: no summarizer transform is to come. */
+  onEvents(events: readonly HostEvent[]): void {
+    if (this.#ids.size === 0) return;
+    for (const e of events) if (e.type === "compacted" || e.type === "deleted" || e.type === "errored" || e.type === "aborted") this.#ids.delete(e.sessionId);
+  }
+
+  get size(): number {
+    return this.#ids.size;
+  }
+}
 
 /** OpenCode's own housekeeping prompts (title generator, compaction summarizer) are not agent steps: no prefix. */
 function isHousekeeping(system: string[]): boolean {
@@ -20,18 +49,18 @@ export async function systemTransform(rt: Runtime, input: { sessionID?: string }
  * user message that names one) → the model step's notes (plugin/hooks/step-notes.ts), placed in this step's copy of
  * the messages, which OpenCode never persists: a parent's note on the last tool result, the status note as a
  * synthetic user message after the last one. OpenCode runs this transform for the summarizer's copy of the history
- * right after the compacting hook (`rt.summarizing`): that copy gets no status note.
+ * right after the compacting hook (`summarizing`): that copy gets no status note. Answers the session it prepared.
  */
-export async function messagesTransform(rt: Runtime, output: { messages: Message[] }): Promise<void> {
+export async function messagesTransform(rt: Runtime, output: { messages: Message[] }, summarizing?: Summarizing): Promise<string | undefined> {
   const messages = output.messages;
   const sessionId = messages.find((m) => m.info.sessionID)?.info.sessionID;
-  if (!sessionId) return;
+  if (!sessionId) return undefined;
   const agent = messages.findLast((m) => m.info.role === "user" && m.info.agent)?.info.agent ?? null;
-  const step: ModelStep = { sessionId, agent, summarizing: rt.summarizing.has(sessionId) };
+  const step: ModelStep = { sessionId, agent, summarizing: summarizing?.take(sessionId) ?? false };
   const notes = await stepNotes(rt, step);
-  if (step.summarizing) rt.summarizing.delete(sessionId);
   if (notes.onToolResult) attachNotice(messages, notes.onToolResult, rt.ctx.clock.now());
   if (notes.statusNote) appendStatusMessage(messages, sessionId, notes.statusNote);
+  return sessionId;
 }
 
 /** The fields of OpenCode's message info and parts this hook reads; everything else is passed through untouched. */

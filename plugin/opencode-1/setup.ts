@@ -1,10 +1,9 @@
 import type { Hooks, PluginInput } from "@opencode-ai/plugin";
-import { contain as containHook } from "../runtime/contain.ts";
 import { compactionContext, markAutoCompaction } from "../hooks/compacting.ts";
 import { promptAdmitted } from "../hooks/prompt.ts";
 import { configHook } from "./host-facts.ts";
 import { onEvent } from "./event-source.ts";
-import { messagesTransform, systemTransform } from "./model-step.ts";
+import { messagesTransform, Summarizing, systemTransform } from "./model-step.ts";
 import { toolAfter, toolBefore } from "./tool-calls.ts";
 import { ConfinedCalls } from "./shell-confine.ts";
 import { shellEnv } from "../hooks/shell-env.ts";
@@ -12,92 +11,106 @@ import { answered } from "../hooks/answer.ts";
 import { Runtime } from "../wiring/runtime.ts";
 import { GOVERNANCE_PREFIX_HEADING } from "../../governance/texts/governance-prefix.ts";
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
-import { governanceTools } from "./governance-tool.ts";
-import { detectV1Host } from "./host-version.ts";
-import { createOpencodeApi } from "./api.ts";
+import { offerGovernanceTool } from "./governance-tool.ts";
+import { detectHost } from "./host-version.ts";
+import { createHostApi } from "./api.ts";
 import { testSkippedHooks } from "../runtime/test-switches.ts";
+import type { AdapterOptions, HookJob } from "../wiring/host-adapter.ts";
+import { HookWiring } from "../wiring/hook-wiring.ts";
+
+const V1 = HOST_LINES[1];
+
+/** OpenCode 1's hooks by the job each does for governance (plugin/wiring/host-adapter.ts): the metric's names. */
+export const JOBS = {
+  // The finished text of an answer arrives as a hook here; OpenCode 2 sends it on its event stream.
+  event: ["event", "experimental.text.complete"],
+  prompt: ["chat.message"],
+  "model.step": ["experimental.chat.system.transform", "experimental.chat.messages.transform"],
+  compaction: ["experimental.session.compacting", "experimental.compaction.autocontinue"],
+  "tool.execute.before": ["tool.execute.before"],
+  "tool.execute.after": ["tool.execute.after"],
+  shell: ["shell.env"],
+} as const satisfies { readonly [J in HookJob]: readonly (keyof Hooks)[] };
+
+/** OpenCode 1's entries outside the jobs, and why (plugin/wiring/host-adapter.ts `outsideJobs`). */
+export const OUTSIDE_JOBS = {
+  config: "called once at start, before any session: contained and tracked, not timed",
+  tool: "the governance tool: a definition, not a hook; an error in its `execute` is the tool's error, which the model reads",
+  dispose: "the end of the instance (Runtime.dispose waits for the hooks under way)",
+} as const satisfies Partial<Record<keyof Hooks, string>>;
 
 /**
- * The OpenCode 1 entry. Every hook is contained (an unexpected error is written to the audit log and the user's
- * session goes on); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
+ * The OpenCode 1 entry. Every hook goes through the one wiring (plugin/wiring/hook-wiring.ts: contained, tracked,
+ * timed, coverage); only deliberate blocks (a refused spawn, a terminated session) reach OpenCode.
  */
-export async function setupV1(input: PluginInput): Promise<Hooks> {
-  const rt = new Runtime({ directory: input.directory }, { api: createOpencodeApi(input.client, input.directory) });
+export async function setupV1(input: PluginInput, options: AdapterOptions = {}): Promise<Hooks> {
+  const rt = new Runtime({ directory: input.directory }, { ...options, api: createHostApi(input.client, input.directory) });
   try {
     await rt.start();
   } catch (error) {
     rt.ctx.reportHookError("start", error);
   }
-  const sink = (hook: string, error: unknown) => rt.ctx.reportHookError(hook, error);
-  detectV1Host(rt);
+  const wire = new HookWiring<keyof Hooks>(rt, JOBS, (hook, error) => rt.ctx.reportHookError(hook, error));
+  detectHost(rt);
   const skipped = testSkippedHooks(process.env);
   // Bash enters the sandbox after OpenCode's permission check, through `shell.env` (decision 0071); another shell
   // keeps the command text rewrite.
   const entries = new ConfinedCalls();
-  // Every hook is contained and tracked: an exit waits for the calls under way (plugin/runtime/in-flight.ts).
-  const contain: typeof containHook = (hook, fn, report) => rt.inFlight.track(containHook(hook, fn, report));
-  // `timed`: the hook's duration goes to the telemetry histogram while export is on (one boolean check when off).
-  const timed = <A extends unknown[]>(hook: string, fn: (...args: A) => Promise<void> | undefined) => rt.telemetry.timed(hook, contain(hook, fn, sink));
+  // OpenCode 1's quirk: the messages transform right after `session.compacting` is the summarizer's input.
+  const summarizing = new Summarizing();
   return {
-    config: contain(
-      "config",
-      (c) => {
-        entries.configShell = typeof (c as { shell?: unknown }).shell === "string" ? (c as { shell: string }).shell : undefined;
-        return configHook(rt.ctx, c);
-      },
-      sink,
-    ),
-    event: timed("event", ({ event }) => onEvent(rt, event)),
-    "chat.message": contain("chat.message", (i) => promptAdmitted(rt, i.sessionID, i.agent ?? null), sink),
+    config: wire.atStart("config", (c) => {
+      entries.configShell = typeof (c as { shell?: unknown }).shell === "string" ? (c as { shell: string }).shell : undefined;
+      return configHook(rt.ctx, c);
+    }),
+    event: wire.hook("event", ({ event }) => onEvent(rt, event, summarizing)),
+    "chat.message": wire.hook("chat.message", (i) => promptAdmitted(rt, i.sessionID, i.agent ?? null)),
     // Coverage (plugin/sessions/coverage-watch.ts): a step whose system prompt ends with the prefix carried it; a step
     // the messages transform saw could carry the status note. The test-only switch below leaves the prefix hook out.
     ...(skipped.has("prefix")
       ? {}
       : {
-          "experimental.chat.system.transform": timed("system.transform", async (i, o) => {
+          "experimental.chat.system.transform": wire.hook("experimental.chat.system.transform", async (i, o) => {
             await systemTransform(rt, i, o);
-            if (i.sessionID && o.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING)) rt.coverage.prefixed(i.sessionID);
+            return i.sessionID ? { sessionId: i.sessionID, prefixed: o.system.at(-1)?.startsWith(GOVERNANCE_PREFIX_HEADING) === true } : undefined;
           }),
         }),
-    "experimental.chat.messages.transform": timed("messages.transform", async (_i, o) => {
-      await messagesTransform(rt, o);
-      const id = o.messages[0]?.info.sessionID;
-      if (id) rt.coverage.noted(id);
+    "experimental.chat.messages.transform": wire.hook("experimental.chat.messages.transform", async (_i, o) => {
+      const sessionId = await messagesTransform(rt, o, summarizing);
+      return sessionId ? { sessionId, noted: true } : undefined;
     }),
-    "experimental.session.compacting": contain(
-      "session.compacting",
-      (i, o) => {
-        // OpenCode 1 runs the messages transform on the history it is about to summarize right after this hook.
-        rt.summarizing.add(i.sessionID);
-        return compactionContext(rt, i.sessionID).then((lines) => void o.context.push(...lines));
-      },
-      sink,
+    "experimental.session.compacting": wire.hook("experimental.session.compacting", (i, o) => {
+      summarizing.begin(i.sessionID);
+      return compactionContext(rt, i.sessionID).then((lines) => void o.context.push(...lines));
+    }),
+    // The gate counts the call before it may refuse it.
+    "tool.execute.before": wire.hook(
+      "tool.execute.before",
+      (i, o) => toolBefore(rt, i, o, entries),
+      (i) => ({ sessionId: i.sessionID, gated: i.callID }),
     ),
-    "tool.execute.before": timed("tool.execute.before", (i, o) => {
-      rt.coverage.gated(i.sessionID, i.callID);
-      return toolBefore(rt, i, o, entries);
-    }),
-    "tool.execute.after": timed("tool.execute.after", async (i, o) => {
+    "tool.execute.after": wire.hook(
+      "tool.execute.after",
+      async (i, o) => {
+        await toolAfter(rt, i, o);
+        return i.tool === V1.delegateTool
+          ? { sessionId: i.sessionID, delegated: { childId: (o.metadata as { sessionId?: unknown } | undefined)?.sessionId } }
+          : undefined;
+      },
       // A confined call whose shell `shell.env` never named ran outside the sandbox: said (`governance_gap`), and
       // every later call is confined by the command rewrite instead.
-      if (i.tool === HOST_LINES[1].shellTool && entries.ranUnconfined(i.callID)) rt.coverage.unconfined(i.sessionID);
-      await toolAfter(rt, i, o);
-      if (i.tool === HOST_LINES[1].delegateTool) await rt.coverage.reported(i.sessionID, (o.metadata as { sessionId?: unknown } | undefined)?.sessionId);
-    }),
-    // The finished text of an answer's part: a subagent's last one is handed back to its parent if a stop ends it.
-    "experimental.text.complete": contain("text.complete", (i, o) => answered(rt, i.sessionID, o.text), sink),
-    "shell.env": contain(
-      "shell.env",
-      async (i, o) => {
-        // The confinement first: it must not wait on (or be lost with) the marker's record read.
-        // TEST-ONLY (`execute.before`'s switch, shell-env): the confinement left out, as a host that stops naming the call.
-        if (!skipped.has("shell.env")) Object.assign(o.env, entries.env(i.callID));
-        Object.assign(o.env, await shellEnv(rt, i.sessionID));
-      },
-      sink,
+      (i) => (i.tool === V1.shellTool && entries.ranUnconfined(i.callID) ? { sessionId: i.sessionID, unconfined: true } : undefined),
     ),
-    tool: governanceTools(rt.ctx, (id) => rt.stops.poke(id)),
-    "experimental.compaction.autocontinue": contain("compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID), sink),
+    // The finished text of an answer's part: a subagent's last one is handed back to its parent if a stop ends it.
+    "experimental.text.complete": wire.hook("experimental.text.complete", (i, o) => answered(rt, i.sessionID, o.text)),
+    "shell.env": wire.hook("shell.env", async (i, o) => {
+      // The confinement first: it must not wait on (or be lost with) the marker's record read.
+      // TEST-ONLY (`execute.before`'s switch, shell-env): the confinement left out, as a host that stops naming the call.
+      if (!skipped.has("shell.env")) Object.assign(o.env, entries.env(i.callID));
+      Object.assign(o.env, await shellEnv(rt, i.sessionID));
+    }),
+    tool: offerGovernanceTool(rt.ctx, (id) => rt.stops.poke(id)),
+    "experimental.compaction.autocontinue": wire.hook("experimental.compaction.autocontinue", (i) => markAutoCompaction(rt, i.sessionID)),
     dispose: () => rt.dispose(),
   };
 }

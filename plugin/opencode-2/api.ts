@@ -32,7 +32,7 @@ export class ExecutionStates {
  * session, which the TUI entry (plugin/tui/, docs/decisions/0059) shows as a toast with an "Open" action, and `doctor`
  * and the dashboard show too. Every call bounded, none throws.
  */
-export function createV2Api(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string, sessionId?: string) => void): HostApi {
+export function createHostApi(ctx: V2Context, states: ExecutionStates, notice: (message: string, variant: string, sessionId?: string) => void): HostApi {
   /** Which `interrupt` input this host takes: unknown until a call succeeds (true: `{ sessionID }` only). */
   let plain: boolean | undefined;
   return {

@@ -1,50 +1,44 @@
 import path from "node:path";
 import { handleEvents } from "../hooks/event.ts";
-import { contain } from "../runtime/contain.ts";
 import type { Runtime } from "../wiring/runtime.ts";
 import type { ExecutionStates } from "./api.ts";
 import { TELEMETRY_ONLY } from "../runtime/host-event.ts";
 import { locationOf, parseV2Event, sessionOf } from "./events.ts";
-import type { V2Context, V2Event } from "./types.ts";
+import type { V2Context, V2Event, V2Hook } from "./types.ts";
+import type { HookWiring } from "../wiring/hook-wiring.ts";
 
 /**
  * OpenCode 2's event source: the global event stream, each event parsed ONCE (events.ts) and handed to telemetry and
  * governance (plugin/hooks/event.ts `handleEvents`), read for this location only: `session.created` says its location; other events
  * (`session.execution.*` carry none) are resolved with `session.get` once per session and cached.
  */
-export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, sink: (hook: string, error: unknown) => void) {
+export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, states: ExecutionStates, wire: HookWiring<V2Hook>) {
   let stopped = false;
   let iterator: AsyncIterator<V2Event> | undefined;
-  // Tracked: an exit waits for the event under way (plugin/runtime/in-flight.ts).
-  const one = rt.inFlight.track(
-    contain(
-      "event",
-      async (raw: V2Event) => {
-        // Parsed once (events.ts): governance and telemetry read the same answer.
-        const events = parseV2Event(raw);
-        // A session's model output: a client is there and showing it (plugin/sessions/resume-offer.ts).
-        if (events.some((e) => e.type === "output")) rt.resumeOffer.clientActive();
-        // What only telemetry reads (a step's model and usage) is not worth a location lookup while export is off.
-        if (events.length === 0 || (!rt.telemetry.active && events.every((e) => TELEMETRY_ONLY.has(e.type)))) return;
-        const sessionId = sessionOf(raw);
-        if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
-        if (!sessionId || !(await filter.mine(sessionId, false))) return;
-        for (const event of events) {
-          // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
-          // starts with them (Session.Info: `agent`, `title`).
-          if (event.type === "created" && (event.agent === null || event.title === null)) {
-            const info = await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined);
-            event.agent ??= info?.agent ?? null;
-            event.title ??= info?.title || null;
-          }
-          if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
-        }
-        // To telemetry and governance, as OpenCode 1's are (plugin/hooks/event.ts).
-        await handleEvents(rt, events);
-      },
-      sink,
-    ),
-  );
+  // Each event through the one wiring: contained, tracked (an exit waits for the event under way), timed as `event`.
+  const one = wire.hook("event", async (raw: V2Event) => {
+    // Parsed once (events.ts): governance and telemetry read the same answer.
+    const events = parseV2Event(raw);
+    // A session's model output: a client is there and showing it (plugin/sessions/resume-offer.ts).
+    if (events.some((e) => e.type === "output")) rt.resumeOffer.clientActive();
+    // What only telemetry reads (a step's model and usage) is not worth a location lookup while export is off.
+    if (events.length === 0 || (!rt.telemetry.active && events.every((e) => TELEMETRY_ONLY.has(e.type)))) return;
+    const sessionId = sessionOf(raw);
+    if (raw.type === "session.created" && sessionId) filter.learn(sessionId, locationOf(raw));
+    if (!sessionId || !(await filter.mine(sessionId, false))) return;
+    for (const event of events) {
+      // OpenCode 2's `session.created` names no agent (nor, on some versions, a title): asked once, so the record
+      // starts with them (Session.Info: `agent`, `title`).
+      if (event.type === "created" && (event.agent === null || event.title === null)) {
+        const info = await ctx.session.get({ sessionID: event.sessionId }).catch(() => undefined);
+        event.agent ??= info?.agent ?? null;
+        event.title ??= info?.title || null;
+      }
+      if (event.type === "status") event.status === "busy" ? states.started(event.sessionId) : states.ended(event.sessionId);
+    }
+    // To telemetry and governance, as OpenCode 1's are (plugin/hooks/event.ts).
+    await handleEvents(rt, events);
+  });
   const done = (async () => {
     try {
       iterator = ctx.event.subscribe()[Symbol.asyncIterator]();
@@ -54,7 +48,7 @@ export function pumpEvents(ctx: V2Context, rt: Runtime, filter: LocationFilter, 
         await one(next.value);
       }
     } catch (error) {
-      if (!stopped) sink("event-stream", error);
+      if (!stopped) wire.sink("event-stream", error);
     }
   })();
   return {

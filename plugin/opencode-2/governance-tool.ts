@@ -10,7 +10,7 @@ const Args = z.object(GOVERNANCE_TOOL_ARGS);
  * host refuses a zod built by another zod instance), parsed again with zod inside `execute`. An unexpected error is
  * reported and the model reads a plain refusal.
  */
-export function addGovernanceTool(editor: ToolEditor, rt: Runtime, sink: (hook: string, error: unknown) => void): void {
+export function offerGovernanceTool(editor: ToolEditor, rt: Runtime, sink: (hook: string, error: unknown) => void): void {
   editor.add({
     name: GOVERNANCE_TOOL_NAME,
     description: GOVERNANCE_TOOL_DESCRIPTION,

@@ -1,6 +1,6 @@
 import { HOST_LINES } from "../../governance/host/host-lines.ts";
 import { readOpencodeAgents } from "../../governance/config/opencode-agents.ts";
-import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import { mayUseGovernanceTool } from "../../governance/delegation/governance-tool-access.ts";
 import { GOVERNANCE_TOOL_NAME } from "../hooks/governance-tool.ts";
 import type { Runtime } from "../wiring/runtime.ts";
 import type { SessionContextEvent } from "./types.ts";
@@ -29,10 +29,8 @@ export function applyHostFacts(rt: Runtime, e: SessionContextEvent): void {
   if (Object.hasOwn(e.tools, HOST_LINES[2].delegateTool)) agents.delete(e.agent);
   else agents.add(e.agent);
   if (!Object.hasOwn(e.tools, GOVERNANCE_TOOL_NAME)) return;
-  const record = rt.sessions.peek(e.sessionID);
-  const config = rt.ctx.config;
-  const leaf = Object.hasOwn(config.agents, e.agent) && roleOf(e.agent, config).role === "leaf";
-  if ((record?.parentId ?? null) !== null || leaf) delete e.tools[GOVERNANCE_TOOL_NAME];
+  const subagent = (rt.sessions.peek(e.sessionID)?.parentId ?? null) !== null;
+  if (!mayUseGovernanceTool({ name: e.agent, subagent }, rt.ctx.config)) delete e.tools[GOVERNANCE_TOOL_NAME];
 }
 
 /** At start: the project's own agents from OpenCode's files, named in a governance.yaml this start generated. */

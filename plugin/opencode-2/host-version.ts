@@ -10,7 +10,7 @@ export function hostVersion(ctx: V2Context): string | null {
   return ctx.app?.version ?? null;
 }
 
-export async function detectV2Host(rt: Runtime, ctx: V2Context): Promise<void> {
+export async function detectHost(rt: Runtime, ctx: V2Context): Promise<void> {
   const directory = ctx.location?.directory;
   await rt.ctx.record("host_detected", { line: 2, version: hostVersion(ctx), location: directory ?? null });
   if (directory === undefined) await rt.ctx.record("host_notice", { message: "OpenCode 2 gave no ctx.location: events are not filtered by location" });

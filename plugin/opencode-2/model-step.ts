@@ -3,6 +3,7 @@ import { compactionContext } from "../hooks/compacting.ts";
 import { stepNotes } from "../hooks/step-notes.ts";
 import { prefixStep } from "../hooks/step-prefix.ts";
 import type { Runtime } from "../wiring/runtime.ts";
+import type { Covered } from "../wiring/hook-wiring.ts";
 import { applyHostFacts } from "./host-facts.ts";
 import type { SessionContextEvent } from "./types.ts";
 
@@ -13,11 +14,15 @@ import type { SessionContextEvent } from "./types.ts";
  * carried `kind` on it: a request that says it is not the agent loop gets nothing. `legacyKindFilter` is TEST-ONLY
  * (setup.ts). The stable prefix goes in `system`; the status note (a parent's note at its head: `NOTE_PLACEMENT`) is
  * one user message after the last one, as on OpenCode 1 (docs/decisions/0011): the cached prefix holds. `skipPrefix` is
- * the TEST-ONLY switch of plugin/runtime/test-switches.ts.
+ * the TEST-ONLY switch of plugin/runtime/test-switches.ts. Answers what coverage counts (reported by the wiring).
  */
-export async function prepareStep(rt: Runtime, e: SessionContextEvent, test: { legacyKindFilter?: boolean; skipPrefix?: boolean } = {}): Promise<void> {
+export async function prepareStep(
+  rt: Runtime,
+  e: SessionContextEvent,
+  test: { legacyKindFilter?: boolean; skipPrefix?: boolean } = {},
+): Promise<Covered | undefined> {
   const kind = test.legacyKindFilter ? (e.kind ?? "absent") : e.kind;
-  if (kind !== undefined && kind !== "primary") return;
+  if (kind !== undefined && kind !== "primary") return undefined;
   const notes = await stepNotes(rt, { sessionId: e.sessionID, agent: e.agent });
   // What the host offers this agent (the delegation tool, the governance tool) before the prefix says who it is.
   applyHostFacts(rt, e);
@@ -25,8 +30,7 @@ export async function prepareStep(rt: Runtime, e: SessionContextEvent, test: { l
   if (prefix !== undefined) e.system.push({ type: "text", text: prefix });
   if (notes.statusNote) e.messages.push(v2Message(e.messages, notes.statusNote));
   // Coverage: this step carried the prefix, and the status note's hook ran (the same hook on OpenCode 2).
-  if (prefix?.startsWith(GOVERNANCE_PREFIX_HEADING)) rt.coverage.prefixed(e.sessionID);
-  rt.coverage.noted(e.sessionID);
+  return { sessionId: e.sessionID, prefixed: prefix?.startsWith(GOVERNANCE_PREFIX_HEADING) === true, noted: true };
 }
 
 /** `session.hook("compaction")`: the compaction context (anchors, last actions, hierarchy) joins the summarizer's system. */

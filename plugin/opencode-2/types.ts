@@ -155,3 +155,18 @@ export type V2Context = {
 };
 
 export type Cleanup = () => Promise<void> | void;
+
+/**
+ * OpenCode 2's plugin entry points, named `<api>.<hook>` (`ctx.session.hook("context")` is `session.context`; the
+ * event stream, `ctx.event.subscribe()`, is `event`, its name in `hook_error` as before): the keys of the adapter's job table (setup.ts).
+ */
+export type V2Hook =
+  | "event"
+  | "session.prompt"
+  | "session.context"
+  | "session.compaction"
+  | "tool.execute.before"
+  | "permission.evaluate"
+  | "tool.execute.after"
+  | "shell.create.before"
+  | "tool.transform";

@@ -20,6 +20,7 @@ import { Maintenance } from "../sessions/maintenance.ts";
 import { releaseHosted } from "../stop/exit-release.ts";
 import { forgetEnded } from "../sessions/forget-ended.ts";
 import type { SessionHost } from "../../governance/session/session-record.ts";
+import type { HostLine } from "../../governance/host/host-lines.ts";
 import { onProcessExit } from "../runtime/exit-guard.ts";
 import { InFlight } from "../runtime/in-flight.ts";
 import { BudgetGuard } from "../budget/budget-guard.ts";
@@ -30,7 +31,7 @@ import { CoverageWatch } from "../sessions/coverage-watch.ts";
 import { tapUserHooks } from "../runtime/user-hooks.ts";
 
 /** The host this instance runs in (governance/host/host-lines.ts), recorded with `plugin_started` for `doctor`. */
-export type HostInfo = { line: 1 | 2; version: string | null };
+export type HostInfo = { line: HostLine; version: string | null };
 /** `env` is what the telemetry switch reads (default `process.env`); `loadTelemetry` replaces the SDK chunk in tests. */
 export type RuntimeOptions = {
   clock?: Clock;
@@ -67,8 +68,6 @@ export class Runtime {
   #unregisterExit: (() => void) | undefined;
   readonly #signals: boolean; // process-wide signal handlers (off when a test plays several processes in one)
   readonly resumeNotes = new ResumeNotes();
-  /** Sessions whose compaction is being prepared: the next messages transform is the summarizer's input. */
-  readonly summarizing = new Set<string>();
   /** OpenTelemetry export: off (and its SDK unloaded) unless the switch says so. */
   readonly telemetry: Telemetry;
   readonly host: HostInfo;
@@ -122,7 +121,6 @@ export class Runtime {
   forget(sessionId: string): void {
     this.tracker.forget(sessionId);
     this.resumeNotes.forget(sessionId);
-    this.summarizing.delete(sessionId);
     this.stops.forget(sessionId);
     this.budget.onEnded(sessionId);
     this.stops.inbox.forget(sessionId);

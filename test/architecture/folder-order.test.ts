@@ -40,7 +40,7 @@ const TREES: readonly Tree[] = [
   {
     // Services at the bottom, the composition root (wiring/) above the hooks, the host adapters on top of it.
     name: "plugin",
-    order: ["runtime", "sessions", "stop", "budget", "telemetry", "hooks", "wiring", "opencode-1", "opencode-2", "tui", "index.ts"],
+    order: ["runtime", "sessions", "stop", "budget", "telemetry", "hooks", "wiring", "opencode-1", "opencode-2", "adapters.ts", "tui", "index.ts"],
     docLine: "plugin/ folder order (bottom → top):",
   },
 ];

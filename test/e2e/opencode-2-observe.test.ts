@@ -138,9 +138,9 @@ if (!found.ok) {
       const metric = (name: string) => receiver.metrics.filter((m) => m.service === "opencode-governance" && m.name === name);
       await waitFor(() => metric("governance.spawn.refusals").length > 0 && metric("governance.hook.duration").length > 0, "metrics exported", 15_000);
       expect(metric("governance.spawn.refusals").at(-1)!.points).toEqual([expect.objectContaining({ value: 1 })]);
-      // Every hook of OpenCode 2's adapter is timed as OpenCode 1's are (one wiring, Conventions 19).
+      // Every hook of OpenCode 2's adapter is timed as OpenCode 1's are, under the same job names (one wiring, Conventions 19).
       const hooks = new Set(metric("governance.hook.duration").flatMap((m) => m.points.map((p) => p.attributes["governance.hook"])));
-      expect([...hooks]).toEqual(expect.arrayContaining(["session.context", "tool.execute.before", "tool.execute.after"]));
+      expect([...hooks]).toEqual(expect.arrayContaining(["event", "prompt", "model.step", "tool.execute.before", "tool.execute.after"]));
       await waitFor(() => receiver.logs.some((l) => l.service === "opencode-governance" && l.body === "delegation_blocked"), "the audit line as a log record");
       const blocked = receiver.logs.find((l) => l.service === "opencode-governance" && l.body === "delegation_blocked")!;
       expect(blocked.traceId).toBe(rootSpan.traceId);

@@ -5,7 +5,7 @@ import { promptAdmitted } from "../../../plugin/hooks/prompt.ts";
 import { compactionContext, markAutoCompaction } from "../../../plugin/hooks/compacting.ts";
 import { configHook } from "../../../plugin/opencode-1/host-facts.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
+import { messagesTransform, Summarizing } from "../../../plugin/opencode-1/model-step.ts";
 import { systemTransform } from "../../../plugin/opencode-1/model-step.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
@@ -199,10 +199,11 @@ describe("transforms", () => {
   test("the summarizer's copy of the history gets no status note", async () => {
     await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
     await onEvent(f.rt, events.todos(ROOT, ["pending"]));
-    f.rt.summarizing.add(ROOT); // what the OpenCode 1 entry does before the compacting hook (plugin/index.ts)
+    const summarizing = new Summarizing();
+    summarizing.begin(ROOT); // what the OpenCode 1 entry does at the compacting hook (plugin/opencode-1/setup.ts)
     await compactionContext(f.rt, ROOT);
     const messages: Msg[] = [{ info: { sessionID: ROOT, role: "user", id: "msg_1" }, parts: [{ type: "text", text: "hi" }] }];
-    await messagesTransform(f.rt, { messages });
+    await messagesTransform(f.rt, { messages }, summarizing);
     expect(messages).toHaveLength(1);
     expect((await step()).tail).toContain("**Todos:** 1 open of 1.");
   });
