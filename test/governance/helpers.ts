@@ -3,6 +3,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { makeRecord as baseRecord } from "./fixtures/records.ts";
 
@@ -45,6 +46,24 @@ export async function disposeWorker(): Promise<void> {
 export async function makeTempDir(prefix = "gov-"): Promise<{ dir: string; cleanup: () => Promise<void> }> {
   const dir = await mkdtemp(join(tmpdir(), prefix));
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
+}
+
+/**
+ * A fresh temp dir for each test of the calling `describe`, handed to `use` before the test and removed after it; with
+ * `worker`, the worker bundle is built before the first test and removed after the last.
+ */
+export function tempDirEach(use: (dir: string) => void, options: { worker?: boolean } = {}): void {
+  let cleanup: (() => Promise<void>) | undefined;
+  if (options.worker) {
+    beforeAll(() => prepareWorker());
+    afterAll(() => disposeWorker());
+  }
+  beforeEach(async () => {
+    const made = await makeTempDir();
+    cleanup = made.cleanup;
+    use(made.dir);
+  });
+  afterEach(() => cleanup?.());
 }
 
 /** A valid session id derived from a short label (letters and digits only). */

@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { isTempName } from "../../../governance/storage/atomic-write.ts";
 import { createFakeClock, systemClock } from "../../../governance/time/clock.ts";
 import { claimAll, enqueue, pendingCount, queueDir } from "../../../governance/stop/directive-queue.ts";
@@ -9,7 +9,7 @@ import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
 import { SessionRecord } from "../../../governance/session/session-record.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
-import { HOSTILE_IDS, makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker, walk } from "../helpers.ts";
+import { HOSTILE_IDS, makeRecord, sid, startWorker, walk, tempDirEach } from "../helpers.ts";
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -27,11 +27,7 @@ const bump = (current: SessionRecord | undefined): SessionRecord => {
 
 describe("SessionStore", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
 
   describe("read, update, peek", () => {
     it("creates, updates and reads back a record; peek serves the last one without I/O", async () => {

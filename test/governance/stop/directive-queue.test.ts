@@ -2,12 +2,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClock } from "../../../governance/time/clock.ts";
 import { claimAll, enqueue, peekAll, pendingCount, queueDir, type Directive } from "../../../governance/stop/directive-queue.ts";
 import { governancePaths, type GovernancePaths } from "../../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
-import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { sid, startWorker, tempDirEach } from "../helpers.ts";
 
 const inject = (id: string, at: number, text = `text ${id}`): Directive => ({ kind: "inject", id, at, text, by: "cli" });
 
@@ -19,15 +19,14 @@ function dirOf(paths: GovernancePaths, id: string): string {
 
 describe("DirectiveQueue", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
   let paths: GovernancePaths;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => {
-    ({ dir, cleanup } = await makeTempDir());
-    paths = governancePaths(dir);
-  });
-  afterEach(() => cleanup());
+  tempDirEach(
+    (d) => {
+      dir = d;
+      paths = governancePaths(d);
+    },
+    { worker: true },
+  );
 
   it("delivers every kind of directive once, in FIFO order, and then nothing", async () => {
     const id = sid("queue001");

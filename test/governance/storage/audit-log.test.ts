@@ -1,19 +1,15 @@
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile } from "node:fs/promises";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AuditEventType, AuditLog } from "../../../governance/storage/audit-log.ts";
 import { createFakeClock, systemClock } from "../../../governance/time/clock.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
-import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { sid, startWorker, tempDirEach } from "../helpers.ts";
 
 describe("AuditLog", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
 
   it("appends one JSON line per event, at and type first, and reads them back", async () => {
     const clock = createFakeClock(1_000);

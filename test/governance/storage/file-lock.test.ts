@@ -1,21 +1,17 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { sweepDeadLocks, withFileLock } from "../../../governance/storage/file-lock.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
-import { makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { makeRecord, sid, startWorker, tempDirEach } from "../helpers.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
 import { systemClock } from "../../../governance/time/clock.ts";
 
 describe("withFileLock", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
 
   it("locks a path that does not exist yet, and removes the lock afterwards", async () => {
     const target = join(dir, "not-yet.json");
