@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { RESUME_HEADING } from "../../governance/texts/resume-context.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { CLI_ENTRY } from "../harness/paths.ts";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { type CliProject, cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 const HOUR = 3600_000;
 const INTERRUPTED = "ses_resumeint0000000000000AAA";
@@ -17,16 +17,7 @@ const BUSY = "ses_resumebusy000000000000AAA";
 const EXPIRED = "ses_resumeold0000000000000AAA";
 const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\u009b31m";
 
-const projects: CliProject[] = [];
-async function project(): Promise<CliProject> {
-  const p = await createCliProject();
-  projects.push(p);
-  return p;
-}
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
+const project = cliProjects();
 
 const tool = (name: string, summary: string, at = Date.now()): SessionRecord["lastToolCall"] => ({ tool: name, callId: `call_${name}`, at, summary });
 
