@@ -3,7 +3,7 @@ import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { afterAll, afterEach, beforeAll, beforeEach } from "vitest";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { makeRecord as baseRecord } from "./fixtures/records.ts";
 
@@ -83,6 +83,21 @@ export interface Worker {
   stdout: () => string;
   stderr: () => string;
   go: () => void;
+}
+
+/** Sets the workers off at once, when every one of them is ready, so that they race. */
+export async function goTogether(workers: readonly Worker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.go();
+}
+
+/** Waits for the workers to end and expects each to exit 0 (their stderr is the message when one does not). */
+export async function expectCleanExits(workers: readonly Worker[]): Promise<void> {
+  const exits = await Promise.all(workers.map((w) => w.exit));
+  expect(
+    exits.map((e) => e.code),
+    workers.map((w) => w.stderr()).join("\n"),
+  ).toEqual(workers.map(() => 0));
 }
 
 /** Spawns the worker (`fixtures/worker.ts <mode> <args>`); `ready` resolves once the worker prints "ready". */

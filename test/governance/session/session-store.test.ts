@@ -9,7 +9,7 @@ import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
 import { SessionRecord } from "../../../governance/session/session-record.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
-import { HOSTILE_IDS, makeRecord, sid, startWorker, walk, tempDirEach } from "../helpers.ts";
+import { HOSTILE_IDS, makeRecord, sid, startWorker, walk, tempDirEach, goTogether, expectCleanExits } from "../helpers.ts";
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -292,13 +292,8 @@ describe("SessionStore", () => {
       const store = new SessionStore({ projectDir: dir, clock: systemClock });
       await store.update(id, () => makeRecord(id, Date.now()));
       const workers = await Promise.all(Array.from({ length: 4 }, () => startWorker("increment", { projectDir: dir, sessionId: id, count: 50 })));
-      await Promise.all(workers.map((w) => w.ready));
-      for (const worker of workers) worker.go();
-      const exits = await Promise.all(workers.map((w) => w.exit));
-      expect(
-        exits.map((e) => e.code),
-        workers.map((w) => w.stderr()).join("\n"),
-      ).toEqual([0, 0, 0, 0]);
+      await goTogether(workers);
+      await expectCleanExits(workers);
       expect((await store.read(id))?.counters.toolCalls).toBe(200);
       expect(await readdir(governancePaths(dir).sessions)).toEqual([`${id}.json`]);
     });
