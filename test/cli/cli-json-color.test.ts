@@ -184,41 +184,28 @@ describe("log", () => {
     return audit;
   }
 
+  /** The event type of each line `log` printed (time, type, …). */
+  const typesIn = (stdout: string) =>
+    stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/)[1]);
+
   it("prints the audit log oldest first, filtered by --type and --session, limited by --limit", async () => {
     const p = await project();
     await seedAudit(p);
     const all = await runCli(["log"], { cwd: p.dir });
     expect(all.code, all.stderr).toBe(0);
-    expect(
-      all.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "stop_queued"]);
+    expect(typesIn(all.stdout)).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "stop_queued"]);
     for (const name of ["stop_queued", "session_interrupted"]) {
       const stops = await runCli(["log", "--type", name], { cwd: p.dir });
-      expect(
-        stops.stdout
-          .trim()
-          .split("\n")
-          .map((l) => l.split(/\s+/)[1]),
-      ).toEqual(["session_interrupted", "stop_queued"]);
+      expect(typesIn(stops.stdout)).toEqual(["session_interrupted", "stop_queued"]);
     }
     const two = await runCli(["log", "--type", "session_created,inject_queued"], { cwd: p.dir });
-    expect(
-      two.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "inject_queued"]);
+    expect(typesIn(two.stdout)).toEqual(["session_created", "inject_queued"]);
     // --session: its own events and those that name it (the parent notified about it).
     const busy = await runCli(["log", "--session", BUSY], { cwd: p.dir });
-    expect(
-      busy.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "inject_queued", "parent_notified", "stop_queued"]);
+    expect(typesIn(busy.stdout)).toEqual(["session_created", "inject_queued", "parent_notified", "stop_queued"]);
     const last = await runCli(["log", "--limit", "1"], { cwd: p.dir });
     expect(last.stdout.trim().split("\n")).toHaveLength(1);
     expect(last.stdout).toContain("level=2");
