@@ -165,7 +165,7 @@ describe("the docs match the tree", () => {
     expect((await cliCommands()).sort()).toEqual([...new Set(dispatched)].sort());
   });
 
-  it("docs/architecture.md's cli/ line and docs/cli.md's headings name every CLI command", async () => {
+  it("docs/architecture.md's cli/ line, docs/cli.md's headings and README.md's command table name every CLI command", async () => {
     const listed =
       read("docs/architecture.md")
         .match(/`opencode-governance ([a-z|]+)`/)?.[1]
@@ -177,6 +177,8 @@ describe("the docs match the tree", () => {
     const commands = await cliCommands();
     expect(listed.sort()).toEqual([...commands].sort());
     expect(commands.filter((c) => !headings.includes(c))).toEqual([]);
+    const readmeRows = [...read("README.md").matchAll(/^\| `opencode-governance ([a-z]+)/gm)].map((m) => m[1] as string);
+    expect(commands.filter((c) => !readmeRows.includes(c))).toEqual([]);
   });
 
   it("docs/architecture.md's scripts/ entry names every file and folder of scripts/ and every npm script that runs one", () => {
