@@ -20,7 +20,7 @@ export const STOP_REASON_MAX = 500;
 
 /**
  * The tool's input as JSON Schema, for OpenCode 2 (`tool.transform` refuses a zod built by another zod instance, and
- * JSON Schema needs no import). The same fields as `GOVERNANCE_TOOL_ARGS` below; test/plugin/host/opencode-2-mapping.test.ts
+ * JSON Schema needs no import). The same fields as `GOVERNANCE_TOOL_ARGS` below; test/plugin/opencode-2/opencode-2-mapping.test.ts
  * checks that both accept and refuse the same inputs.
  */
 export const GOVERNANCE_TOOL_INPUT = {

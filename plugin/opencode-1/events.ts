@@ -21,7 +21,7 @@ export function parseEvents(raw: unknown): HostEvent[] {
 
 /** `session.updated` (every change of the session's info): its usage when it carries tokens, its title when it has one. */
 function sessionUpdated(raw: unknown): HostEvent[] {
-  // What SessionUsage checks, read directly (test/plugin/host/usage-reader.test.ts): this event comes several times a step.
+  // What SessionUsage checks, read directly (test/plugin/opencode-1/usage-reader.test.ts): this event comes several times a step.
   const p = (raw as { properties?: unknown }).properties;
   if (typeof p !== "object" || p === null || Array.isArray(p)) return [];
   const { sessionID, info } = p as { sessionID?: unknown; info?: unknown };
@@ -63,7 +63,7 @@ function parseEvent(raw: unknown): HostEvent | undefined {
       return { type: type === "session.idle" ? "idle" : type === "session.compacted" ? "compacted" : "deleted", sessionId: id };
     }
     case "session.status": {
-      // Twice a model step: what `SessionStatus` checks, read directly (test/plugin/host/usage-reader.test.ts).
+      // Twice a model step: what `SessionStatus` checks, read directly (test/plugin/opencode-1/usage-reader.test.ts).
       const p = (raw as { properties?: unknown }).properties;
       if (!isRecord(p) || typeof p.sessionID !== "string" || !isRecord(p.status) || typeof p.status.type !== "string") return undefined;
       return { type: "status", sessionId: p.sessionID, status: p.status.type };

@@ -8,7 +8,7 @@ import type { ConfinedCalls } from "./shell-confine.ts";
 const V1 = HOST_LINES[1];
 
 /**
- * How OpenCode 1's `task` result says a child ended. The formats are pinned by test/plugin/hooks/task-outcome.test.ts
+ * How OpenCode 1's `task` result says a child ended. The formats are pinned by test/plugin/opencode-1/task-outcome.test.ts
  * against strings captured from the real binary (test/e2e/task-result-format.test.ts).
  */
 export function taskOutcome(output: string): ChildOutcome {

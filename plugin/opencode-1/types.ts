@@ -92,7 +92,7 @@ const count = (v: unknown): number => (v === undefined ? 0 : typeof v === "numbe
 
 /**
  * The `tokens` and `cost` of a message's or session's info, validated exactly as the zod schemas above validate them
- * (test/plugin/host/usage-reader.test.ts compares both on generated inputs) but without a schema parse: OpenCode
+ * (test/plugin/opencode-1/usage-reader.test.ts compares both on generated inputs) but without a schema parse: OpenCode
  * sends `message.updated` and `session.updated` several times per model step (issue 31). `undefined`: invalid, which
  * fails the whole event as the schema did; `null`: valid, without tokens.
  */

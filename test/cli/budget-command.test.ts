@@ -1,22 +1,13 @@
 import { appendFile } from "node:fs/promises";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { EMPTY_BUDGET } from "../../governance/session/budget-state.ts";
 import { governancePaths } from "../../governance/storage/governance-paths.ts";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 const ROOT = "ses_1root00000000000000000BBB";
 const CHILD = "ses_2child0000000000000000BBB";
-const projects: CliProject[] = [];
-async function project(): Promise<CliProject> {
-  const p = await createCliProject();
-  projects.push(p);
-  return p;
-}
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
+const project = cliProjects();
 
 const child = { parentId: ROOT, rootId: ROOT, depth: 1, level: 2, agent: "worker" };
 const userStop = (requestedBy: string) => ({

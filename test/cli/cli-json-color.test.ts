@@ -1,13 +1,13 @@
 import { spawn } from "node:child_process";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { RESUME_HEADING } from "../../governance/texts/resume-context.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { CLI_ENTRY } from "../harness/paths.ts";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { type CliProject, cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 const HOUR = 3600_000;
 const INTERRUPTED = "ses_resumeint0000000000000AAA";
@@ -17,16 +17,7 @@ const BUSY = "ses_resumebusy000000000000AAA";
 const EXPIRED = "ses_resumeold0000000000000AAA";
 const HOSTILE = "\u001b]0;pwned\u0007\u001b[2J\u009b31m";
 
-const projects: CliProject[] = [];
-async function project(): Promise<CliProject> {
-  const p = await createCliProject();
-  projects.push(p);
-  return p;
-}
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
+const project = cliProjects();
 
 const tool = (name: string, summary: string, at = Date.now()): SessionRecord["lastToolCall"] => ({ tool: name, callId: `call_${name}`, at, summary });
 
@@ -193,41 +184,28 @@ describe("log", () => {
     return audit;
   }
 
+  /** The event type of each line `log` printed (time, type, …). */
+  const typesIn = (stdout: string) =>
+    stdout
+      .trim()
+      .split("\n")
+      .map((l) => l.split(/\s+/)[1]);
+
   it("prints the audit log oldest first, filtered by --type and --session, limited by --limit", async () => {
     const p = await project();
     await seedAudit(p);
     const all = await runCli(["log"], { cwd: p.dir });
     expect(all.code, all.stderr).toBe(0);
-    expect(
-      all.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "stop_queued"]);
+    expect(typesIn(all.stdout)).toEqual(["session_created", "session_interrupted", "inject_queued", "parent_notified", "stop_queued"]);
     for (const name of ["stop_queued", "session_interrupted"]) {
       const stops = await runCli(["log", "--type", name], { cwd: p.dir });
-      expect(
-        stops.stdout
-          .trim()
-          .split("\n")
-          .map((l) => l.split(/\s+/)[1]),
-      ).toEqual(["session_interrupted", "stop_queued"]);
+      expect(typesIn(stops.stdout)).toEqual(["session_interrupted", "stop_queued"]);
     }
     const two = await runCli(["log", "--type", "session_created,inject_queued"], { cwd: p.dir });
-    expect(
-      two.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "inject_queued"]);
+    expect(typesIn(two.stdout)).toEqual(["session_created", "inject_queued"]);
     // --session: its own events and those that name it (the parent notified about it).
     const busy = await runCli(["log", "--session", BUSY], { cwd: p.dir });
-    expect(
-      busy.stdout
-        .trim()
-        .split("\n")
-        .map((l) => l.split(/\s+/)[1]),
-    ).toEqual(["session_created", "inject_queued", "parent_notified", "stop_queued"]);
+    expect(typesIn(busy.stdout)).toEqual(["session_created", "inject_queued", "parent_notified", "stop_queued"]);
     const last = await runCli(["log", "--limit", "1"], { cwd: p.dir });
     expect(last.stdout.trim().split("\n")).toHaveLength(1);
     expect(last.stdout).toContain("level=2");

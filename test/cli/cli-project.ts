@@ -7,6 +7,8 @@ import type { QueueFile } from "../../governance/stop/directive-queue.ts";
 import { SessionRecord } from "../../governance/session/session-record.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { recordTrust } from "../../governance/storage/record-attestation.ts";
+import { afterEach, beforeAll } from "vitest";
+import { assertCliBuilt } from "./run-cli.ts";
 
 /**
  * A temp OpenCode project, nested two levels below a sandbox folder so a test can prove that nothing was created
@@ -77,5 +79,22 @@ export async function createCliProject(opts: { git?: boolean; bare?: boolean } =
       return out.sort();
     },
     cleanup: () => rm(sandbox, { recursive: true, force: true }),
+  };
+}
+
+/**
+ * The projects of one CLI test file: the returned `project()` makes one ({@link createCliProject}), removed after the
+ * test that made it; the built CLI the tests run (dist/cli/main.js) is checked once before the file's first test.
+ */
+export function cliProjects(): (opts?: { git?: boolean; bare?: boolean }) => Promise<CliProject> {
+  const made: CliProject[] = [];
+  beforeAll(() => assertCliBuilt());
+  afterEach(async () => {
+    for (const p of made.splice(0)) await p.cleanup();
+  });
+  return async (opts = {}) => {
+    const p = await createCliProject(opts);
+    made.push(p);
+    return p;
   };
 }

@@ -1,27 +1,17 @@
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { parseConfig } from "../../governance/config/config-parse.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { governancePaths } from "../../governance/storage/governance-paths.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { REPO_ROOT } from "../harness/paths.ts";
-import { type CliProject, createCliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 /** The set-up commands on a project with nothing running: `doctor` and `init` (the session commands: cli.test.ts). */
-const projects: CliProject[] = [];
-async function project(opts: { git?: boolean; bare?: boolean } = {}): Promise<CliProject> {
-  const p = await createCliProject(opts);
-  projects.push(p);
-  return p;
-}
-
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
+const project = cliProjects();
 
 describe("doctor", () => {
   it("fails on a project without the plugin and says how to install it", async () => {

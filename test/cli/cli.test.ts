@@ -1,11 +1,11 @@
 import { existsSync } from "node:fs";
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { governancePaths } from "../../governance/storage/governance-paths.ts";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { type CliProject, cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 const ROOT = "ses_1root00000000000000000AAA";
 const CHILD = "ses_2child0000000000000000AAA";
@@ -14,12 +14,7 @@ const EXEC2 = "ses_4exec00000000000000000AAA";
 const DONE = "ses_5done00000000000000000AAA";
 const OLD_EXEC = "ses_6oldexec00000000000000AAA";
 
-const projects: CliProject[] = [];
-async function project(opts: { git?: boolean; bare?: boolean } = {}): Promise<CliProject> {
-  const p = await createCliProject(opts);
-  projects.push(p);
-  return p;
-}
+const project = cliProjects();
 
 const tool = (name: string, summary: string): SessionRecord["lastToolCall"] => ({ tool: name, callId: `call_${name}`, at: Date.now(), summary });
 
@@ -62,11 +57,6 @@ async function seedTree(p: CliProject): Promise<void> {
   await p.put({ sessionId: DONE, ...child, agent: "governance-validator", control: "completed", createdAt: t + 4, lastToolCall: tool("read", "README.md") });
   await p.put({ sessionId: OLD_EXEC, ...child, agent: "governance-executor", control: "stopped", createdAt: t + 5 });
 }
-
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
 
 describe("sessions", () => {
   it("prints the running tree: children indented under their parents, with agent, depth, where it stands (a turn waiting on its running subagent says so) and last tool call", async () => {

@@ -1,19 +1,14 @@
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { describe, expect, it } from "vitest";
+import { cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 /** Issue 30: `status --explain` and `doctor` over the three layers, on the built CLI in its own process. */
-const projects: CliProject[] = [];
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
-beforeAll(() => assertCliBuilt());
+const project = cliProjects();
 
 async function layered(orgMode = 0o644) {
-  const p = await createCliProject();
-  projects.push(p);
+  const p = await project();
   const policy = join(p.sandbox, "policy.yaml");
   await writeFile(
     policy,

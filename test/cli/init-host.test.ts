@@ -1,10 +1,9 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parse } from "jsonc-parser";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { main } from "../../cli/main.ts";
+import { describe, expect, test } from "vitest";
 import { detectHost } from "../../cli/opencode-host.ts";
+import { inProcessCliEach } from "./in-process-cli.ts";
 
 /**
  * `init` and `doctor` know which OpenCode runs: `opencode --version` (here a stand-in binary through OPENCODE_BIN),
@@ -12,38 +11,16 @@ import { detectHost } from "../../cli/opencode-host.ts";
  */
 let root: string;
 let dir: string;
-const saved = { xdg: process.env.XDG_CONFIG_HOME, bin: process.env.OPENCODE_BIN };
+const cli = inProcessCliEach("ocg-init-host-", (r, d) => {
+  root = r;
+  dir = d;
+});
 
 function fakeOpencode(version: string): string {
   const bin = path.join(root, `opencode-${version}`);
   fs.writeFileSync(bin, `#!/bin/sh\necho ${version}\n`, { mode: 0o755 });
   return bin;
 }
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main([...args, "--dir", dir], { out: (s) => (out += `${s}\n`), err: (s) => (err += `${s}\n`) });
-  return { code, out, err };
-}
-
-beforeEach(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-init-host-"));
-  dir = path.join(root, "project");
-  fs.mkdirSync(dir);
-  process.env.XDG_CONFIG_HOME = path.join(root, "xdg");
-  process.env.OPENCODE_BIN = path.join(root, "no-opencode-here");
-});
-afterEach(() => {
-  for (const [k, v] of [
-    ["XDG_CONFIG_HOME", saved.xdg],
-    ["OPENCODE_BIN", saved.bin],
-  ] as const) {
-    if (v === undefined) delete process.env[k];
-    else process.env[k] = v;
-  }
-  fs.rmSync(root, { recursive: true, force: true });
-});
 
 describe("init writes for the OpenCode the user runs", () => {
   test("OpenCode 2 (opencode --version 2.0.17): `plugins`, and experimental.subagent_depth raised, comments kept", async () => {
@@ -103,7 +80,7 @@ describe("doctor reports the host", () => {
   const audit = (lines: object[]) => {
     const folder = path.join(dir, ".opencode", "governance");
     fs.mkdirSync(folder, { recursive: true });
-    fs.writeFileSync(path.join(folder, "audit.log"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n", { mode: 0o600 });
+    fs.writeFileSync(path.join(folder, "audit.log"), `${lines.map((l) => JSON.stringify(l)).join("\n")}\n`, { mode: 0o600 });
   };
 
   test("line and version, and where the plugin last started", async () => {

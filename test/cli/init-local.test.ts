@@ -1,10 +1,9 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { parse } from "jsonc-parser";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
-import { main } from "../../cli/main.ts";
+import { describe, expect, test } from "vitest";
 import { removePluginByName } from "../../cli/opencode-config.ts";
+import { inProcessCliEach } from "./in-process-cli.ts";
 
 /**
  * The install route without a registry (docs/decisions/0031-install-without-registry.md), as `init` and `doctor` meet
@@ -13,17 +12,12 @@ import { removePluginByName } from "../../cli/opencode-config.ts";
  * OpenCode tried and could not do (its empty cache folder, as OpenCode 1.18.33 leaves it) and the fix. The real binary
  * runs both in test/e2e/tarball-install.test.ts.
  */
-let root: string;
+let _root: string;
 let dir: string;
-const keys = ["XDG_CONFIG_HOME", "XDG_CACHE_HOME", "OPENCODE_BIN", "OPENCODE_CONFIG"] as const;
-const saved = Object.fromEntries(keys.map((k) => [k, process.env[k]]));
-
-async function cli(...args: string[]): Promise<{ code: number; out: string; err: string }> {
-  let out = "";
-  let err = "";
-  const code = await main([...args, "--dir", dir], { out: (s) => (out += `${s}\n`), err: (s) => (err += `${s}\n`) });
-  return { code, out, err };
-}
+const cli = inProcessCliEach("ocg-init-local-", (r, d) => {
+  _root = r;
+  dir = d;
+});
 
 /** What `npm install --save-dev ../opencode-governance-0.1.0.tgz` leaves in a project. */
 function installFromTarball(): void {
@@ -34,23 +28,6 @@ function installFromTarball(): void {
 
 const shim = () => path.join(dir, ".opencode", "plugins", "opencode-governance.js");
 const config = (file = "opencode.json") => parse(fs.readFileSync(path.join(dir, file), "utf8")) as Record<string, unknown>;
-
-beforeEach(() => {
-  root = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-init-local-"));
-  dir = path.join(root, "project");
-  fs.mkdirSync(dir);
-  process.env.XDG_CONFIG_HOME = path.join(root, "xdg-config");
-  process.env.XDG_CACHE_HOME = path.join(root, "xdg-cache");
-  process.env.OPENCODE_BIN = path.join(root, "no-opencode-here");
-  delete process.env.OPENCODE_CONFIG;
-});
-afterEach(() => {
-  for (const k of keys) {
-    if (saved[k] === undefined) delete process.env[k];
-    else process.env[k] = saved[k];
-  }
-  fs.rmSync(root, { recursive: true, force: true });
-});
 
 describe("init, with the package installed in the project (a tarball)", () => {
   test("writes the local plugin file OpenCode loads without a registry, lists nothing by name; twice changes nothing", async () => {

@@ -1,25 +1,20 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { loadKey } from "../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, SpendLedger, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
-import { createCliProject, type CliProject } from "./cli-project.ts";
-import { assertCliBuilt, runCli } from "./run-cli.ts";
+import { type CliProject, cliProjects } from "./cli-project.ts";
+import { runCli } from "./run-cli.ts";
 
 /** `budget --project|--user` and `status` show today's and this week's spend against the caps; `--add` raises today's (issue 44). */
-const projects: CliProject[] = [];
+const newProject = cliProjects();
 async function project(yaml: string): Promise<CliProject> {
-  const p = await createCliProject();
-  projects.push(p);
+  const p = await newProject();
   await mkdir(join(p.dir, ".opencode"), { recursive: true });
   await writeFile(join(p.dir, ".opencode", "governance.yaml"), yaml);
   return p;
 }
-beforeAll(() => assertCliBuilt());
-afterEach(async () => {
-  for (const p of projects.splice(0)) await p.cleanup();
-});
 
 const today = () => spendWindow(Date.now(), localTimeZone()).day;
 

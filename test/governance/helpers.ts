@@ -1,9 +1,17 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { mkdtemp, readdir, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
+import { afterAll, afterEach, beforeAll, beforeEach, expect } from "vitest";
 import type { SessionRecord } from "../../governance/session/session-record.ts";
+import { SessionStore } from "../../governance/session/session-store.ts";
+import { AuditLog } from "../../governance/storage/audit-log.ts";
+import { governancePaths } from "../../governance/storage/governance-paths.ts";
+import { recordTrust } from "../../governance/storage/record-attestation.ts";
+import type { ControlContext } from "../../governance/stop/control-requests.ts";
+import { createFakeClock } from "../../governance/time/clock.ts";
 import { makeRecord as baseRecord } from "./fixtures/records.ts";
 
 const WORKER = fileURLToPath(new URL("./fixtures/worker.ts", import.meta.url));
@@ -47,6 +55,24 @@ export async function makeTempDir(prefix = "gov-"): Promise<{ dir: string; clean
   return { dir, cleanup: () => rm(dir, { recursive: true, force: true }) };
 }
 
+/**
+ * A fresh temp dir for each test of the calling `describe`, handed to `use` before the test and removed after it; with
+ * `worker`, the worker bundle is built before the first test and removed after the last.
+ */
+export function tempDirEach(use: (dir: string) => void, options: { worker?: boolean } = {}): void {
+  let cleanup: (() => Promise<void>) | undefined;
+  if (options.worker) {
+    beforeAll(() => prepareWorker());
+    afterAll(() => disposeWorker());
+  }
+  beforeEach(async () => {
+    const made = await makeTempDir();
+    cleanup = made.cleanup;
+    use(made.dir);
+  });
+  afterEach(() => cleanup?.());
+}
+
 /** A valid session id derived from a short label (letters and digits only). */
 export function sid(label: string): string {
   return `ses_${label.replace(/[^A-Za-z0-9]/g, "").padEnd(8, "0")}`;
@@ -64,6 +90,21 @@ export interface Worker {
   stdout: () => string;
   stderr: () => string;
   go: () => void;
+}
+
+/** Sets the workers off at once, when every one of them is ready, so that they race. */
+export async function goTogether(workers: readonly Worker[]): Promise<void> {
+  await Promise.all(workers.map((w) => w.ready));
+  for (const w of workers) w.go();
+}
+
+/** Waits for the workers to end and expects each to exit 0 (their stderr is the message when one does not). */
+export async function expectCleanExits(workers: readonly Worker[]): Promise<void> {
+  const exits = await Promise.all(workers.map((w) => w.exit));
+  expect(
+    exits.map((e) => e.code),
+    workers.map((w) => w.stderr()).join("\n"),
+  ).toEqual(workers.map(() => 0));
 }
 
 /** Spawns the worker (`fixtures/worker.ts <mode> <args>`); `ready` resolves once the worker prints "ready". */
@@ -148,3 +189,33 @@ export const HOSTILE_IDS: unknown[] = [
   undefined,
   { toString: () => "ses_abcdefgh" },
 ];
+
+/** A temp project for the control requests (what the CLI's stop and inject do), with its own user key. */
+export type ControlProject = {
+  root: string;
+  store: SessionStore;
+  /** The requests' context, as the CLI builds it (`by: "cli"`). */
+  ctx: ControlContext;
+  /** A record as the plugin writes it: attested with this user's key ({@link makeRecord}'s arguments). */
+  attested: (id: string, at: number, overrides?: Partial<SessionRecord>) => SessionRecord;
+  remove: () => void;
+};
+
+/** Makes a {@link ControlProject} under a fresh temp folder; XDG_STATE_HOME points into it, so the key is its own. */
+export function controlProject(prefix: string, clockAt: number): ControlProject {
+  const root = mkdtempSync(join(tmpdir(), prefix));
+  process.env.XDG_STATE_HOME = join(root, "state");
+  const project = join(root, "project");
+  mkdirSync(project);
+  const clock = createFakeClock(clockAt);
+  const store = new SessionStore({ projectDir: project, clock });
+  const trust = recordTrust();
+  const paths = governancePaths(project);
+  return {
+    root,
+    store,
+    ctx: { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli", trust },
+    attested: (id, at, overrides = {}) => makeRecord(id, at, { ...overrides, attest: trust.attest(id) ?? null }),
+    remove: () => rmSync(root, { recursive: true, force: true }),
+  };
+}

@@ -4,9 +4,9 @@
  * (opencode-2-captures.test.ts); what it does (loader, depth limit, cascade) was first read from upstream sources. It is not OpenCode 2: it implements what the plugin can observe of it, so a test against it proves
  * the adapter against the contract, not against the host.
  *
- * - Loader: packages/core/src/plugin/module.ts — `default` must be `{ id: string, effect: fn } | { id: string,
- *   setup: fn }` (extra keys ignored), else `PluginModule.LoadError` with the exact message below.
- * - One plugin instance per location; `event.subscribe()` is ONE global stream every instance sees.
+ * - Loader: packages/core/src/plugin/module.ts — the shape check in opencode-2-loader.ts.
+ * - One plugin instance per location; `event.subscribe()` is ONE global stream every instance sees
+ *   (opencode-2-event-stream.ts).
  * - `session.hook` / `tool.hook` callbacks run in registration order, awaited; a throw in `execute.before` rejects
  *   the call (the tool does not run, its error is the thrown message); `execute.after` cannot fail.
  * - Events: `{ id, type, created, data, durable: { aggregateID }, location? }`; `session.created` carries
@@ -42,7 +42,11 @@ import type {
   V2Context,
   V2Event,
 } from "../../plugin/opencode-2/types.ts";
+import { EventStream } from "./opencode-2-event-stream.ts";
+import { checkPluginModule } from "./opencode-2-loader.ts";
 import { replayEvent } from "./v2-captures.ts";
+
+export { checkPluginModule, LOAD_ERROR, PluginLoadError } from "./opencode-2-loader.ts";
 
 /** OpenCode 2's `LLM.Message` (a Schema.Class there): what a context hook receives and must add in kind. */
 class LlmMessage {
@@ -52,21 +56,6 @@ class LlmMessage {
     this.role = input.role;
     this.content = input.content;
   }
-}
-
-export const LOAD_ERROR = "Plugin must export a default definition with an id and an effect or setup function.";
-
-export class PluginLoadError extends Error {
-  readonly _tag = "PluginModule.LoadError";
-}
-
-/** The loader's shape check (module.ts `Definition`). */
-export function checkPluginModule(mod: unknown): { id: string; setup: (ctx: V2Context) => unknown } {
-  const def = (mod as { default?: unknown } | null)?.default as Record<string, unknown> | undefined;
-  const ok = def && typeof def === "object" && typeof def.id === "string" && (typeof def.effect === "function" || typeof def.setup === "function");
-  if (!ok) throw new PluginLoadError(LOAD_ERROR);
-  if (typeof def.setup !== "function") throw new Error("effect plugins are not modelled by this double");
-  return def as { id: string; setup: (ctx: V2Context) => unknown };
 }
 
 type Session = { id: string; parentID?: string; agent: string; directory: string; running: boolean; background?: boolean };
@@ -112,9 +101,7 @@ export class OpenCode2Double {
    * `context` hook returns early when `event.tools.subagent` is absent; the agent's permission decides).
    */
   readonly noSubagentFor = new Set<string>();
-  #subscribers = new Set<(e: V2Event) => void>();
-  /** Per subscriber: true while it waits in `next()` with nothing queued (it handled everything it got). */
-  #idle = new Map<(e: V2Event) => void, () => boolean>();
+  readonly #stream = new EventStream();
 
   /** Loads the module for a location (one instance per location), as the host does at start. */
   async load(mod: unknown, directory: string, version = "2.0.17"): Promise<void> {
@@ -122,44 +109,11 @@ export class OpenCode2Double {
     const inst: Instance = { directory, prompt: [], context: [], compaction: [], before: [], after: [], tools: new Map() };
     this.instances.set(directory, inst);
     const reg = { dispose: async () => undefined };
-    const subscribers = this.#subscribers;
-    const idleOf = this.#idle;
     const ctx: V2Context = {
       app: { name: "opencode", version },
       options: {},
       location: { directory },
-      event: {
-        subscribe: () => {
-          const queue: V2Event[] = [];
-          let wake: (() => void) | undefined;
-          let closed = false;
-          const push = (e: V2Event) => {
-            queue.push(e);
-            wake?.();
-          };
-          subscribers.add(push);
-          let waiting = false;
-          idleOf.set(push, () => waiting && queue.length === 0);
-          return {
-            [Symbol.asyncIterator]: () => ({
-              async next(): Promise<IteratorResult<V2Event>> {
-                waiting = true;
-                while (queue.length === 0 && !closed) await new Promise<void>((r) => (wake = r));
-                waiting = false;
-                if (closed) return { done: true, value: undefined };
-                return { done: false, value: queue.shift() as V2Event };
-              },
-              async return(): Promise<IteratorResult<V2Event>> {
-                closed = true;
-                subscribers.delete(push);
-                idleOf.delete(push);
-                wake?.();
-                return { done: true, value: undefined };
-              },
-            }),
-          };
-        },
-      },
+      event: { subscribe: () => this.#stream.subscribe() },
       session: {
         hook: (async (name: "prompt" | "context" | "compaction", cb: never) => {
           inst[name].push(cb);
@@ -215,14 +169,14 @@ export class OpenCode2Double {
 
   /** Open event subscriptions (one per live plugin runtime reading the stream). */
   get subscriptions(): number {
-    return this.#subscribers.size;
+    return this.#stream.size;
   }
 
   /** Every instance has taken every event emitted so far off its stream and handled it (the pump awaits each). */
   async drain(): Promise<void> {
     for (let i = 0; i < 1_000; i++) {
       await new Promise<void>((r) => setTimeout(r, 2));
-      if ([...this.#idle.values()].every((idle) => idle())) return;
+      if (this.#stream.allIdle()) return;
     }
     throw new Error("the plugin did not take its events off the stream within 2 s");
   }
@@ -231,7 +185,7 @@ export class OpenCode2Double {
   #emit(type: string, sessionID: string, data: Record<string, unknown>, variant?: string): void {
     const e = replayEvent(type, sessionID, data, this.sessions.get(sessionID)?.directory, variant);
     this.emitted.push(e);
-    for (const s of this.#subscribers) s(e);
+    this.#stream.publish(e);
   }
 
   #instanceOf(sessionID: string): Instance {

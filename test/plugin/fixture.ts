@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { AuditEvent } from "../../governance/storage/audit-log.ts";
 import { createFakeClock, type FakeClock } from "../../governance/time/clock.ts";
+import { afterEach, beforeEach } from "vitest";
 import type { HostApi } from "../../plugin/runtime/host-api.ts";
 import { Runtime } from "../../plugin/wiring/runtime.ts";
 import type { TimerHandle, Timers, TimerTask } from "../../plugin/runtime/timers.ts";
@@ -105,6 +106,23 @@ export function fakeApi() {
 }
 
 export type PluginFixture = Awaited<ReturnType<typeof pluginFixture>>;
+
+/** The root session and its child most hook tests play. */
+export const ROOT = "ses_root00000000000000000000001";
+export const CHILD = "ses_child0000000000000000000001";
+
+/**
+ * A fresh {@link pluginFixture} for each test of the calling file or `describe`, handed to `use` (which may set up
+ * sessions before the test), and closed after it.
+ */
+export function pluginFixtureEach(use: (f: PluginFixture) => unknown): void {
+  let made: PluginFixture | undefined;
+  beforeEach(async () => {
+    made = await pluginFixture();
+    await use(made);
+  });
+  afterEach(() => made?.close());
+}
 
 /** A started plugin runtime over a real temp project, with a fake clock, fake timers and a fake SDK. */
 export async function pluginFixture(options: { config?: string; userConfig?: string } = {}) {

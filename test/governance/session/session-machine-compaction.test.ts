@@ -40,25 +40,19 @@ describe("compactedPending: the post-compaction reminder survives until a turn w
     expect(record).toMatchObject({ state: "compacted", compactedPending: true, counters: { compactions: 2 } });
   });
 
-  it("one compaction signalled twice (autocontinue hook, then session.compacted) is counted once, as auto", () => {
-    const hookFirst = run(
+  it.each([
+    ["the autocontinue hook, then session.compacted", "auto", "summarize"],
+    ["session.compacted, then the autocontinue hook", "summarize", "auto"],
+  ] as const)("one compaction signalled twice (%s) is counted once, as auto", (_, first, second) => {
+    const { record } = run(
       [
-        { type: "compacted", at: T0 + 1, trigger: "auto" },
-        { type: "compacted", at: T0 + 2, trigger: "summarize" },
+        { type: "compacted", at: T0 + 1, trigger: first },
+        { type: "compacted", at: T0 + 2, trigger: second },
       ],
       { start: makeRecord() },
     );
-    expect(hookFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
-    expect(hookFirst.record.counters.compactions).toBe(1);
-    const eventFirst = run(
-      [
-        { type: "compacted", at: T0 + 1, trigger: "summarize" },
-        { type: "compacted", at: T0 + 2, trigger: "auto" },
-      ],
-      { start: makeRecord() },
-    );
-    expect(eventFirst.record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
-    expect(eventFirst.record.counters.compactions).toBe(1);
+    expect(record.compactionHistory).toEqual([{ at: T0 + 1, trigger: "auto" }]);
+    expect(record.counters.compactions).toBe(1);
   });
 
   it("a user's summarize right after another is a new compaction; so is any signal 30 s after the last", () => {

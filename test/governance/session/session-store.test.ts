@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, describe, expect, it } from "vitest";
 import { isTempName } from "../../../governance/storage/atomic-write.ts";
 import { createFakeClock, systemClock } from "../../../governance/time/clock.ts";
 import { claimAll, enqueue, pendingCount, queueDir } from "../../../governance/stop/directive-queue.ts";
@@ -9,7 +9,7 @@ import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
 import { SessionRecord } from "../../../governance/session/session-record.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
-import { HOSTILE_IDS, makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker, walk } from "../helpers.ts";
+import { HOSTILE_IDS, makeRecord, sid, startWorker, walk, tempDirEach, goTogether, expectCleanExits } from "../helpers.ts";
 
 const HOUR = 3_600_000;
 const MINUTE = 60_000;
@@ -27,11 +27,7 @@ const bump = (current: SessionRecord | undefined): SessionRecord => {
 
 describe("SessionStore", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
 
   describe("read, update, peek", () => {
     it("creates, updates and reads back a record; peek serves the last one without I/O", async () => {
@@ -296,13 +292,8 @@ describe("SessionStore", () => {
       const store = new SessionStore({ projectDir: dir, clock: systemClock });
       await store.update(id, () => makeRecord(id, Date.now()));
       const workers = await Promise.all(Array.from({ length: 4 }, () => startWorker("increment", { projectDir: dir, sessionId: id, count: 50 })));
-      await Promise.all(workers.map((w) => w.ready));
-      for (const worker of workers) worker.go();
-      const exits = await Promise.all(workers.map((w) => w.exit));
-      expect(
-        exits.map((e) => e.code),
-        workers.map((w) => w.stderr()).join("\n"),
-      ).toEqual([0, 0, 0, 0]);
+      await goTogether(workers);
+      await expectCleanExits(workers);
       expect((await store.read(id))?.counters.toolCalls).toBe(200);
       expect(await readdir(governancePaths(dir).sessions)).toEqual([`${id}.json`]);
     });

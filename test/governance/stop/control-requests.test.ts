@@ -1,34 +1,20 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";
 import { sessionStatus } from "../../../governance/session/running.ts";
 import { claimAll } from "../../../governance/stop/directive-queue.ts";
-import { AuditLog } from "../../../governance/storage/audit-log.ts";
-import { governancePaths } from "../../../governance/storage/governance-paths.ts";
-import { SessionStore } from "../../../governance/session/session-store.ts";
-import { createFakeClock } from "../../../governance/time/clock.ts";
-import { recordTrust } from "../../../governance/storage/record-attestation.ts";
-import { makeRecord } from "../helpers.ts";
+import { type ControlProject, controlProject, makeRecord } from "../helpers.ts";
 
 const RUN = "ses_runningcccccccccccccccc";
 const STOPPING = "ses_stoppingccccccccccccccc";
 const IDLE_ROOT = "ses_idlerootccccccccccccccc";
 const DELETED = "ses_deletedcccccccccccccccc";
-let root: string;
+let project: ControlProject;
 let ctx: ControlContext;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "gov-requests-"));
-  process.env.XDG_STATE_HOME = join(root, "state");
-  const project = join(root, "project");
-  mkdirSync(project);
-  const clock = createFakeClock(1_000);
-  const store = new SessionStore({ projectDir: project, clock });
-  // Records as the plugin writes them: attested with this user's key (storage/record-attestation.ts).
-  const trust = recordTrust();
-  const attested = (id: string, at: number, o: Parameters<typeof makeRecord>[2]) => makeRecord(id, at, { ...o, attest: trust.attest(id) ?? null });
+  project = controlProject("gov-requests-", 1_000);
+  ({ ctx } = project);
+  const { store, attested } = project;
   await store.update(RUN, () => attested(RUN, 1_000, { control: "active" }));
   const stop = {
     requestId: "s1",
@@ -46,14 +32,12 @@ beforeAll(async () => {
   await store.update(STOPPING, () => attested(STOPPING, 1_000, { control: "stopping", stop }));
   await store.update(IDLE_ROOT, () => attested(IDLE_ROOT, 1_000, { control: "active", idleAt: 1_000, lastActivityAt: 1_000 }));
   await store.update(DELETED, () => attested(DELETED, 1_000, { control: "completed", end: { at: 1_000, how: "deleted", detail: null } }));
-  const paths = governancePaths(project);
   for (let i = 0; i < 3; i++) {
     const id = `ses_planted${String(i).padStart(16, "0")}`;
     await store.update(id, () => makeRecord(id, 1_000, { control: "active", agent: "general" }));
   }
-  ctx = { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli", trust };
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => project.remove());
 
 describe("requestStop stores the reason clean (issue 8 §6)", () => {
   it("no escape sequences, BEL or invisible characters, secrets redacted, one line", async () => {

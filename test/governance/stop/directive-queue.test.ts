@@ -2,12 +2,12 @@ import { spawnSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClock } from "../../../governance/time/clock.ts";
 import { claimAll, enqueue, peekAll, pendingCount, queueDir, type Directive } from "../../../governance/stop/directive-queue.ts";
 import { governancePaths, type GovernancePaths } from "../../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
-import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { sid, startWorker, tempDirEach, goTogether, expectCleanExits } from "../helpers.ts";
 
 const inject = (id: string, at: number, text = `text ${id}`): Directive => ({ kind: "inject", id, at, text, by: "cli" });
 
@@ -19,15 +19,14 @@ function dirOf(paths: GovernancePaths, id: string): string {
 
 describe("DirectiveQueue", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
   let paths: GovernancePaths;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => {
-    ({ dir, cleanup } = await makeTempDir());
-    paths = governancePaths(dir);
-  });
-  afterEach(() => cleanup());
+  tempDirEach(
+    (d) => {
+      dir = d;
+      paths = governancePaths(d);
+    },
+    { worker: true },
+  );
 
   it("delivers every kind of directive once, in FIFO order, and then nothing", async () => {
     const id = sid("queue001");
@@ -73,15 +72,10 @@ describe("DirectiveQueue", () => {
     const doneFile = join(dir, "producers-done");
     const producers = await Promise.all(["p0", "p1"].map((worker) => startWorker("enqueue", { projectDir: dir, sessionId: id, worker, count: 100 })));
     const consumers = await Promise.all([0, 1].map(() => startWorker("consume", { projectDir: dir, sessionId: id, doneFile })));
-    await Promise.all([...producers, ...consumers].map((w) => w.ready));
-    for (const worker of [...consumers, ...producers]) worker.go();
-    expect((await Promise.all(producers.map((p) => p.exit))).map((e) => e.code)).toEqual([0, 0]);
+    await goTogether([...consumers, ...producers]);
+    await expectCleanExits(producers);
     await writeFile(doneFile, "");
-    const exits = await Promise.all(consumers.map((c) => c.exit));
-    expect(
-      exits.map((e) => e.code),
-      consumers.map((c) => c.stderr()).join("\n"),
-    ).toEqual([0, 0]);
+    await expectCleanExits(consumers);
     const [first, second] = consumers.map((c) => JSON.parse(c.stdout()) as string[]);
     const all = [...first!, ...second!];
     expect(new Set(all).size).toBe(all.length);

@@ -9,14 +9,9 @@ import { bwrapArgsFile, bwrapOptions, confinedCommand, shellQuote } from "../../
 import { realTarget } from "../../../plugin/runtime/confinement.ts";
 import { keyFile } from "../../../governance/storage/directive-signing.ts";
 import { projectLedgerDir, userLedgerDir } from "../../../governance/storage/spend-ledger.ts";
+import { PROTECTED_INPUT } from "../fixtures/protected-input.ts";
 
-const INPUT = {
-  projectDir: "/home/u/proj",
-  keyDir: "/home/u/.local/state/opencode-governance",
-  userConfigDir: "/home/u/.config/opencode",
-  orgPolicyFile: "/etc/opencode-governance/policy.yaml",
-  pluginDir: "/home/u/.cache/opencode/node_modules/opencode-governance",
-};
+const INPUT = PROTECTED_INPUT;
 
 describe("the protected set (issue 41): one list for the sandbox and the file tools", () => {
   it("covers both spend ledgers (issue 44): a governed agent can neither lower the project's spend nor the user's", () => {

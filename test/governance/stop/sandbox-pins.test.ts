@@ -6,20 +6,14 @@ import { describe, expect, it } from "vitest";
 import { ancestorsOf, protectedSet, renameableUnder } from "../../../governance/stop/protected-set.ts";
 import { bwrapArgsFile, bwrapOptions, confinedCommand } from "../../../governance/stop/sandbox-command.ts";
 import { folderRenameable } from "../../../governance/stop/sandbox-probe.ts";
+import { PROTECTED_INPUT } from "../fixtures/protected-input.ts";
 
 /**
  * The pins (issue 41 acceptance: the cost per shell command; docs/decisions/0055-fewer-pins.md): a folder above a
  * protected path is bound onto itself only where a sandboxed process could rename it — every mount costs each shell
  * command — and the answer, read once per process, must never leave a folder renameable that was pinned before.
  */
-const INPUT = {
-  projectDir: "/home/u/proj",
-  keyDir: "/home/u/.local/state/opencode-governance",
-  userConfigDir: "/home/u/.config/opencode",
-  orgPolicyFile: "/etc/opencode-governance/policy.yaml",
-  pluginDir: "/home/u/.cache/opencode/node_modules/opencode-governance",
-  tmuxDir: "/tmp/tmux-1000",
-};
+const INPUT = { ...PROTECTED_INPUT, tmuxDir: "/tmp/tmux-1000" };
 const U = 1000;
 /** A user's machine: the system's folders are root's (755, `/tmp` 1777), the home folder the user's. */
 const OWNERS: Record<string, { uid: number; mode: number }> = {

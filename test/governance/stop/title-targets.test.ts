@@ -1,15 +1,12 @@
-import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { MAX_CANDIDATES, renderTree, requestInject, requestStop, resolveTarget, type ControlContext } from "../../../governance/stop/control-requests.ts";
 import { claimAll } from "../../../governance/stop/directive-queue.ts";
-import { AuditLog } from "../../../governance/storage/audit-log.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
-import { recordTrust } from "../../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
-import { createFakeClock } from "../../../governance/time/clock.ts";
-import { makeRecord } from "../helpers.ts";
+import { type ControlProject, controlProject, makeRecord } from "../helpers.ts";
 
 /** Issue 32: a user picks a session by the title OpenCode shows, not by its id. */
 const MIGRATE = "ses_migratecccccccccccccccc";
@@ -17,29 +14,23 @@ const EXPLORE = "ses_explorecccccccccccccccc";
 const REVIEW = "ses_reviewccccccccccccccccc";
 const IDLE = "ses_idletitledcccccccccccc";
 const PLANTED = "ses_plantedtitledccccccccc";
-let root: string;
+let project: ControlProject;
 let ctx: ControlContext;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), "gov-titles-"));
-  process.env.XDG_STATE_HOME = join(root, "state");
-  const project = join(root, "project");
-  mkdirSync(project);
-  const clock = createFakeClock(10_000);
-  const store = new SessionStore({ projectDir: project, clock });
-  const trust = recordTrust();
+  project = controlProject("gov-titles-", 10_000);
+  ({ ctx } = project);
+  const { store, attested } = project;
   const put = (id: string, title: string | undefined, o: Parameters<typeof makeRecord>[2] = {}) =>
-    store.update(id, () => makeRecord(id, 1_000, { control: "active", attest: trust.attest(id) ?? null, ...(title ? { title } : {}), ...o }));
+    store.update(id, () => attested(id, 1_000, { control: "active", ...(title ? { title } : {}), ...o }));
   await put(MIGRATE, "Migrate the billing database (@governance-executor subagent)", { agent: "governance-executor", lastActivityAt: 3_000 });
   await put(EXPLORE, "Explore the auth module (@explore subagent)", { agent: "explore", lastActivityAt: 2_000 });
   await put(REVIEW, "Review [the] auth tests", { agent: "governance-verifier" });
   await put(IDLE, "Migrate the billing fixtures", { idleAt: 1_000, parentId: null });
   // A planted record (no attestation) whose title matches: never a target, never a candidate.
   await store.update(PLANTED, () => makeRecord(PLANTED, 1_000, { control: "active", title: "Migrate the billing cron" }));
-  const paths = governancePaths(project);
-  ctx = { paths, store, audit: new AuditLog({ paths, clock }), clock, by: "cli", trust };
 });
-afterAll(() => rmSync(root, { recursive: true, force: true }));
+afterAll(() => project.remove());
 
 describe("stop and inject by a title fragment", () => {
   it("a fragment in exactly one running session's title (any case) targets that session", async () => {

@@ -1,9 +1,9 @@
 import { spawnSync } from "node:child_process";
 import { mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { isProcessAlive, isTempName, sweepTempFiles, tempNameFor, writeFileAtomic } from "../../../governance/storage/atomic-write.ts";
-import { makeTempDir } from "../helpers.ts";
+import { tempDirEach } from "../helpers.ts";
 
 function deadPid(): number {
   const child = spawnSync(process.execPath, ["-e", "process.stdout.write(String(process.pid))"], { encoding: "utf8" });
@@ -12,9 +12,7 @@ function deadPid(): number {
 
 describe("writeFileAtomic", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d));
 
   it("creates and replaces a file, leaving no temp files behind", async () => {
     const file = join(dir, "record.json");
@@ -44,9 +42,7 @@ describe("writeFileAtomic", () => {
 
 describe("temp file recovery", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d));
 
   it("temp names are hidden, carry the pid, and are recognized", () => {
     const name = tempNameFor("/x/ses_abcdefgh.json");

@@ -1,19 +1,15 @@
 import { existsSync } from "node:fs";
 import { appendFile, mkdir, readdir, readFile } from "node:fs/promises";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AuditEventType, AuditLog } from "../../../governance/storage/audit-log.ts";
 import { createFakeClock, systemClock } from "../../../governance/time/clock.ts";
 import { governancePaths } from "../../../governance/storage/governance-paths.ts";
 import type { StoreProblem } from "../../../governance/storage/quarantine.ts";
-import { makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { sid, startWorker, tempDirEach, goTogether, expectCleanExits } from "../helpers.ts";
 
 describe("AuditLog", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
 
   it("appends one JSON line per event, at and type first, and reads them back", async () => {
     const clock = createFakeClock(1_000);
@@ -96,13 +92,8 @@ describe("AuditLog", () => {
     const workers = await Promise.all(
       ["w0", "w1", "w2", "w3"].map((worker) => startWorker("audit", { projectDir: dir, sessionId: sid("audit002"), worker, count: perWorker, ...settings })),
     );
-    await Promise.all(workers.map((w) => w.ready));
-    for (const worker of workers) worker.go();
-    const exits = await Promise.all(workers.map((w) => w.exit));
-    expect(
-      exits.map((e) => e.code),
-      workers.map((w) => w.stderr()).join("\n"),
-    ).toEqual([0, 0, 0, 0]);
+    await goTogether(workers);
+    await expectCleanExits(workers);
 
     const log = new AuditLog({ paths, clock: systemClock, ...settings });
     // The very last append may have rotated audit.log away; then no current file exists.

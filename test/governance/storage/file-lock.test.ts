@@ -1,21 +1,36 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
 import { hostname } from "node:os";
 import { join } from "node:path";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { sweepDeadLocks, withFileLock } from "../../../governance/storage/file-lock.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { ensureGovernanceDir, governancePaths, sessionFilePath } from "../../../governance/storage/governance-paths.ts";
-import { makeRecord, makeTempDir, disposeWorker, prepareWorker, sid, startWorker } from "../helpers.ts";
+import { makeRecord, sid, startWorker, tempDirEach, type Worker } from "../helpers.ts";
 import { SessionStore } from "../../../governance/session/session-store.ts";
 import { systemClock } from "../../../governance/time/clock.ts";
 
 describe("withFileLock", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeAll(() => prepareWorker());
-  afterAll(() => disposeWorker());
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d), { worker: true });
+
+  /** A worker process that holds (and keeps fresh) the lock of session `label`'s record; the record's path. */
+  async function heldLock(label: string): Promise<{ file: string; holder: Worker; kill: () => Promise<void> }> {
+    const id = sid(label);
+    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    const kill = async () => {
+      holder.child.kill("SIGKILL");
+      await holder.exit;
+    };
+    try {
+      await holder.ready;
+    } catch (error) {
+      await kill();
+      throw error;
+    }
+    const file = sessionFilePath(governancePaths(dir), id);
+    if (!file.ok) throw new Error(file.reason);
+    return { file: file.path, holder, kill };
+  }
 
   it("locks a path that does not exist yet, and removes the lock afterwards", async () => {
     const target = join(dir, "not-yet.json");
@@ -48,58 +63,36 @@ describe("withFileLock", () => {
   });
 
   it("gives up with ELOCKED after maxWaitMs while a live process holds the lock", async () => {
-    const paths = governancePaths(dir);
-    const id = sid("heldlock");
-    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    const { file, kill } = await heldLock("heldlock");
     try {
-      await holder.ready;
-      const file = sessionFilePath(paths, id);
-      if (!file.ok) throw new Error(file.reason);
-      await expect(withFileLock(file.path, async () => 1, { staleMs: 2_000, maxWaitMs: 300 })).rejects.toMatchObject({
-        code: "ELOCKED",
-      });
+      await expect(withFileLock(file, async () => 1, { staleMs: 2_000, maxWaitMs: 300 })).rejects.toMatchObject({ code: "ELOCKED" });
     } finally {
-      holder.child.kill("SIGKILL");
-      await holder.exit;
+      await kill();
     }
   });
 
   it("recovers a lock whose holder was killed (-9) once it goes stale", async () => {
-    const paths = governancePaths(dir);
-    await ensureGovernanceDir(paths);
-    const id = sid("deadholder");
-    const file = sessionFilePath(paths, id);
-    if (!file.ok) throw new Error(file.reason);
-    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
-    await holder.ready;
-    holder.child.kill("SIGKILL");
-    await holder.exit;
-    expect(existsSync(`${file.path}.lock`)).toBe(true);
+    const { file, kill } = await heldLock("deadholder");
+    await kill();
+    expect(existsSync(`${file}.lock`)).toBe(true);
     const started = Date.now();
-    const result = await withFileLock(file.path, async () => "recovered", { staleMs: 2_000 });
+    const result = await withFileLock(file, async () => "recovered", { staleMs: 2_000 });
     const waited = Date.now() - started;
     expect(result).toBe("recovered");
     expect(waited).toBeLessThan(6_000);
-    expect(existsSync(`${file.path}.lock`)).toBe(false);
+    expect(existsSync(`${file}.lock`)).toBe(false);
   });
 
   it("takes a lock whose holder process is gone over at once, without waiting for it to go stale (issue 21 item 4)", async () => {
-    const paths = governancePaths(dir);
-    await ensureGovernanceDir(paths);
-    const id = sid("deadatonce");
-    const file = sessionFilePath(paths, id);
-    if (!file.ok) throw new Error(file.reason);
-    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
-    await holder.ready;
-    const owner = JSON.parse(readFileSync(join(`${file.path}.lock`, "owner"), "utf8"));
+    const { file, holder, kill } = await heldLock("deadatonce");
+    const owner = JSON.parse(readFileSync(join(`${file}.lock`, "owner"), "utf8"));
     expect(owner).toMatchObject({ pid: holder.child.pid, host: hostname() });
-    holder.child.kill("SIGKILL");
-    await holder.exit;
+    await kill();
     const started = Date.now();
     // The default staleMs (10 s) would make this wait ~10 s if only staleness counted.
-    expect(await withFileLock(file.path, async () => "taken", { maxWaitMs: 2_000 })).toBe("taken");
+    expect(await withFileLock(file, async () => "taken", { maxWaitMs: 2_000 })).toBe("taken");
     expect(Date.now() - started).toBeLessThan(1_000);
-    expect(readdirSync(paths.sessions).filter((f) => f.includes(".lock"))).toEqual([]);
+    expect(readdirSync(governancePaths(dir).sessions).filter((f) => f.includes(".lock"))).toEqual([]);
   });
 
   it("a holder killed (-9) at any moment never leaves a lock without its owner: the next one takes it at once (30 kills)", async () => {
@@ -149,21 +142,15 @@ describe("withFileLock", () => {
   });
 
   it("with maxHoldMs, a live holder that keeps its lock fresh is taken over once it has held it that long (issue 27)", async () => {
-    const paths = governancePaths(dir);
-    const id = sid("heldlong");
-    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    const { file, kill } = await heldLock("heldlong");
     try {
-      await holder.ready;
-      const file = sessionFilePath(paths, id);
-      if (!file.ok) throw new Error(file.reason);
       const started = Date.now();
-      expect(await withFileLock(file.path, async () => "taken", { staleMs: 2_000, maxWaitMs: 5_000, maxHoldMs: 800 })).toBe("taken");
+      expect(await withFileLock(file, async () => "taken", { staleMs: 2_000, maxWaitMs: 5_000, maxHoldMs: 800 })).toBe("taken");
       const waited = Date.now() - started;
       expect(waited).toBeGreaterThanOrEqual(800);
       expect(waited).toBeLessThan(2_000);
     } finally {
-      holder.child.kill("SIGKILL");
-      await holder.exit;
+      await kill();
     }
   });
 
@@ -202,19 +189,13 @@ describe("withFileLock", () => {
   });
 
   it("keeps a live holder's lock fresh past staleMs: a waiter gives up instead of taking it over", async () => {
-    const paths = governancePaths(dir);
-    const id = sid("freshlock");
-    const holder = await startWorker("hold-lock", { projectDir: dir, sessionId: id });
+    const { file, kill } = await heldLock("freshlock");
     try {
-      await holder.ready;
-      const file = sessionFilePath(paths, id);
-      if (!file.ok) throw new Error(file.reason);
       // The holder's staleMs is 2 s: without its refresh the lock would look stale after 2 s of this 3.5 s wait.
-      await expect(withFileLock(file.path, async () => 1, { staleMs: 2_000, maxWaitMs: 3_500 })).rejects.toMatchObject({ code: "ELOCKED" });
-      expect(Date.now() - statSync(`${file.path}.lock`).mtimeMs).toBeLessThan(2_000);
+      await expect(withFileLock(file, async () => 1, { staleMs: 2_000, maxWaitMs: 3_500 })).rejects.toMatchObject({ code: "ELOCKED" });
+      expect(Date.now() - statSync(`${file}.lock`).mtimeMs).toBeLessThan(2_000);
     } finally {
-      holder.child.kill("SIGKILL");
-      await holder.exit;
+      await kill();
     }
   });
 

@@ -1,9 +1,9 @@
 import { existsSync } from "node:fs";
 import { readFile, rm, writeFile, readdir } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ensureGovernanceDir, GITIGNORE_CONTENT, governancePaths, sessionFilePath, sessionScopedPath } from "../../../governance/storage/governance-paths.ts";
-import { HOSTILE_IDS, makeTempDir } from "../helpers.ts";
+import { HOSTILE_IDS, tempDirEach } from "../helpers.ts";
 
 describe("governancePaths", () => {
   it("lays out the state folder under .opencode/governance and the config next to it", () => {
@@ -44,9 +44,7 @@ describe("sessionFilePath", () => {
 
 describe("ensureGovernanceDir", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d));
 
   it("writes a .gitignore of '*' and creates the sub-folders", async () => {
     const paths = governancePaths(dir);

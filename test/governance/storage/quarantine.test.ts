@@ -1,16 +1,14 @@
 import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { createFakeClock } from "../../../governance/time/clock.ts";
 import { ensureGovernanceDir, governancePaths } from "../../../governance/storage/governance-paths.ts";
 import { parseJsonText, quarantineFile } from "../../../governance/storage/quarantine.ts";
-import { makeTempDir } from "../helpers.ts";
+import { tempDirEach } from "../helpers.ts";
 
 describe("quarantineFile", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d));
 
   it("moves the bytes untouched and writes a reason file beside them", async () => {
     const paths = governancePaths(dir);

@@ -1,18 +1,16 @@
 import { execFileSync } from "node:child_process";
 import { link, mkdir, readFile, stat, symlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { AuditLog } from "../../../governance/storage/audit-log.ts";
 import { ensureGovernanceDir, governancePaths } from "../../../governance/storage/governance-paths.ts";
 import { checkGovernanceRoot, openForAppend, readRegularFile } from "../../../governance/storage/safe-fs.ts";
 import { createFakeClock } from "../../../governance/time/clock.ts";
-import { makeTempDir } from "../helpers.ts";
+import { makeTempDir, tempDirEach } from "../helpers.ts";
 
 describe("safe-fs", () => {
   let dir: string;
-  let cleanup: () => Promise<void>;
-  beforeEach(async () => ({ dir, cleanup } = await makeTempDir()));
-  afterEach(() => cleanup());
+  tempDirEach((d) => (dir = d));
 
   it("readRegularFile refuses a symlink, a FIFO and a directory without blocking, and bounds the size", async () => {
     await writeFile(join(dir, "real"), "hello");

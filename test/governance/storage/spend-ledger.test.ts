@@ -4,7 +4,7 @@ import { join } from "node:path";
 import fc from "fast-check";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SpendLedger, signRaise } from "../../../governance/storage/spend-ledger.ts";
-import { disposeWorker, makeTempDir, prepareWorker, startWorker } from "../helpers.ts";
+import { disposeWorker, makeTempDir, prepareWorker, startWorker, goTogether, expectCleanExits } from "../helpers.ts";
 
 /**
  * The spend ledger (issue 44, docs/decisions/0065-spend-ledger.md): one append-only file per writer and day, summed by
@@ -43,16 +43,14 @@ describe("several OpenCode processes append at once", () => {
         const workers = await Promise.all(
           writers.map((amounts, i) => startWorker("spend-append", { projectDir: dir, ledgerDir: dir, day: DAY, amounts, sessionId: `ses_w${i}` })),
         );
-        await Promise.all(workers.map((w) => w.ready));
-        for (const w of workers) w.go();
+        await goTogether(workers);
         // A reader summing while they write sees whole lines only, and never more than was written.
         const expected = { modelRequests: 0, outputTokens: 0, cost: 0 };
         for (const a of writers.flat()) for (const k of Object.keys(expected) as Array<keyof typeof expected>) expected[k] += a[k];
         const during = reader.sum([DAY]);
         expect(during.refused).toBe(0);
         expect(during.use.modelRequests ?? 0).toBeLessThanOrEqual(expected.modelRequests);
-        const exits = await Promise.all(workers.map((w) => w.exit));
-        expect(exits.every((e) => e.code === 0)).toBe(true);
+        await expectCleanExits(workers);
         const after = reader.sum([DAY]);
         expect(after.refused).toBe(0);
         expect(after.use.modelRequests).toBe(expected.modelRequests);

@@ -1,15 +1,9 @@
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixture, pluginFixtureEach, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
-});
-afterEach(() => f.close());
+pluginFixtureEach((made) => (f = made));
 
 describe("active time (the activeTime budget)", () => {
   test("a busy that arrives while the session's record is still being created is not lost (OpenCode 1 does not await the event hook)", async () => {

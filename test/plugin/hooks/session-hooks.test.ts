@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { GOVERNANCE_PREFIX_HEADING } from "../../../governance/texts/governance-prefix.ts";
 import { POST_COMPACT_HEADING } from "../../../governance/texts/post-compact-reminder.ts";
 import { promptAdmitted } from "../../../plugin/hooks/prompt.ts";
@@ -8,16 +8,10 @@ import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { messagesTransform, Summarizing } from "../../../plugin/opencode-1/model-step.ts";
 import { systemTransform } from "../../../plugin/opencode-1/model-step.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixture, pluginFixtureEach, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
-});
-afterEach(() => f.close());
+pluginFixtureEach((made) => (f = made));
 
 const record = (id: string) => f.rt.sessions.peek(id);
 

@@ -3,10 +3,7 @@ import { AGENT_PROJECT_ENV, AGENT_SESSION_ENV } from "../../../governance/stop/a
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { shellEnv } from "../../../plugin/hooks/shell-env.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixture, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
 async function start(userConfig?: string): Promise<void> {

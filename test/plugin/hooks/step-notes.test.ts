@@ -1,21 +1,17 @@
-import { afterEach, beforeEach, expect, test } from "vitest";
+import { expect, test } from "vitest";
 import { enqueue } from "../../../governance/stop/directive-queue.ts";
 import { NOTE_PLACEMENT, stepNotes } from "../../../plugin/hooks/step-notes.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixtureEach, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
+pluginFixtureEach(async (made) => {
+  f = made;
   await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
   await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-executor" }));
   await enqueue(f.rt.ctx.paths, ROOT, { kind: "notify", id: `notify-${CHILD}`, at: f.clock.now(), childId: CHILD, how: "ladder" });
   f.rt.stops.inbox.mark(ROOT);
 });
-afterEach(() => f.close());
 
 /** Where a parent's note goes on a model step is one decision (issue 25 item 4), not the shape of a host's messages. */
 test("NOTE_PLACEMENT: OpenCode 1 puts a parent's note on the last tool result, OpenCode 2 at the head of the status note", async () => {

@@ -3,10 +3,7 @@ import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { TASK_RESULTS } from "../fixtures/task-results.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixture, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
 afterEach(() => f.close());

@@ -7,6 +7,11 @@ function recordingSink(): { sink: HookErrorSink; calls: { hook: string; error: u
   return { sink: (hook, error) => void calls.push({ hook, error }), calls };
 }
 
+/** A hook that fails with `error` (a rejected promise, as an async hook's throw). */
+const failing = (error: unknown) => async () => {
+  throw error;
+};
+
 describe("contain: a governance bug never breaks the user's session", () => {
   it("passes arguments through and lets the hook mutate OpenCode's output", async () => {
     const { sink, calls } = recordingSink();
@@ -26,13 +31,7 @@ describe("contain: a governance bug never breaks the user's session", () => {
   it("an unexpected error is swallowed and reported to the sink with the hook's name", async () => {
     const { sink, calls } = recordingSink();
     const bug = new TypeError("Cannot read properties of undefined (reading 'id')");
-    const hook = contain(
-      "event",
-      async () => {
-        throw bug;
-      },
-      sink,
-    );
+    const hook = contain("event", failing(bug), sink);
     await expect(hook()).resolves.toBeUndefined();
     expect(calls).toEqual([{ hook: "event", error: bug }]);
   });
@@ -55,13 +54,7 @@ describe("contain: a governance bug never breaks the user's session", () => {
   it("a GovernanceBlock is re-thrown unchanged (OpenCode shows its message as the tool result) and not reported", async () => {
     const { sink, calls } = recordingSink();
     const block = new GovernanceBlock("❌ SESSION TERMINATED: no further tool calls");
-    const hook = contain(
-      "tool.execute.before",
-      async () => {
-        throw block;
-      },
-      sink,
-    );
+    const hook = contain("tool.execute.before", failing(block), sink);
     await expect(hook()).rejects.toBe(block);
     await expect(hook()).rejects.toThrow("SESSION TERMINATED");
     expect(block.name).toBe("GovernanceBlock");
@@ -82,15 +75,9 @@ describe("contain: a governance bug never breaks the user's session", () => {
   });
 
   it("a sink that throws does not escape either", async () => {
-    const hook = contain(
-      "event",
-      async () => {
-        throw new Error("bug");
-      },
-      () => {
-        throw new Error("audit log unwritable");
-      },
-    );
+    const hook = contain("event", failing(new Error("bug")), () => {
+      throw new Error("audit log unwritable");
+    });
     await expect(hook()).resolves.toBeUndefined();
   });
 });

@@ -1,19 +1,14 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { Runtime } from "../../../plugin/wiring/runtime.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
+import { events, type PluginFixture, pluginFixtureEach, ROOT, CHILD } from "../fixture.ts";
 
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
 const OTHER = "ses_other0000000000000000000001";
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
-});
-afterEach(() => f.close());
+pluginFixtureEach((made) => (f = made));
 
 /** Issue 39: coverage said "0/0 children linked" for a session whose child was cut off before its task returned. */
 describe("coverage counts a child when the host creates it", () => {

@@ -1,7 +1,7 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { SessionStore } from "../../../governance/session/session-store.ts";
 import { formatOwner, thisProcess } from "../../../governance/storage/lock-owner.ts";
 import { recordTrust } from "../../../governance/storage/record-attestation.ts";
@@ -9,7 +9,7 @@ import { enqueue, pendingCount } from "../../../governance/stop/directive-queue.
 import { requestStop, type ControlContext } from "../../../governance/stop/control-requests.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { MAINTENANCE_MS } from "../../../plugin/sessions/maintenance.ts";
-import { events, type PluginFixture, pluginFixture, T0 } from "../fixture.ts";
+import { events, type PluginFixture, T0, pluginFixtureEach } from "../fixture.ts";
 
 const PARENT = "ses_crashparent000000000000001";
 const CHILD = "ses_crashchild0000000000000001";
@@ -23,10 +23,7 @@ function deadPid(): number {
 }
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
-});
-afterEach(() => f.close());
+pluginFixtureEach((made) => (f = made));
 
 /** What a process killed with -9 leaves on disk: its sessions running or stopping, hosted by a pid now gone. */
 async function leaveCrashedSessions(pid: number) {

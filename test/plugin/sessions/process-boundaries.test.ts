@@ -5,10 +5,7 @@ import { messagesTransform } from "../../../plugin/opencode-1/model-step.ts";
 import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
 import { Runtime } from "../../../plugin/wiring/runtime.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
-
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
+import { events, type PluginFixture, pluginFixture, ROOT, CHILD } from "../fixture.ts";
 
 let f: PluginFixture;
 afterEach(() => f.close());

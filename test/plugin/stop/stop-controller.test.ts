@@ -1,22 +1,19 @@
-import { afterEach, beforeEach, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { claimAll, enqueue } from "../../../governance/stop/directive-queue.ts";
 import { onEvent } from "../../../plugin/opencode-1/event-source.ts";
 import { toolAfter } from "../../../plugin/opencode-1/tool-calls.ts";
 import { toolBefore } from "../../../plugin/opencode-1/tool-calls.ts";
-import { events, type PluginFixture, pluginFixture } from "../fixture.ts";
+import { events, type PluginFixture, pluginFixtureEach, ROOT, CHILD } from "../fixture.ts";
 
-const ROOT = "ses_root00000000000000000000001";
-const CHILD = "ses_child0000000000000000000001";
 const SECOND = 1_000;
 
 let f: PluginFixture;
-beforeEach(async () => {
-  f = await pluginFixture();
+pluginFixtureEach(async (made) => {
+  f = made;
   await onEvent(f.rt, events.created(ROOT, { agent: "governance-coordinator" }));
   await onEvent(f.rt, events.created(CHILD, { parentID: ROOT, agent: "governance-executor" }));
   f.busy.add(CHILD);
 });
-afterEach(() => f.close());
 
 const control = () => f.rt.sessions.peek(CHILD)?.control;
 async function requestStop(level: 1 | 2 | 3 = 1): Promise<void> {

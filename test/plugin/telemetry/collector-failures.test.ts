@@ -1,58 +1,37 @@
 import fs from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
-import plugin from "../../../plugin/index.ts";
+import { describe, expect, test } from "vitest";
 import { startBadCollector, startOtlpReceiver } from "../../harness/otlp-receiver.ts";
+import { type Hooks, inProcessPlugin } from "./in-process-plugin.ts";
 
 /**
  * A collector that is down, slow (10 s) or answering 500 never slows or breaks a session (issue 18): the plugin's
  * hooks, driven in-process exactly as OpenCode calls them, take the same time as with telemetry off; each signal's
  * failure is reported once; requests to the collector stay bounded; dispose does not hang.
  */
-type Hooks = Record<string, (...args: unknown[]) => Promise<void>>;
 const SESSION = "ses_telemetryfailure0000001";
 const CALLS = 150;
 
-const dirs: string[] = [];
-const savedEnv = { ...process.env };
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  // The plugin reads the OTEL_* variables from process.env, as it does inside OpenCode: restored after each test.
-  for (const k of Object.keys(process.env)) if (k.startsWith("OTEL_") && !(k in savedEnv)) delete process.env[k];
-});
+const plugins = inProcessPlugin();
 
 const FAST_EXPORT = { OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_BLRP_SCHEDULE_DELAY: "50", OTEL_METRIC_EXPORT_INTERVAL: "200" };
 
 async function start(yaml: string, env: Record<string, string>): Promise<{ hooks: Hooks; dir: string; audit: () => { type: string; [k: string]: unknown }[] }> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-otel-"));
-  dirs.push(dir);
-  fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
   // The loop guard (docs/budgets.md) would stop this synthetic session's repetitive calls: not what is measured here.
-  fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), `${yaml}loops:\n  enabled: false\n`);
-  Object.assign(process.env, env);
-  {
-    const hooks = (await plugin.server({
-      directory: dir,
-      worktree: dir,
-      client: {},
-      project: {},
-      serverUrl: new URL("http://127.0.0.1:1"),
-      $: undefined,
-    } as never)) as unknown as Hooks;
-    const auditFile = path.join(dir, ".opencode", "governance", "audit.log");
-    const audit = () =>
-      fs.existsSync(auditFile)
-        ? fs
-            .readFileSync(auditFile, "utf8")
-            .split("\n")
-            .filter(Boolean)
-            .map((l) => JSON.parse(l))
-        : [];
-    return { hooks, dir, audit };
-  }
+  const dir = plugins.project("ocg-otel-", `${yaml}loops:\n  enabled: false\n`);
+  const hooks = await plugins.start(dir, env);
+  const auditFile = path.join(dir, ".opencode", "governance", "audit.log");
+  const audit = () =>
+    fs.existsSync(auditFile)
+      ? fs
+          .readFileSync(auditFile, "utf8")
+          .split("\n")
+          .filter(Boolean)
+          .map((l) => JSON.parse(l))
+      : [];
+  return { hooks, dir, audit };
 }
 
 /** One busy turn with CALLS tool calls (before + after each); returns each call's hook time in ms. */

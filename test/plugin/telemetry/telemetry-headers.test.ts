@@ -1,9 +1,8 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
-import { afterEach, describe, expect, test } from "vitest";
-import plugin from "../../../plugin/index.ts";
+import { describe, expect, test } from "vitest";
 import { startRecordingCollector } from "../../harness/otlp-receiver.ts";
+import { inProcessPlugin } from "./in-process-plugin.ts";
 
 /**
  * Issue 27 §3, in-process with the real OpenTelemetry SDK: an endpoint from the user's own config file gets that
@@ -11,32 +10,14 @@ import { startRecordingCollector } from "../../harness/otlp-receiver.ts";
  * holds them sends them); the environment's own endpoint still gets its headers. OpenCode's process environment is
  * left as it was.
  */
-type Hooks = Record<string, (...args: unknown[]) => Promise<void>>;
 const SESSION = "ses_telemetryheaders00000001";
-const saved = { ...process.env };
-const dirs: string[] = [];
-afterEach(() => {
-  for (const d of dirs.splice(0)) fs.rmSync(d, { recursive: true, force: true });
-  for (const k of Object.keys(process.env)) if (!(k in saved)) delete process.env[k];
-  Object.assign(process.env, saved);
-});
+const plugins = inProcessPlugin();
 
 async function exportOnce(userYaml: string, env: Record<string, string>): Promise<void> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-otel-headers-"));
-  dirs.push(dir);
-  fs.mkdirSync(path.join(dir, ".opencode"), { recursive: true });
-  fs.writeFileSync(path.join(dir, ".opencode", "governance.yaml"), "phase: headers\n");
+  const dir = plugins.project("ocg-otel-headers-", "phase: headers\n");
   fs.mkdirSync(path.join(dir, "cfg", "opencode"), { recursive: true });
   fs.writeFileSync(path.join(dir, "cfg", "opencode", "governance.yaml"), userYaml);
-  Object.assign(process.env, { XDG_CONFIG_HOME: path.join(dir, "cfg"), OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_BLRP_SCHEDULE_DELAY: "50" }, env);
-  const hooks = (await plugin.server({
-    directory: dir,
-    worktree: dir,
-    client: {},
-    project: {},
-    serverUrl: new URL("http://127.0.0.1:1"),
-    $: undefined,
-  } as never)) as unknown as Hooks;
+  const hooks = await plugins.start(dir, { XDG_CONFIG_HOME: path.join(dir, "cfg"), OTEL_BSP_SCHEDULE_DELAY: "50", OTEL_BLRP_SCHEDULE_DELAY: "50", ...env });
   const ev = (event: unknown) => hooks.event!({ event });
   await ev({ type: "session.created", properties: { sessionID: SESSION, info: { id: SESSION } } });
   await ev({ type: "session.status", properties: { sessionID: SESSION, status: { type: "busy" } } });

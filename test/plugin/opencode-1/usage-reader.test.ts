@@ -43,6 +43,12 @@ const properties = often(
   fc.constantFrom(null, [], {}),
 );
 
+/** Token counts as the schema-based reading rounded them. */
+function tokensOf(t: { input: number; output: number; reasoning: number; cache?: { read?: number; write?: number } }) {
+  const int = (n: number) => Math.round(n);
+  return { input: int(t.input), output: int(t.output), reasoning: int(t.reasoning), cacheRead: int(t.cache?.read ?? 0), cacheWrite: int(t.cache?.write ?? 0) };
+}
+
 /** The schema-based reading these replaced (the code before issue 31), as the reference. */
 function messageUsageBySchema(raw: unknown) {
   const i = (raw as { properties?: { info?: { role?: unknown; tokens?: unknown } } }).properties?.info;
@@ -50,16 +56,7 @@ function messageUsageBySchema(raw: unknown) {
   const e = MessageUsage.safeParse(raw);
   if (!e.success || !e.data.properties.info.tokens) return undefined;
   const m = e.data.properties.info;
-  const t = m.tokens!;
-  const int = (n: number) => Math.round(n);
-  const tok = {
-    input: int(t.input),
-    output: int(t.output),
-    reasoning: int(t.reasoning),
-    cacheRead: int(t.cache?.read ?? 0),
-    cacheWrite: int(t.cache?.write ?? 0),
-  };
-  return { type: "message_usage", sessionId: m.sessionID, messageId: m.id, tokens: tok, cost: m.cost ?? 0 };
+  return { type: "message_usage", sessionId: m.sessionID, messageId: m.id, tokens: tokensOf(m.tokens!), cost: m.cost ?? 0 };
 }
 
 function sessionUpdatedBySchema(raw: unknown) {
@@ -67,17 +64,8 @@ function sessionUpdatedBySchema(raw: unknown) {
   if (!e.success) return [];
   const i = e.data.properties.info;
   const out: unknown[] = [];
-  const t = i.tokens;
-  const int = (n: number) => Math.round(n);
-  if (t) {
-    const tok = {
-      input: int(t.input),
-      output: int(t.output),
-      reasoning: int(t.reasoning),
-      cacheRead: int(t.cache?.read ?? 0),
-      cacheWrite: int(t.cache?.write ?? 0),
-    };
-    out.push({ type: "usage", sessionId: i.id, tokens: tok, cost: i.cost ?? 0 });
+  if (i.tokens) {
+    out.push({ type: "usage", sessionId: i.id, tokens: tokensOf(i.tokens), cost: i.cost ?? 0 });
   }
   if (typeof i.title === "string" && i.title.length > 0) out.push({ type: "titled", sessionId: i.id, title: i.title });
   return out;
