@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import path from "node:path";
 import fs from "fs-extra";
 import {
@@ -6,14 +6,12 @@ import {
   auditEvents,
   conversation,
   createTestProject,
+  e2eHost,
   lastOf,
   type ModelRequest,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
   serveOpencode,
   startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -76,20 +74,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("delegation hierarchy in a real opencode serve", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, project, serve } = e2eHost({ respond, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
 
   const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
 

@@ -5,26 +5,21 @@
  * the restart (each 2.0.15 start costs seconds); each case is its own task tree, told apart by a marker in its prompt.
  * The same rows on OpenCode 1.18: stop-and-inject, resume-and-compaction, process-exit, exit-paths.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { opencode2Host } from "../harness/host-under-test.ts";
 import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import {
   allSessionRecords,
   auditEvents,
-  createTestProject,
+  e2eHost2,
   lastOf,
   locksLeft,
   type ModelRequest,
   projectCli,
-  REPO_ROOT,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
+  REPO_ROOT,
   sessionRecord,
-  startScriptedModel,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -81,9 +76,16 @@ if (!found.ok) {
 } else {
   const host = found.host;
   describe(`OpenCode ${host.version}, real host: inject, hard stop, Escape and resume, compaction, CLI, exit and restart`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
+    const { model, project, serve, startServe } = e2eHost2(host, {
+      respond,
+      agents: true,
+      // The package-directory route (a clone or an unpacked package listed in `plugins`): 2.0.15 loads the
+      // package's root index.js, not its package.json (every case here proves it loaded; without index.js none runs).
+      plugin: "none",
+      opencodeConfig: { plugins: [REPO_ROOT] },
+      files: { "PLAN.md": "# plan\n1. do it\n" },
+      governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nbudgets:\n  agents:\n    governance-verifier: { toolCalls: 3 }\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
+    });
     const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
     const record = (id: string) => sessionRecord(project.governanceDir, id);
     const events = (type: string, sessionId?: string) =>
@@ -104,27 +106,6 @@ if (!found.ok) {
       );
       return { root, child, since };
     };
-
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        agents: true,
-        // The package-directory route (a clone or an unpacked package listed in `plugins`): 2.0.15 loads the
-        // package's root index.js, not its package.json (every case here proves it loaded; without index.js none runs).
-        plugin: "none",
-        opencodeConfig: { plugins: [REPO_ROOT] },
-        files: { "PLAN.md": "# plan\n1. do it\n" },
-        governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nbudgets:\n  agents:\n    governance-verifier: { toolCalls: 3 }\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
-      });
-      serve = await serveOpencode2(project);
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
-    });
 
     test("the plugin loads from the package directory listed in `plugins` (its root index.js)", async () => {
       const id = (await serve.api.createSession()).id;
@@ -277,7 +258,7 @@ if (!found.ok) {
       for (const id of [root, child])
         expect(events("session_released", id)).toEqual([expect.objectContaining({ cause: "exit", was: "running", now: "interrupted" })]);
       for (const id of [root, child]) expect(record(id)?.state, `${id} released`).toBe("interrupted");
-      serve = await serveOpencode2(project);
+      await startServe();
       const from = model.requests.length;
       await serve.api.run(root, "where were we?");
       const step = model.requests.slice(from).find((q) => q.kind === "agent" && q.sessionId === root)!;

@@ -9,21 +9,9 @@
  * from the host's check (the gate's confinement wrap does: test/e2e/opencode-2-host.test.ts, its known-bug tripwire).
  */
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { opencode2Host } from "../harness/host-under-test.ts";
-import {
-  auditEvents,
-  createTestProject,
-  lastOf,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-} from "../harness/index.ts";
+import { auditEvents, e2eHost2, lastOf, type ModelRequest, type Reply, textOf } from "../harness/index.ts";
 
 const found = opencode2Host();
 
@@ -55,26 +43,13 @@ if (!found.ok) {
 } else {
   const host = found.host;
   describe(`OpenCode ${host.version}, real host (${path.basename(host.bin)}): a spawn refused before its session exists`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        agents: true,
-        // The gate left out is a gap governance reports (asserted below).
-        allowGovernanceGaps: true,
-        governanceYaml: "agents:\n  governance-coordinator:\n    role: primary\n    mayDelegateTo: [governance-high, governance-executor]\n",
-      });
-      serve = await serveOpencode2(project, { env: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "execute.before" } });
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
+    const { model, project, serve } = e2eHost2(host, {
+      respond,
+      agents: true,
+      // The gate left out is a gap governance reports (asserted below).
+      allowGovernanceGaps: true,
+      governanceYaml: "agents:\n  governance-coordinator:\n    role: primary\n    mayDelegateTo: [governance-high, governance-executor]\n",
+      serveEnv: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "execute.before" },
     });
 
     test("without the tool gate, the permission hook denies the spawn outside the allow-list: no child session, the model reads why; an allowed spawn still runs", async () => {

@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  e2eHost,
+  firstUser,
   Gate,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
   serveOpencode,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
-  firstUser,
 } from "../harness/index.ts";
 
 /**
@@ -84,21 +82,12 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
 const GOVERNANCE_YAML = "concurrency:\n  perParent: 2\nstop:\n  deadline: 60s\n  maxWait: 120s\nloops:\n  enabled: false\n";
 
 describe("across process boundaries (issue 26, real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: GOVERNANCE_YAML,
-      files: { "PLAN.md": "# plan\n", "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
-    });
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
+  const { model, project } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: GOVERNANCE_YAML,
+    files: { "PLAN.md": "# plan\n", "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
+    serve: false,
   });
 
   const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
