@@ -10,10 +10,7 @@
  */
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
-import { auditEvents, e2eHost2, lastOf, type ModelRequest, type Reply, textOf } from "../harness/index.ts";
-
-const found = opencode2Host();
+import { auditEvents, e2eHost2, lastOf, type ModelRequest, onOpencode2, type Reply, textOf } from "../harness/index.ts";
 
 const subagent = (agent: string): Reply => ({ toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt: "do it" } }] });
 
@@ -36,12 +33,7 @@ function respond(req: ModelRequest): Reply {
   return { text: "coordinator done" };
 }
 
-if (!found.ok) {
-  describe("OpenCode 2 spawn refused by its permission evaluation, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2 spawn refused by its permission evaluation, real host", (host) => {
   describe(`OpenCode ${host.version}, real host (${path.basename(host.bin)}): a spawn refused before its session exists`, () => {
     const { model, project, serve } = e2eHost2(host, {
       respond,
@@ -79,4 +71,4 @@ if (!found.ok) {
       expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
     });
   });
-}
+});

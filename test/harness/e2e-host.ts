@@ -21,10 +21,12 @@ export type E2eOptions = Omit<ProjectOptions, "modelUrl" | "opencodeConfig" | "h
   opencodeConfig?: Record<string, unknown> | ((modelUrl: string) => Record<string, unknown>);
   /** `false`: no server in the beforeAll (the file runs `opencode run`, or starts servers itself with `startServe`). */
   serve?: boolean;
-  /** Environment of the server started in the beforeAll (libfaketime, OTel, a test switch). */
-  serveEnv?: NodeJS.ProcessEnv;
+  /** Environment of the server started in the beforeAll (libfaketime, OTel, a test switch); a function to read it then. */
+  serveEnv?: NodeJS.ProcessEnv | (() => NodeJS.ProcessEnv);
   /** Runs after the project is made, before its server starts (a policy file, a variable in `project.env`). */
   beforeServe?: (project: TestProject, model: ScriptedModel) => void | Promise<void>;
+  /** Runs in the afterAll once the servers stopped, before the project folder goes (a receiver the server exported to). */
+  afterServe?: () => unknown;
   /** The beforeAll's limit (vitest's hookTimeout by default). */
   timeoutMs?: number;
 };
@@ -82,7 +84,7 @@ function prelude<S extends { stop(): Promise<unknown> }>(
   host: HostUnderTest | undefined,
   start: (project: TestProject, env: NodeJS.ProcessEnv | undefined) => Promise<S>,
 ): E2e<S> {
-  const { respond, opencodeConfig, serve: serveAtStart = true, serveEnv, beforeServe, timeoutMs, ...projectOptions } = opts;
+  const { respond, opencodeConfig, serve: serveAtStart = true, serveEnv, beforeServe, afterServe, timeoutMs, ...projectOptions } = opts;
   let model: ScriptedModel | undefined;
   let project: TestProject | undefined;
   const servers: S[] = [];
@@ -96,12 +98,13 @@ function prelude<S extends { stop(): Promise<unknown> }>(
     const config = typeof opencodeConfig === "function" ? opencodeConfig(model.url) : opencodeConfig;
     project = createTestProject({ ...projectOptions, modelUrl: model.url, ...(config ? { opencodeConfig: config } : {}), ...(host ? { host } : {}) });
     await beforeServe?.(project, model);
-    if (serveAtStart) await startServe({ env: serveEnv });
+    if (serveAtStart) await startServe({ env: typeof serveEnv === "function" ? serveEnv() : serveEnv });
   }, timeoutMs);
   afterAll(async () => {
     // Newest first; a server already stopped or crashed by its test stops at once.
     for (const s of servers.reverse()) await s.stop();
     await model?.close();
+    await afterServe?.();
     project?.cleanup();
   });
   const m = lazy("the scripted model", () => model);
@@ -121,7 +124,7 @@ function prelude<S extends { stop(): Promise<unknown> }>(
  * Stands for the object `get` returns once the beforeAll made it: every property read, write and call goes to that
  * object (methods bound to it, so classes with private fields work), read anew each time (a restarted server swaps).
  */
-function lazy<T extends object>(what: string, get: () => T | undefined): T {
+export function lazy<T extends object>(what: string, get: () => T | undefined): T {
   const target = (): T => {
     const t = get();
     if (t === undefined) throw new Error(`${what} is used before the end-to-end beforeAll made it (or that beforeAll failed)`);

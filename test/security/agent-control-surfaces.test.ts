@@ -6,20 +6,15 @@ import {
   allSessionRecords,
   auditEvents,
   CLI_ENTRY,
-  createTestProject,
+  e2eHost,
+  firstUser,
+  listen,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
-  listen,
-  waitFor,
   toolTexts,
-  firstUser,
+  waitFor,
 } from "../harness/index.ts";
 import { pathWithoutBwrap } from "../harness/system-tools.ts";
 
@@ -50,9 +45,14 @@ const rewriteRecord = (id: string, body: string) =>
   `${node} -e 'const fs=require("fs");const f=[".open"+"code","gover"+"nance","sess"+"ions",process.argv[1]+".json"].join("/");const r=JSON.parse(fs.readFileSync(f,"utf8"));${body};fs.writeFileSync(f,JSON.stringify(r))' ${id}`;
 
 describe("a subagent cannot turn its own tools against governance (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    extraAgents: { capped: CAPPED },
+    governanceYaml: YAML,
+    beforeServe: (p) => {
+      p.env.PATH = pathWithoutBwrap(path.dirname(p.home));
+    },
+  });
   let keyHex = "";
   let bus: ReturnType<typeof listen> | undefined;
   const seenKeys: string[] = [];
@@ -138,23 +138,13 @@ describe("a subagent cannot turn its own tools against governance (real opencode
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED }, governanceYaml: YAML });
-    project.env.PATH = pathWithoutBwrap(path.dirname(project.home));
-    serve = await serveOpencode(project);
+  beforeAll(() => {
     bus = listen(serve.url, project.dir);
   });
-  afterAll(async () => {
-    bus?.close();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  afterAll(() => bus?.close());
 
   const childOf = (parent: string, marker: string) =>
     model.requests.find((r) => r.kind === "agent" && r.sessionId !== parent && firstUser(r).includes(marker))?.sessionId ?? "";
-  const stepsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
 
   test("the CLI in a subagent's shell: stop a sibling, stop its parent, inject into it, raise its own budget — nothing changes, each audited as the subagent's", async () => {
     const parent = (await serve.http.createSession()).id;

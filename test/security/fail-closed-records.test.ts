@@ -1,24 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { STOP_HEADINGS } from "../../governance/texts/stop-directives.ts";
-import {
-  auditEvents,
-  createTestProject,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  type TestProject,
-  waitFor,
-  toolTexts,
-  firstUser,
-} from "../harness/index.ts";
+import { auditEvents, e2eHost, firstUser, type ModelRequest, projectCli, type Reply, sessionRecord, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 41 §3 on the real `opencode serve`: a process that writes files as the user (a repository's `npm test`, a
@@ -46,9 +31,16 @@ function deadPid(): number {
 }
 
 describe("a record made undecodable, moved to another host or turned back is restored by its host (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    extraAgents: { capped: CAPPED, usercapped: CAPPED },
+    governanceYaml: YAML,
+    // The user's own ceilings: a cap only this file sets, and the guard over root sessions' tools.
+    beforeServe: () => {
+      fs.mkdirSync(path.dirname(userFile()), { recursive: true });
+      fs.writeFileSync(userFile(), USER_YAML);
+    },
+  });
   const cli: Record<string, { code: number; stdout: string; stderr: string }> = {};
   let wiper: ChildProcess | undefined;
   const wiped: { code: number; stdout: string; stderr: string }[] = [];
@@ -146,24 +138,10 @@ describe("a record made undecodable, moved to another host or turned back is res
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED, usercapped: CAPPED }, governanceYaml: YAML });
-    // The user's own ceilings: a cap only this file sets, and the guard over root sessions' tools.
-    fs.mkdirSync(path.dirname(userFile()), { recursive: true });
-    fs.writeFileSync(userFile(), USER_YAML);
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    wiper?.kill();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  afterAll(() => wiper?.kill());
 
   const childOf = (parent: string, marker: string) =>
     model.requests.find((r) => r.kind === "agent" && r.sessionId !== parent && firstUser(r).includes(marker))?.sessionId ?? "";
-  const stepsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   const tamperedOf = (id: string) => auditEvents(project.governanceDir).filter((e) => e.type === "record_tampered" && e.sessionId === id);
   const quarantined = (id: string) =>
     fs.readdirSync(path.join(project.governanceDir, "quarantine")).filter((f) => f.startsWith(`${id}.json.`) && !f.endsWith(".reason.json"));
