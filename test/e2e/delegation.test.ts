@@ -74,9 +74,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("delegation hierarchy in a real opencode serve", () => {
-  const { model, project, serve } = e2eHost({ respond, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
-
-  const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+  const { model, project, serve, stepsOf } = e2eHost({ respond, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
 
   test("coordinator → high → executor → verifier get depths 1, 2, 3; the fourth-level spawn is an EMERGENCY_HALT and spawns nothing", async () => {
     const root = await serve.http.createSession();
@@ -93,7 +91,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     expect(verifier!.counters.violations).toBe(1);
 
     // The verifier's next request carries the halt message as the task's result.
-    const verifierSteps = requestsOf(verifier!.sessionId);
+    const verifierSteps = stepsOf(verifier!.sessionId);
     const toolResult = verifierSteps
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
@@ -106,8 +104,8 @@ describe("delegation hierarchy in a real opencode serve", () => {
 
     // Each parent lists its child; the child's first request carried the governance context block, the root's did not.
     expect(records.find((r) => r.sessionId === root.id)!.children.map((c: { agent: string }) => c.agent)).toEqual(["governance-high"]);
-    expect(JSON.stringify(requestsOf(high!.sessionId)[0]!.messages)).toContain("<governance-context>");
-    expect(JSON.stringify(requestsOf(root.id)[0]!.messages)).not.toContain("<governance-context>");
+    expect(JSON.stringify(stepsOf(high!.sessionId)[0]!.messages)).toContain("<governance-context>");
+    expect(JSON.stringify(stepsOf(root.id)[0]!.messages)).not.toContain("<governance-context>");
     // The chain completed back up: every task closed.
     for (const r of [high, executor]) {
       const parent = records.find((p) => p.sessionId === r!.parentId)!;
@@ -122,7 +120,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const builder = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-builder" && r.rootId === a.id);
     expect(builder).toBeDefined();
     expect(builder!.children).toEqual([]);
-    const leafResult = requestsOf(builder!.sessionId)
+    const leafResult = stepsOf(builder!.sessionId)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
       .map((m) => textOf(m.content))
@@ -132,7 +130,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const b = await serve.http.createSession();
     await serve.http.prompt(b.id, "OFF-LIST start", { agent: "governance-coordinator" });
     await serve.http.waitIdle([b.id]);
-    const offList = requestsOf(b.id)
+    const offList = stepsOf(b.id)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
       .map((m) => textOf(m.content))
@@ -147,7 +145,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const root = await serve.http.createSession();
     await serve.http.promptAsync(root.id, "SLOW-CHILD start", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(root.id))[0], "child session");
-    await waitFor(() => requestsOf(child.id).length > 0 && model.openStreams() > 0, "child streaming");
+    await waitFor(() => stepsOf(child.id).length > 0 && model.openStreams() > 0, "child streaming");
     await serve.http.abort(child.id);
     await serve.http.waitIdle([root.id, child.id]);
     await waitFor(() => allSessionRecords(project.governanceDir).find((r) => r.sessionId === root.id)?.children[0]?.closedAt, "child link closed");

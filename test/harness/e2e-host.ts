@@ -46,13 +46,19 @@ export type E2e<S> = {
   cli(...args: string[]): Promise<ProjectCliResult>;
 };
 
+/**
+ * The options, or a function that gives them when the beforeAll runs (when they hold what a beforeAll of the file's
+ * own, registered before this call, started: a collector's URL).
+ */
+export type E2eOptionsArg = E2eOptions | (() => E2eOptions);
+
 /** The prelude on the suite's host (OpenCode 1.18.33 unless `OPENCODE_BIN` says otherwise): its `serve` has the 1.x HTTP client. */
-export function e2eHost(opts: E2eOptions = {}): E2e<ServeHandle> {
+export function e2eHost(opts: E2eOptionsArg = {}): E2e<ServeHandle> {
   return prelude(opts, undefined, (project, env) => serveOpencode(project, { env }));
 }
 
 /** The prelude on an OpenCode 2 binary (from `onOpencode2`): its `serve` has the v2 API client (`serve.api`). */
-export function e2eHost2(host: HostUnderTest, opts: E2eOptions = {}): E2e<ServeHandle2> {
+export function e2eHost2(host: HostUnderTest, opts: E2eOptionsArg = {}): E2e<ServeHandle2> {
   return prelude(opts, host, (project, env) => serveOpencode2(project, { env }));
 }
 
@@ -80,11 +86,12 @@ export function onOpencode2(skipTitle: string, body: (host: HostUnderTest) => vo
 }
 
 function prelude<S extends { stop(): Promise<unknown> }>(
-  opts: E2eOptions,
+  optsArg: E2eOptionsArg,
   host: HostUnderTest | undefined,
   start: (project: TestProject, env: NodeJS.ProcessEnv | undefined) => Promise<S>,
 ): E2e<S> {
-  const { respond, opencodeConfig, serve: serveAtStart = true, serveEnv, beforeServe, afterServe, timeoutMs, ...projectOptions } = opts;
+  const resolve = () => (typeof optsArg === "function" ? optsArg() : optsArg);
+  let afterServe: E2eOptions["afterServe"];
   let model: ScriptedModel | undefined;
   let project: TestProject | undefined;
   const servers: S[] = [];
@@ -93,13 +100,18 @@ function prelude<S extends { stop(): Promise<unknown> }>(
     servers.push(s);
     return s;
   };
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    const config = typeof opencodeConfig === "function" ? opencodeConfig(model.url) : opencodeConfig;
-    project = createTestProject({ ...projectOptions, modelUrl: model.url, ...(config ? { opencodeConfig: config } : {}), ...(host ? { host } : {}) });
-    await beforeServe?.(project, model);
-    if (serveAtStart) await startServe({ env: typeof serveEnv === "function" ? serveEnv() : serveEnv });
-  }, timeoutMs);
+  beforeAll(
+    async () => {
+      const { respond, opencodeConfig, serve: serveAtStart = true, serveEnv, beforeServe, afterServe: after, timeoutMs: _, ...projectOptions } = resolve();
+      afterServe = after;
+      model = await startScriptedModel(respond);
+      const config = typeof opencodeConfig === "function" ? opencodeConfig(model.url) : opencodeConfig;
+      project = createTestProject({ ...projectOptions, modelUrl: model.url, ...(config ? { opencodeConfig: config } : {}), ...(host ? { host } : {}) });
+      await beforeServe?.(project, model);
+      if (serveAtStart) await startServe({ env: typeof serveEnv === "function" ? serveEnv() : serveEnv });
+    },
+    typeof optsArg === "function" ? undefined : optsArg.timeoutMs,
+  );
   afterAll(async () => {
     // Newest first; a server already stopped or crashed by its test stops at once.
     for (const s of servers.reverse()) await s.stop();
