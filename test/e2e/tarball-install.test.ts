@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auditEvents, createTestProject, projectCli, runOpencode, startScriptedModel, type ScriptedModel, type TestProject } from "../harness/index.ts";
+import { auditEvents, e2eHost, projectCli, runOpencode, type TestProject } from "../harness/index.ts";
 import { packRepository } from "../harness/registry.ts";
 
 const PREFIX_HEADING = "## Governance Context (opencode-governance)";
@@ -14,6 +14,7 @@ let packed: string | undefined;
 /** `npm pack` of this build, once for the file. */
 const tarball = () => (packed ??= packRepository(scratch));
 afterAll(() => fs.removeSync(scratch));
+const HELLO = () => ({ text: "Hello from the scripted model." });
 
 /**
  * The install route that works while the package is not on the public npm registry (docs/decisions/0031-install-without-registry.md),
@@ -24,20 +25,12 @@ afterAll(() => fs.removeSync(scratch));
  * fetch it and could not (the second describe shows exactly that, and what `doctor` then says).
  */
 describe("install from a tarball, no registry for the plugin", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let closed: string;
-
+  const { model, project } = e2eHost({ respond: HELLO, plugin: "none", serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Hello from the scripted model." }));
     closed = await closedRegistry();
-    project = createTestProject({ modelUrl: model.url, plugin: "none" });
     // As in any npm project: OpenCode snapshots the project at every step, and node_modules is not the agent's work.
     fs.appendFileSync(path.join(project.dir, ".gitignore"), "node_modules/\n");
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
   });
 
   /** What the newcomer types in the project, with OpenCode's and npx's registry on a closed port. */
@@ -93,19 +86,11 @@ describe("install from a tarball, no registry for the plugin", () => {
  * it prints (the tarball route) must work in that same project.
  */
 describe("OpenCode could not install the plugin listed by name: doctor says so, and its fix works", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let closed: string;
-
+  const { model, project } = e2eHost({ respond: HELLO, plugin: "none", opencodeConfig: { plugin: ["opencode-governance"] }, serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Hello from the scripted model." }));
     closed = await closedRegistry();
-    project = createTestProject({ modelUrl: model.url, plugin: "none", opencodeConfig: { plugin: ["opencode-governance"] } });
     fs.appendFileSync(path.join(project.dir, ".gitignore"), "node_modules/\n");
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
   });
 
   const cacheFolder = () => path.join(project.home, "cache", "opencode", "packages", "opencode-governance@latest");
