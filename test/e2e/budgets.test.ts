@@ -146,7 +146,7 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
 }
 
 describe("budgets, concurrency and loop guards on the real opencode", () => {
-  const { project, serve, stepsOf } = e2eHost({
+  const { project, serve, stepsOf, events } = e2eHost({
     respond,
     governanceYaml: GOVERNANCE_YAML,
     extraAgents: Object.fromEntries(["toolcap", "tokencap", "costcap", "timecap", "plain"].map((n) => [n, subagent(n)])),
@@ -169,8 +169,6 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     await serve.http.waitIdle([root.id], timeoutMs);
     return { root, child: await childOf(root.id) };
   };
-  const events = (type: string, sessionId?: string) =>
-    auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
 
   test.each([
     ["tools", "toolcap", "toolCalls", "tool calls"],

@@ -174,9 +174,7 @@ describe.skipIf(SKIP !== "")(`${SKIP}confinement: an agent's shell and file tool
   });
 
   async function run(marker: string, agent?: string): Promise<{ id: string; results: string[] }> {
-    const id = (await serve.http.createSession()).id;
-    await serve.http.prompt(id, marker, agent ? { agent } : {});
-    await serve.http.waitIdle([id], 60_000);
+    const id = await serve.http.run(marker, { agent, timeoutMs: 60_000 });
     const results = toolTexts(stepsOf(id).at(-1)!);
     console.log(`[confinement] ${marker}:\n${results.map((r) => `  ${r.slice(0, 200).replace(/\n/g, " ")}`).join("\n")}`);
     return { id, results };

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { describe, expect, test } from "vitest";
-import { auditEvents, e2eHost, lastOf, type ModelRequest, projectCli, type Reply, textOf, waitFor } from "../harness/index.ts";
+import { e2eHost, lastOf, type ModelRequest, projectCli, type Reply, textOf, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 30 on the real host: an organisation's policy (through OPENCODE_GOVERNANCE_POLICY, as a config-management
@@ -45,7 +45,7 @@ function respond(req: ModelRequest): Reply {
 describe("the organisation's ceilings hold against a repository that removes them (real opencode serve)", () => {
   let policy: string;
 
-  const { project, serve } = e2eHost({
+  const { project, serve, events } = e2eHost({
     respond,
     agents: true,
     governanceYaml: HOSTILE_PROJECT,
@@ -58,7 +58,6 @@ describe("the organisation's ceilings hold against a repository that removes the
     timeoutMs: 60_000,
   });
 
-  const events = (type: string) => auditEvents(project.governanceDir).filter((e) => e.type === type);
   const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
 
   async function run(prompt: string): Promise<string> {

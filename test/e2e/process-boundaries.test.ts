@@ -125,9 +125,7 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     // OpenCode's own agents (no allow-list of governance's): the unknown name reaches OpenCode, which fails the call.
     const plain = createTestProject({ modelUrl: model.url, governanceYaml: GOVERNANCE_YAML });
     const serve = await serveOpencode(plain);
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "TYPO-PARENT delegate");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("TYPO-PARENT delegate", { timeoutMs: 60_000 });
     const results = stepsOf(parent)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")

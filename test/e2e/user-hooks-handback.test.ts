@@ -4,7 +4,7 @@ import path from "node:path";
 import { describe, expect, test } from "vitest";
 import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { PROJECT_HOOKS_IGNORED } from "../../governance/config/hooks-config.ts";
-import { allText, auditEvents, e2eHost, type ModelRequest, projectCli, type Reply, textOf, toolTexts, waitFor } from "../harness/index.ts";
+import { allText, e2eHost, type ModelRequest, projectCli, type Reply, textOf, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 44 items 2 and 3 on the real OpenCode 1 (`opencode serve`, one process for every case): the user's own hooks
@@ -60,7 +60,7 @@ describe("the user's hooks and a stopped child's handback (real opencode serve)"
   let eventsFile = "";
   let hangStarted = "";
 
-  const { model, project, serve } = e2eHost({
+  const { model, project, serve, events } = e2eHost({
     respond,
     governanceYaml: PROJECT_YAML,
     extraAgents: { capped: subagent("capped"), plain: subagent("plain") },
@@ -94,7 +94,6 @@ describe("the user's hooks and a stopped child's handback (real opencode serve)"
     timeoutMs: 60_000,
   });
 
-  const events = (type: string) => auditEvents(project.governanceDir).filter((e) => e.type === type);
   const hookLines = () =>
     fs.existsSync(eventsFile)
       ? fs

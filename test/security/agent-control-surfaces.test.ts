@@ -147,9 +147,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
     model.requests.find((r) => r.kind === "agent" && r.sessionId !== parent && firstUser(r).includes(marker))?.sessionId ?? "";
 
   test("the CLI in a subagent's shell: stop a sibling, stop its parent, inject into it, raise its own budget — nothing changes, each audited as the subagent's", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CLI");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-CLI", { timeoutMs: 60_000 });
     const rogue = childOf(parent, "ROGUE-CLI");
     const sibling = childOf(parent, "SIBLING-SLEEP");
     const results = toolTexts(stepsOf(rogue).at(-1)!);
@@ -169,9 +167,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("the key never reaches the model, and a queue file the subagent's tools wrote is not delivered as the user's", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-KEY");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-KEY", { timeoutMs: 60_000 });
     keyHex = readFileSync(path.join(project.env.XDG_STATE_HOME!, "opencode-governance", "queue-key"), "utf8").trim();
     expect(keyHex).toMatch(/^[0-9a-f]{64}$/);
     const thief = childOf(parent, "KEY-THIEF");
@@ -198,9 +194,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("a raise copied 50 times in the record, with its counter reset, counts once: the budget still stops the subagent", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CAPPED");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-CAPPED", { timeoutMs: 60_000 });
     const capped = childOf(parent, "CAPPED-RAISE");
     const calls = toolTexts(stepsOf(capped).at(-1)!).length;
     const record = sessionRecord(project.governanceDir, capped)!;
@@ -217,9 +211,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("a record whose control and counters the subagent rewrote still gets the user's stop", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-TAMPER");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-TAMPER", { timeoutMs: 60_000 });
     const child = childOf(parent, "TAMPER-STOP");
     const results = toolTexts(stepsOf(child).at(-1)!);
     const record = sessionRecord(project.governanceDir, child)!;
@@ -251,9 +243,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
     const before = loads();
     writeFileSync(userFile, "confinement: required\n");
     await waitFor(() => loads() > before, "the user's file reloaded", 15_000);
-    const id = (await serve.http.createSession()).id;
-    await serve.http.prompt(id, "CONFINEMENT-REQUIRED");
-    await serve.http.waitIdle([id], 60_000);
+    const id = await serve.http.run("CONFINEMENT-REQUIRED", { timeoutMs: 60_000 });
     const results = toolTexts(stepsOf(id).at(-1)!);
     expect(results[0]).toMatch(/^Refused by governance: shell commands must run confined \(confinement: required/);
     expect(results[0]).toContain("sudo apt-get install -y bubblewrap");

@@ -147,9 +147,7 @@ describe("a record made undecodable, moved to another host or turned back is res
     fs.readdirSync(path.join(project.governanceDir, "quarantine")).filter((f) => f.startsWith(`${id}.json.`) && !f.endsWith(".reason.json"));
 
   test("a schema-invalid field, then schemaVersion 3, on the child; schemaVersion 3 on its parent: the budget still stops the child, both records come back", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-UNDECODABLE");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-UNDECODABLE", { timeoutMs: 90_000 });
     const child = childOf(parent, "UNDECODABLE");
     const results = toolTexts(stepsOf(child).at(-1)!);
     console.log(`[fail-closed] undecodable: ${results.length} tool calls; tampered ${JSON.stringify(tamperedOf(child).map((e) => e.reason))}`);
@@ -169,9 +167,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("hostedBy moved to pid 1 (and the stop lifted) after the user's L1: L2 and L3 still come, the record names its real host", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-HOST-MOVED");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-HOST-MOVED", { timeoutMs: 90_000 });
     const child = childOf(parent, "HOST-MOVED");
     const results = toolTexts(stepsOf(child).at(-1)!).join("\n");
     const record = sessionRecord(project.governanceDir, child)!;
@@ -184,9 +180,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("hostedBy moved to a dead pid: the user's stop by id still reaches the session its live process hosts", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-HOST-DEAD");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-HOST-DEAD", { timeoutMs: 90_000 });
     const child = childOf(parent, "HOST-DEAD");
     const results = toolTexts(stepsOf(child).at(-1)!).join("\n");
     console.log(`[fail-closed] dead: cli ${cli.dead?.code} ${cli.dead?.stdout.trim()} ${cli.dead?.stderr.trim()}`);
@@ -197,9 +191,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test('a helper that deletes its own queue files: every stop says whether OpenCode took it — never "stop requested" for one that vanished', async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-QUEUE-WIPER");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-QUEUE-WIPER", { timeoutMs: 90_000 });
     wiper?.kill();
     const child = childOf(parent, "QUEUE-WIPER");
     const audit = auditEvents(project.governanceDir);
@@ -218,9 +210,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("the user's ceilings file deleted, then rewritten with rootSessions: false, mid-run: its cap and its root guard hold in this process", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CEILINGS");
-    await serve.http.waitIdle([parent], 120_000);
+    const parent = await serve.http.run("PARENT-CEILINGS", { timeoutMs: 120_000 });
     const child = childOf(parent, "CEILINGS");
     const results = toolTexts(stepsOf(child).at(-1)!);
     const audit = auditEvents(project.governanceDir);

@@ -43,9 +43,7 @@ describe("who may steer: a subagent cannot stop or inject into its parent (real 
   }
 
   test("the governance tool's stop and inject from a subagent on its parent are refused; the parent goes on", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "STEER-PARENT delegate", { agent: "governance-coordinator" });
-    await serve.http.waitIdle([parent], 30_000);
+    const parent = await serve.http.run("STEER-PARENT delegate", { agent: "governance-coordinator", timeoutMs: 30_000 });
 
     const child = allSessionRecords(project.governanceDir).find((r) => r.parentId === parent);
     expect(child, "the child session was created").toBeDefined();
