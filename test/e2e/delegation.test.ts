@@ -11,22 +11,11 @@ import {
   type ModelRequest,
   type Reply,
   serveOpencode,
+  shippedAgentOf,
   startScriptedModel,
   textOf,
   waitFor,
 } from "../harness/index.ts";
-
-/** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
-function agentOf(req: ModelRequest): string {
-  const s = req.system;
-  if (s.includes("You are the governance coordinator")) return "coordinator";
-  if (s.includes("You are a delegating governance agent")) return "high";
-  if (s.includes("You are an executor")) return "executor";
-  if (s.includes("You are a verifier")) return "verifier";
-  if (s.includes("You are a builder")) return "builder";
-  if (s.includes("You are a validator")) return "validator";
-  return "other";
-}
 
 const task = (subagent_type: string, prompt: string): Reply => ({
   toolCalls: [{ name: "task", args: { description: `hand over to ${subagent_type}`, prompt, subagent_type } }],
@@ -51,7 +40,7 @@ function respond(req: ModelRequest): Reply {
   const firstUser = textOf(req.messages.find((m) => m.role === "user")?.content);
   const lastUser = lastOf(req, "user") ?? "";
   const toolResults = req.messages.filter((m) => m.role === "tool").length;
-  const who = agentOf(req);
+  const who = shippedAgentOf(req);
   if (lastUser.includes("HANG")) return { hang: true };
   if (toolResults > 0) return { text: `${who} finished` };
   if (firstUser.includes("CHAIN")) {

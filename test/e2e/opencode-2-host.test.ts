@@ -17,23 +17,13 @@ import {
   onOpencode2,
   projectCli,
   type Reply,
+  shippedAgentOf,
   textOf,
   toolCallsOf,
   waitFor,
 } from "../harness/index.ts";
 
 const PREFIX = "## Governance Context (opencode-governance)";
-
-/** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
-function agentOf(req: ModelRequest): string {
-  const s = req.system;
-  if (s.includes("You are the governance coordinator")) return "coordinator";
-  if (s.includes("You are a delegating governance agent")) return "high";
-  if (s.includes("You are an executor")) return "executor";
-  if (s.includes("You are a verifier")) return "verifier";
-  if (s.includes("You are a builder")) return "builder";
-  return "other";
-}
 
 const subagent = (agent: string, prompt: string): Reply => ({
   toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt } }],
@@ -44,7 +34,7 @@ const shell = (command: string): Reply => ({ toolCalls: [{ name: "shell", args: 
 function respond(req: ModelRequest): Reply {
   const firstUser = textOf(req.messages.find((m) => m.role === "user")?.content);
   const toolResults = req.messages.filter((m) => m.role === "tool").length;
-  const who = agentOf(req);
+  const who = shippedAgentOf(req);
   if (firstUser.includes("TOOLS")) {
     // Three shell calls, one of them failing: each one is a tool call the host ran and the gate must have seen.
     if (toolResults === 0) return shell("echo one");
