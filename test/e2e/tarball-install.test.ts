@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auditEvents, e2eHost, projectCli, runOpencode, type TestProject } from "../harness/index.ts";
+import { auditEvents, e2eHost, projectCli, runOpencode, type ScriptedModel, type TestProject } from "../harness/index.ts";
 import { packRepository } from "../harness/registry.ts";
 
 const PREFIX_HEADING = "## Governance Context (opencode-governance)";
@@ -15,6 +15,17 @@ let packed: string | undefined;
 const tarball = () => (packed ??= packRepository(scratch));
 afterAll(() => fs.removeSync(scratch));
 const HELLO = () => ({ text: "Hello from the scripted model." });
+
+/** `opencode run` with no registry reachable for OpenCode: the plugin starts and every agent step carries the prefix. */
+async function expectGovernedRun(model: ScriptedModel, project: TestProject, closed: string): Promise<void> {
+  const from = model.requests.length;
+  const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
+  expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+  const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
+  expect(agentRequests.length).toBeGreaterThan(0);
+  for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+}
 
 /**
  * The install route that works while the package is not on the public npm registry (docs/decisions/0031-install-without-registry.md),
@@ -61,13 +72,7 @@ describe("install from a tarball, no registry for the plugin", () => {
   });
 
   test("`opencode run` with no registry reachable: the installed plugin starts and the model's request carries the prefix", async () => {
-    const from = model.requests.length;
-    const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
-    expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-    expect(agentRequests.length).toBeGreaterThan(0);
-    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+    await expectGovernedRun(model, project, closed);
     // OpenCode never tried a registry install: it has no cache folder for the plugin.
     expect(fs.existsSync(path.join(project.home, "cache", "opencode", "packages"))).toBe(false);
   }, 240_000);
@@ -122,13 +127,7 @@ describe("OpenCode could not install the plugin listed by name: doctor says so, 
     expect(init.stdout).toContain('removed "opencode-governance" from the plugin list in opencode.json');
     expect(fs.readJsonSync(path.join(project.dir, "opencode.json")).plugin).toEqual([]);
 
-    const from = model.requests.length;
-    const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
-    expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-    expect(agentRequests.length).toBeGreaterThan(0);
-    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+    await expectGovernedRun(model, project, closed);
     const doctor = await projectCli(project, ["doctor"]);
     expect(doctor.stdout).not.toContain("could not install");
     expect(doctor.code, doctor.stdout).toBe(0);
