@@ -1,8 +1,7 @@
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { mkdirSync, writeFileSync } from "node:fs";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, test } from "vitest";
+import type { Page } from "playwright-core";
+import { afterEach, beforeEach, describe, expect, test } from "vitest";
 import { type Dashboard, startDashboard } from "../../cli/dashboard-server.ts";
 import { readConfig } from "../../cli/read-config.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
@@ -15,7 +14,8 @@ import { planDelivery } from "../../governance/stop/delivery-plan.ts";
 import { startStop } from "../../governance/stop/stop-ladder.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { type CliProject, createCliProject } from "../cli/cli-project.ts";
-import { CHROMIUM, missing } from "../harness/system-tools.ts";
+import { e2eChromium } from "../harness/e2e-browser.ts";
+import { missing } from "../harness/system-tools.ts";
 
 const ROOT = "ses_panelroot0000000000000001";
 const CHILD = "ses_panelchild000000000000001";
@@ -30,32 +30,11 @@ const DONE = "ses_paneldone0000000000000001";
  */
 const SKIP = missing("chromium");
 describe.skipIf(SKIP !== "")(SKIP || "the dashboard panel in Chromium (issue 33)", () => {
-  let context: BrowserContext;
-  let userDataDir: string;
+  const { context } = e2eChromium();
   let p: CliProject;
   let dash: Dashboard;
   let page: Page;
 
-  beforeAll(async () => {
-    userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM as string,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
-  });
-  afterAll(async () => {
-    await context?.close();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
   beforeEach(async () => {
     p = await createCliProject();
     mkdirSync(path.join(p.dir, ".opencode"), { recursive: true });

@@ -1,44 +1,18 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { type BrowserContext, chromium, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { missing, CHROMIUM } from "../harness/system-tools.ts";
+import { afterAll, describe, expect, test } from "vitest";
+import { missing } from "../harness/system-tools.ts";
 import { recordTrust } from "../../governance/storage/record-attestation.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { STOP_HEADINGS, TOOL_OUTPUT_MARKER, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
 import { parseUntrustedBlock } from "../../governance/text-safety/untrusted-text.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { EMPTY_BUDGET } from "../../governance/session/budget-state.ts";
-import { type DashboardProcess, startDashboardProcess } from "../cli/dashboard-process.ts";
-import {
-  auditEvents,
-  createTestProject,
-  Gate,
-  REPO_ROOT,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  textOf,
-  waitFor,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-  toolTexts,
-} from "../harness/index.ts";
+import { startDashboardProcess } from "../cli/dashboard-process.ts";
+import { e2eChromium, e2eDashboard } from "../harness/e2e-browser.ts";
+import { auditEvents, e2eHost, Gate, type ModelRequest, type Reply, REPO_ROOT, sessionRecord, textOf, toolTexts, waitFor } from "../harness/index.ts";
 
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 /** The README's picture is rewritten only when asked (`UPDATE_SCREENSHOTS=1 npm test`); otherwise a temp file. */
 const SCREENSHOT = process.env.UPDATE_SCREENSHOTS
   ? path.join(REPO_ROOT, "docs", "images", "dashboard.png")
@@ -63,13 +37,6 @@ const lastToolText = (req: ModelRequest) => toolTexts(req).at(-1) ?? "";
  */
 const SKIP = missing("chromium");
 describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a real OpenCode session and subagent", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-  let dash: DashboardProcess;
-  let context: BrowserContext;
-  let page: Page;
-  let userDataDir: string;
   const gate = new Gate();
   let step = 0;
 
@@ -91,91 +58,72 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    // The child loops on purpose until the page stops it: the loop guard (issue 17) is off here.
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      // The coordinator may delegate to the executor only (OpenCode's own permission also allows the planner).
-      governanceYaml: [
-        "loops:",
-        "  enabled: false",
-        "agents:",
-        "  governance-coordinator:",
-        "    role: primary",
-        "    mayDelegateTo: [governance-executor]",
-        "  governance-executor:",
-        "    role: delegating",
-        "    mayDelegateTo: [governance-builder]",
-        "",
-      ].join("\n"),
-      files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
-    });
-    // An earlier session, interrupted two hours ago: the page lists it as resumable with its command.
-    const store = new SessionStore({ projectDir: project.dir, clock: systemClock });
-    const twoHoursAgo = Date.now() - 2 * 3600_000;
-    await store.update(RESUMABLE, () => ({
-      schemaVersion: 2,
-      sessionId: RESUMABLE,
-      parentId: null,
-      rootId: RESUMABLE,
-      level: 1,
-      depth: 0,
-      agent: "governance-coordinator",
-      state: "interrupted",
-      control: "active",
-      createdAt: twoHoursAgo,
-      updatedAt: twoHoursAgo,
-      lastActivityAt: twoHoursAgo,
-      idleAt: null,
-      interruptedAt: twoHoursAgo,
-      stateBeforeInterrupt: "between_turn",
-      lastToolCall: { tool: "bash", callId: "c0", at: twoHoursAgo, summary: "npm test" },
-      firstTool: "bash",
-      counters: { toolCalls: 3, modelSteps: 4, violations: 0, compactions: 0, resumes: 0 },
-      compactionHistory: [],
-      recentActions: [],
-      children: [],
-      todo: null,
-      phase: null,
-      phaseHistory: [],
-      stale: [],
-      firstAction: null,
-      interruptions: [],
-      stop: null,
-      stoppedAt: null,
-      halt: null,
-      resume: null,
-      compactedPending: false,
-      budget: EMPTY_BUDGET,
-      // Written as this user's governance writes it (lists show only attested records: a planted one is not the user's).
-      attest: recordTrust(project.env).attest(RESUMABLE),
-    }));
-    serve = await serveOpencode(project);
-    // The user's dashboard runs as the same user as OpenCode (same HOME/XDG dirs): it signs queue directives with the
-    // per-user key the plugin checks.
-    dash = await startDashboardProcess(project.dir, [], project.env);
-    userDataDir = mkdtempSync(path.join(tmpdir(), "ocg-chromium-"));
-    context = await chromium.launchPersistentContext(userDataDir, {
-      executablePath: CHROMIUM as string, // Debian's chromium (harness/system-tools.ts): no browser download
-      headless: true,
-      args: CHROMIUM_ARGS,
-      viewport: { width: 1280, height: 820 },
-    });
-    page = context.pages()[0] ?? (await context.newPage());
+  // The child loops on purpose until the page stops it: the loop guard (issue 17) is off here.
+  const { project, serve, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    // The coordinator may delegate to the executor only (OpenCode's own permission also allows the planner).
+    governanceYaml: [
+      "loops:",
+      "  enabled: false",
+      "agents:",
+      "  governance-coordinator:",
+      "    role: primary",
+      "    mayDelegateTo: [governance-executor]",
+      "  governance-executor:",
+      "    role: delegating",
+      "    mayDelegateTo: [governance-builder]",
+      "",
+    ].join("\n"),
+    files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
+    beforeServe: async (project) => {
+      // An earlier session, interrupted two hours ago: the page lists it as resumable with its command.
+      const store = new SessionStore({ projectDir: project.dir, clock: systemClock });
+      const twoHoursAgo = Date.now() - 2 * 3600_000;
+      await store.update(RESUMABLE, () => ({
+        schemaVersion: 2,
+        sessionId: RESUMABLE,
+        parentId: null,
+        rootId: RESUMABLE,
+        level: 1,
+        depth: 0,
+        agent: "governance-coordinator",
+        state: "interrupted",
+        control: "active",
+        createdAt: twoHoursAgo,
+        updatedAt: twoHoursAgo,
+        lastActivityAt: twoHoursAgo,
+        idleAt: null,
+        interruptedAt: twoHoursAgo,
+        stateBeforeInterrupt: "between_turn",
+        lastToolCall: { tool: "bash", callId: "c0", at: twoHoursAgo, summary: "npm test" },
+        firstTool: "bash",
+        counters: { toolCalls: 3, modelSteps: 4, violations: 0, compactions: 0, resumes: 0 },
+        compactionHistory: [],
+        recentActions: [],
+        children: [],
+        todo: null,
+        phase: null,
+        phaseHistory: [],
+        stale: [],
+        firstAction: null,
+        interruptions: [],
+        stop: null,
+        stoppedAt: null,
+        halt: null,
+        resume: null,
+        compactedPending: false,
+        budget: EMPTY_BUDGET,
+        // Written as this user's governance writes it (lists show only attested records: a planted one is not the user's).
+        attest: recordTrust(project.env).attest(RESUMABLE),
+      }));
+    },
   });
-  afterAll(async () => {
-    gate.release(100);
-    await context?.close();
-    await dash?.stop();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-    if (userDataDir) rmSync(userDataDir, { recursive: true, force: true });
-  });
-
-  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+  // The user's dashboard runs as the same user as OpenCode (same HOME/XDG dirs): it signs queue directives with the
+  // per-user key the plugin checks.
+  const dash = e2eDashboard(project);
+  const { context, page } = e2eChromium({ viewport: { width: 1280, height: 820 } });
+  afterAll(() => gate.release(100));
 
   test("sees the tree appear live, injects fenced guidance, stops the subagent (L1 on its next tool call), and the list follows", async () => {
     let navigations = 0;
@@ -198,7 +146,7 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, "PARENT delegate", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
-    await waitFor(() => agentRequests(child).length >= 2, "child waiting at its second tool call", 60_000);
+    await waitFor(() => stepsOf(child).length >= 2, "child waiting at its second tool call", 60_000);
     const parentRow = page.locator(`tr[data-session="${parent}"]`);
     const childRow = page.locator(`tr[data-session="${child}"]`);
     await childRow.waitFor({ timeout: 30_000 });
@@ -221,9 +169,9 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     // may still come back plain: step the child until the guidance arrives, at most three tool calls.
     let guided = "";
     for (let i = 0; i < 3 && !guided.includes(GUIDANCE); i++) {
-      const before = agentRequests(child).length;
+      const before = stepsOf(child).length;
       gate.release();
-      guided = lastToolText(await waitFor(() => agentRequests(child)[before], "child step after the inject", 60_000));
+      guided = lastToolText(await waitFor(() => stepsOf(child)[before], "child step after the inject", 60_000));
     }
     const trace = () =>
       auditEvents(project.governanceDir)
@@ -252,9 +200,9 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
     await expect.poll(() => page.locator("#audit-rows tr", { hasText: "stop_queued" }).count()).toBeGreaterThan(0);
     // The audit view names the session by its title too.
     expect(await page.locator("#audit-rows tr", { hasText: "stop_queued" }).first().locator("td.title").textContent()).toBe(`${CHILD_TITLE}${child}`);
-    const base = agentRequests(child).length;
+    const base = stepsOf(child).length;
     gate.release();
-    const l1 = lastToolText(await waitFor(() => agentRequests(child)[base], "child step after the stop", 60_000));
+    const l1 = lastToolText(await waitFor(() => stepsOf(child)[base], "child step after the stop", 60_000));
     expect(l1).toContain(STOP_HEADINGS[1]);
     expect(l1).toContain("stopped from the dashboard");
     expect(l1).toMatch(/loop-output-(even|odd)/);
@@ -306,9 +254,9 @@ describe.skipIf(SKIP !== "")(SKIP || "dashboard in Chromium, live, against a rea
 
     // The child keeps calling tools: L2, then L3 ends it (stopped, aborted by governance, the parent's task returns).
     for (const level of [2, 3]) {
-      const at = agentRequests(child).length;
+      const at = stepsOf(child).length;
       gate.release();
-      await waitFor(() => agentRequests(child)[at], `child step carrying L${level}`, 60_000);
+      await waitFor(() => stepsOf(child)[at], `child step carrying L${level}`, 60_000);
     }
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopped", "the child stopped by the ladder", 30_000);
     // The coordinator then delegates outside its allow-list: governance blocks it.

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auditEvents, createTestProject, runOpencode, startScriptedModel, type ScriptedModel } from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { auditEvents, createTestProject, e2eModel, runOpencode } from "../harness/index.ts";
 
 const PREFIX = "## Governance Context (opencode-governance)";
 
@@ -9,13 +9,9 @@ const PREFIX = "## Governance Context (opencode-governance)";
 const BROKEN_YAML = "language:\n  communication: Français\ndelegation:\n  maxDepth: three\n";
 
 describe("bad input never breaks the user's OpenCode session", () => {
-  let model: ScriptedModel;
-  beforeAll(async () => {
-    model = await startScriptedModel((req) =>
-      req.messages.some((m) => m.role === "tool") ? { text: "done" } : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
-    );
-  });
-  afterAll(async () => model.close());
+  const model = e2eModel((req) =>
+    req.messages.some((m) => m.role === "tool") ? { text: "done" } : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
+  );
 
   test("a hand-editing mistake in governance.yaml is reported with line and column; the session runs governed on the defaults", async () => {
     const project = createTestProject({ modelUrl: model.url, governanceYaml: BROKEN_YAML });

@@ -2,17 +2,13 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
   type BusEvent,
-  createTestProject,
+  e2eHost,
   listen,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
+  scriptedProvider,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -65,9 +61,17 @@ type Tokens = { input: number; output: number; reasoning: number; cache: { read:
 type AssistantInfo = { id: string; role: string; cost?: number; tokens?: Tokens; time?: { completed?: number } };
 
 describe("budgets exact on the real opencode (issue 28 §1)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { project, serve, events } = e2eHost({
+    respond,
+    governanceYaml: GOVERNANCE_YAML,
+    extraAgents: {
+      costcap: subagent("costcap"),
+      pennycap: subagent("pennycap"),
+      freecap: subagent("freecap", "scripted/unpriced-model"),
+    },
+    opencodeConfig: (url) => scriptedProvider(url, { "scripted-model": { input: 3, output: 15 }, "unpriced-model": undefined }),
+    timeoutMs: 60_000,
+  });
   let bus: ReturnType<typeof listen>;
   /** The child whose next reported step cost triggers the abort, and the message that was aborted. */
   let armed: { child: string; aborted?: string } | null = null;
@@ -84,45 +88,11 @@ describe("budgets exact on the real opencode (issue 28 §1)", () => {
     }
   };
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    const scripted = (cost?: Record<string, number>) => ({
-      name: "Scripted model",
-      tool_call: true,
-      limit: { context: 200_000, output: 8_000 },
-      ...(cost ? { cost } : {}),
-    });
-    project = createTestProject({
-      modelUrl: model.url,
-      governanceYaml: GOVERNANCE_YAML,
-      extraAgents: {
-        costcap: subagent("costcap"),
-        pennycap: subagent("pennycap"),
-        freecap: subagent("freecap", "scripted/unpriced-model"),
-      },
-      opencodeConfig: {
-        provider: {
-          scripted: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Scripted model",
-            options: { baseURL: model.url, apiKey: "scripted" },
-            models: { "scripted-model": scripted({ input: 3, output: 15 }), "unpriced-model": scripted() },
-          },
-        },
-      },
-    });
-    serve = await serveOpencode(project);
+  beforeAll(() => {
     bus = listen(serve.url, project.dir, onEvent);
-  }, 60_000);
-  afterAll(async () => {
-    bus?.close();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
+  afterAll(() => bus?.close());
 
-  const events = (type: string, sessionId?: string) =>
-    auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
   const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
   /** OpenCode's own totals of a session: its assistant messages' cost and tokens, summed. */
   const opencodeTotals = async (id: string) => {

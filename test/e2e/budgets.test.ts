@@ -1,21 +1,17 @@
 import * as fs from "node:fs";
 import * as path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import {
   allText,
   auditEvents,
-  createTestProject,
+  e2eHost,
   Gate,
   lastOf,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
+  scriptedProvider,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -150,43 +146,19 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
 }
 
 describe("budgets, concurrency and loop guards on the real opencode", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      governanceYaml: GOVERNANCE_YAML,
-      extraAgents: Object.fromEntries(["toolcap", "tokencap", "costcap", "timecap", "plain"].map((n) => [n, subagent(n)])),
-      opencodeConfig: {
-        provider: {
-          scripted: {
-            npm: "@ai-sdk/openai-compatible",
-            name: "Scripted model",
-            options: { baseURL: model.url, apiKey: "scripted" },
-            models: {
-              "scripted-model": {
-                name: "Scripted model",
-                tool_call: true,
-                limit: { context: 200_000, output: 8_000 },
-                cost: { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 },
-              },
-            },
-          },
-        },
-      },
-    });
-    projectDir = project.dir;
-    serve = await serveOpencode(project);
-  }, 60_000);
+  const { project, serve, stepsOf, events } = e2eHost({
+    respond,
+    governanceYaml: GOVERNANCE_YAML,
+    extraAgents: Object.fromEntries(["toolcap", "tokencap", "costcap", "timecap", "plain"].map((n) => [n, subagent(n)])),
+    opencodeConfig: (url) => scriptedProvider(url, { "scripted-model": { input: 3, output: 15, cache_read: 0.3, cache_write: 3.75 } }),
+    beforeServe: async () => {
+      projectDir = project.dir;
+    },
+    timeoutMs: 60_000,
+  });
   afterAll(async () => {
     raiseGate.releaseAll();
     pollGate.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
 
   const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
@@ -197,9 +169,6 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     await serve.http.waitIdle([root.id], timeoutMs);
     return { root, child: await childOf(root.id) };
   };
-  const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
-  const events = (type: string, sessionId?: string) =>
-    auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
 
   test.each([
     ["tools", "toolcap", "toolCalls", "tool calls"],
@@ -210,7 +179,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     const { root, child } = await runTree(`PARENT ${marker} ${agent}`, 40_000);
     expect(events("budget_warning", child).map((e) => e.key)).toContain(key);
     expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key, scope: "session" })]);
-    const childTexts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    const childTexts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
     expect(childTexts.some((t) => t.startsWith("⏳ GOVERNANCE BUDGET NOTICE"))).toBe(true);
     const stopText = childTexts.find((t) => t.includes("SESSION STOP REQUESTED"));
     expect(stopText).toContain(`Budget exceeded:`);
@@ -223,7 +192,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     expect(events("budget_warning", child).filter((e) => e.key === key)).toHaveLength(1);
     expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: "stopped" });
     // The parent's next request says which budget ran out and how much was used.
-    const parentAfter = requestsOf(root.id).at(-1) as ModelRequest;
+    const parentAfter = stepsOf(root.id).at(-1) as ModelRequest;
     expect(allText(parentAfter)).toContain("Budget exceeded:");
     expect(allText(parentAfter)).toContain(words);
     expect(allText(parentAfter)).toContain("was stopped by governance (a limit in the project's governance.yaml, not the user)");
@@ -250,7 +219,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     await waitFor(() => events("budget_raised", child).some((e) => e.stoodDown === true), "stood down");
     raiseGate.releaseAll();
     await serve.http.waitIdle([root.id], 30_000);
-    const last = requestsOf(child).at(-1) as ModelRequest;
+    const last = stepsOf(child).at(-1) as ModelRequest;
     expect(lastOf(last, "tool")).not.toContain("SESSION STOP");
     expect(sessionRecord(project.governanceDir, child)).toMatchObject({ control: expect.not.stringMatching(/stop/) });
     expect(events("session_stopped", child)).toEqual([]);
@@ -285,7 +254,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     pollGate.releaseAll();
     await serve.http.waitIdle([root.id], 30_000);
     // The parent's last request carries its whole history: each tool result once.
-    const results = (requestsOf(root.id).at(-1) as ModelRequest).messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    const results = (stepsOf(root.id).at(-1) as ModelRequest).messages.filter((m) => m.role === "tool").map((m) => textOf(m.content));
     expect(results.filter((t) => t.includes("SPAWN REFUSED (concurrency limit)"))).toHaveLength(1);
     expect(results.find((t) => t.includes("SPAWN REFUSED"))).toContain("Wait for one of the running subagents");
     const children = await serve.http.children(root.id);
@@ -297,11 +266,11 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     async (marker) => {
       const { child } = await runTree(`PARENT ${marker} plain`);
       expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
-      const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+      const texts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Governance");
       expect(
-        requestsOf(child)
+        stepsOf(child)
           .at(-1)
           ?.messages.filter((m) => m.role === "tool").length,
       ).toBeLessThan(12);
@@ -314,7 +283,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   ])("polling %s, whose only change is a number that grows, is progress: 8 calls, no loop notice (issue 39 §5)", async (marker) => {
     const { child } = await runTree(`PARENT ${marker} plain`);
     expect(events("loop_detected", child)).toEqual([]);
-    const results = ((requestsOf(child).at(-1) as ModelRequest).messages ?? []).filter((m) => m.role === "tool").map((m) => textOf(m.content));
+    const results = ((stepsOf(child).at(-1) as ModelRequest).messages ?? []).filter((m) => m.role === "tool").map((m) => textOf(m.content));
     expect(results).toHaveLength(8);
     // What the child saw is what the test claims: one number, growing at every call (read as a BigInt: %s%N has 19 digits).
     const numbers = results.map((t) => BigInt(t.trim()));
@@ -324,10 +293,10 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   test("a duration that jumps up and down beside an unchanged status is noise: noticed, then stopped (issue 39 §5)", async () => {
     const { child } = await runTree("PARENT jitter plain");
     expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
-    const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    const texts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
     expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
     expect(
-      requestsOf(child)
+      stepsOf(child)
         .at(-1)
         ?.messages.filter((m) => m.role === "tool").length,
     ).toBeLessThan(12);
@@ -337,7 +306,7 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
     const { child: poller } = await runTree("PARENT waitpoll plain");
     expect(events("loop_detected", poller)).toEqual([]);
     expect(
-      requestsOf(poller)
+      stepsOf(poller)
         .at(-1)
         ?.messages.filter((m) => m.role === "tool"),
     ).toHaveLength(6);
@@ -346,14 +315,14 @@ describe("budgets, concurrency and loop guards on the real opencode", () => {
   test("a looping subagent is noticed, then stopped; a progressing poll is not", async () => {
     const { child } = await runTree("PARENT loop plain");
     expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
-    const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+    const texts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
     expect(texts.some((t) => t.startsWith("🔁 GOVERNANCE LOOP NOTICE"))).toBe(true);
     expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
 
     const { child: poller } = await runTree("PARENT poll plain");
     expect(events("loop_detected", poller)).toEqual([]);
     expect(
-      requestsOf(poller)
+      stepsOf(poller)
         .at(-1)
         ?.messages.filter((m) => m.role === "tool"),
     ).toHaveLength(6);

@@ -1,21 +1,18 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   auditEvents,
-  createTestProject,
+  e2eHost,
   lastOf,
   locksLeft,
   type ModelRequest,
   projectCli,
   type Reply,
   runOpencode,
-  type ScriptedModel,
-  sessionRecord,
   serveOpencode,
-  startScriptedModel,
+  sessionRecord,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -40,16 +37,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("a crash in the middle of a stop (kill -9 of opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n" } });
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, project } = e2eHost({ respond, agents: true, files: { "PLAN.md": "# plan\n" }, serve: false });
 
   test("the stop in progress is ended, the records say orphaned, leftovers are swept, a new stop says why not", async () => {
     const serve = await serveOpencode(project);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import path from "node:path";
 import fs from "fs-extra";
 import {
@@ -6,29 +6,16 @@ import {
   auditEvents,
   conversation,
   createTestProject,
+  e2eHost,
   lastOf,
   type ModelRequest,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
   serveOpencode,
+  shippedAgentOf,
   startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
-
-/** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
-function agentOf(req: ModelRequest): string {
-  const s = req.system;
-  if (s.includes("You are the governance coordinator")) return "coordinator";
-  if (s.includes("You are a delegating governance agent")) return "high";
-  if (s.includes("You are an executor")) return "executor";
-  if (s.includes("You are a verifier")) return "verifier";
-  if (s.includes("You are a builder")) return "builder";
-  if (s.includes("You are a validator")) return "validator";
-  return "other";
-}
 
 const task = (subagent_type: string, prompt: string): Reply => ({
   toolCalls: [{ name: "task", args: { description: `hand over to ${subagent_type}`, prompt, subagent_type } }],
@@ -53,7 +40,7 @@ function respond(req: ModelRequest): Reply {
   const firstUser = textOf(req.messages.find((m) => m.role === "user")?.content);
   const lastUser = lastOf(req, "user") ?? "";
   const toolResults = req.messages.filter((m) => m.role === "tool").length;
-  const who = agentOf(req);
+  const who = shippedAgentOf(req);
   if (lastUser.includes("HANG")) return { hang: true };
   if (toolResults > 0) return { text: `${who} finished` };
   if (firstUser.includes("CHAIN")) {
@@ -76,22 +63,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("delegation hierarchy in a real opencode serve", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
-
-  const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+  const { model, project, serve, stepsOf } = e2eHost({ respond, agents: true, extraAgents: { "governance-builder": PERMISSIVE_BUILDER } });
 
   test("coordinator → high → executor → verifier get depths 1, 2, 3; the fourth-level spawn is an EMERGENCY_HALT and spawns nothing", async () => {
     const root = await serve.http.createSession();
@@ -108,7 +80,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     expect(verifier!.counters.violations).toBe(1);
 
     // The verifier's next request carries the halt message as the task's result.
-    const verifierSteps = requestsOf(verifier!.sessionId);
+    const verifierSteps = stepsOf(verifier!.sessionId);
     const toolResult = verifierSteps
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
@@ -121,8 +93,8 @@ describe("delegation hierarchy in a real opencode serve", () => {
 
     // Each parent lists its child; the child's first request carried the governance context block, the root's did not.
     expect(records.find((r) => r.sessionId === root.id)!.children.map((c: { agent: string }) => c.agent)).toEqual(["governance-high"]);
-    expect(JSON.stringify(requestsOf(high!.sessionId)[0]!.messages)).toContain("<governance-context>");
-    expect(JSON.stringify(requestsOf(root.id)[0]!.messages)).not.toContain("<governance-context>");
+    expect(JSON.stringify(stepsOf(high!.sessionId)[0]!.messages)).toContain("<governance-context>");
+    expect(JSON.stringify(stepsOf(root.id)[0]!.messages)).not.toContain("<governance-context>");
     // The chain completed back up: every task closed.
     for (const r of [high, executor]) {
       const parent = records.find((p) => p.sessionId === r!.parentId)!;
@@ -137,7 +109,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const builder = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-builder" && r.rootId === a.id);
     expect(builder).toBeDefined();
     expect(builder!.children).toEqual([]);
-    const leafResult = requestsOf(builder!.sessionId)
+    const leafResult = stepsOf(builder!.sessionId)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
       .map((m) => textOf(m.content))
@@ -147,7 +119,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const b = await serve.http.createSession();
     await serve.http.prompt(b.id, "OFF-LIST start", { agent: "governance-coordinator" });
     await serve.http.waitIdle([b.id]);
-    const offList = requestsOf(b.id)
+    const offList = stepsOf(b.id)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
       .map((m) => textOf(m.content))
@@ -162,7 +134,7 @@ describe("delegation hierarchy in a real opencode serve", () => {
     const root = await serve.http.createSession();
     await serve.http.promptAsync(root.id, "SLOW-CHILD start", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(root.id))[0], "child session");
-    await waitFor(() => requestsOf(child.id).length > 0 && model.openStreams() > 0, "child streaming");
+    await waitFor(() => stepsOf(child.id).length > 0 && model.openStreams() > 0, "child streaming");
     await serve.http.abort(child.id);
     await serve.http.waitIdle([root.id, child.id]);
     await waitFor(() => allSessionRecords(project.governanceDir).find((r) => r.sessionId === root.id)?.children[0]?.closedAt, "child link closed");

@@ -1,20 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-  waitForRecord,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { auditEvents, e2eHost, type ModelRequest, projectCli, type Reply, sessionRecord, textOf, waitFor, waitForRecord } from "../harness/index.ts";
 
 /**
  * Issue 21 item 3 (seed 002): every exit path releases the bookkeeping. On the real `opencode serve`: a child whose
@@ -38,20 +23,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("every exit path of a child ends its bookkeeping (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true });
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, project, serve } = e2eHost({ respond, agents: true });
 
   const childOf = async (rootId: string) => (await waitFor(async () => (await serve.http.children(rootId))[0], "child session")).id;
   const running = async () => {

@@ -5,21 +5,8 @@
  * session running; OpenCode started again in the project says once — a toast and an audit line — that the session
  * can be resumed, with its `opencode -s <id>` command.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  listen,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { allSessionRecords, auditEvents, e2eHost, listen, type ModelRequest, type Reply, serveOpencode, textOf, waitFor } from "../harness/index.ts";
 import { projectCli } from "../harness/project-cli.ts";
 
 function respond(req: ModelRequest): Reply {
@@ -32,16 +19,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("first look after Escape and quit (real opencode)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true });
-  });
-  afterAll(async () => {
-    await model.close();
-    project?.cleanup();
-  });
+  const { project } = e2eHost({ respond, agents: true, serve: false });
 
   test("coverage counts the cut-off child, nothing is running, and the next start offers the resume once", async () => {
     const first = await serveOpencode(project);

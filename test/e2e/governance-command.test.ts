@@ -8,22 +8,15 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestProject, REPO_ROOT, type ScriptedModel, serveOpencode, startScriptedModel, type TestProject } from "../harness/index.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { e2eHost, REPO_ROOT, serveOpencode } from "../harness/index.ts";
 
 describe("/governance on the real binary", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
+  const { model, project } = e2eHost({ respond: () => ({ text: "Here is the tree." }), agents: true, serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Here is the tree." }));
-    project = createTestProject({ modelUrl: model.url, agents: true });
     const commands = path.join(project.dir, ".opencode", "command");
     fs.mkdirSync(commands, { recursive: true });
     fs.copyFileSync(path.join(REPO_ROOT, "commands", "governance.md"), path.join(commands, "governance.md"));
-  });
-  afterAll(async () => {
-    await model.close();
-    project?.cleanup();
   });
 
   test("one model request in the session it runs in, no new session; the tree reaches the model as the command's text", async () => {

@@ -6,18 +6,8 @@
  * `governance_gap` line and tells the user once (a toast, seen here on the server's event stream). With everything
  * working no test writes such a line: test/harness/test-project.ts fails every other project's cleanup on one.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  listen,
-  type Respond,
-  type ScriptedModel,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  waitFor,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { auditEvents, e2eHost, listen, type Respond, serveOpencode, waitFor } from "../harness/index.ts";
 import { projectCli } from "../harness/project-cli.ts";
 
 const PREFIX_HEADING = "## Governance Context (opencode-governance)";
@@ -27,16 +17,7 @@ const oneToolThenAnswer: Respond = (req) =>
   req.messages.some((m) => m.role === "tool") ? { text: "Done." } : { toolCalls: [{ name: "bash", args: { command: "echo hi", description: "one step" } }] };
 
 describe("governance reports when the host stops calling its prefix hook (real opencode)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  beforeAll(async () => {
-    model = await startScriptedModel(oneToolThenAnswer);
-    project = createTestProject({ modelUrl: model.url, allowGovernanceGaps: true });
-  });
-  afterAll(async () => {
-    await model.close();
-    project?.cleanup();
-  });
+  const { model, project } = e2eHost({ respond: oneToolThenAnswer, allowGovernanceGaps: true, serve: false });
 
   test("within two steps: one governance_gap line (prefix, host line and version), one toast, coverage in doctor and status", async () => {
     const serve = await serveOpencode(project, { env: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "prefix" } });

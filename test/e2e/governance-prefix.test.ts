@@ -1,16 +1,15 @@
 import { pathToFileURL } from "node:url";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
-  REPO_ROOT,
   createTestProject,
+  e2eModel,
   governanceBytes,
   governanceToolEntries,
-  runOpencode,
-  startScriptedModel,
   type ModelRequest,
+  REPO_ROOT,
   type Respond,
-  type ScriptedModel,
+  runOpencode,
   type TestProject,
 } from "../harness/index.ts";
 
@@ -25,13 +24,9 @@ const twoToolsThenAnswer: Respond = (req) => {
 };
 
 describe("governance prefix reaches every model request (real opencode run)", () => {
-  let model: ScriptedModel;
+  const model = e2eModel(twoToolsThenAnswer);
   const projects: TestProject[] = [];
-  beforeAll(async () => {
-    model = await startScriptedModel(twoToolsThenAnswer);
-  });
-  afterAll(async () => {
-    await model.close();
+  afterAll(() => {
     for (const p of projects) p.cleanup();
   });
 

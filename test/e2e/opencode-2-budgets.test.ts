@@ -6,31 +6,23 @@
  * every case but the crash's restart; each case is its own task tree, told apart by a marker in its prompt.
  * The same rows on OpenCode 1.18: budgets, budgets-exact, crash-mid-stop.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
+import { afterAll, describe, expect, test } from "vitest";
 import {
   allText,
-  auditEvents,
-  createTestProject,
+  e2eHost2,
   Gate,
   lastOf,
   locksLeft,
-  type ModelRequest,
   MODEL_ID,
-  projectCli,
+  type ModelRequest,
+  onOpencode2,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
   sessionRecord,
-  startScriptedModel,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
 
-const found = opencode2Host();
 const subagentMd = (name: string, model?: string) =>
   `---\ndescription: ${name} (test subagent)\nmode: subagent\n${model ? `model: ${model}\n` : ""}---\nYou are ${name}.\n`;
 const GOVERNANCE_YAML = `
@@ -107,21 +99,35 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
   return { text: "ok" };
 }
 
-if (!found.ok) {
-  describe("OpenCode 2 budget scenarios, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2 budget scenarios, real host", (host) => {
   describe(`OpenCode ${host.version}, real host: token and cost budgets, the budget CLI, loop guard, concurrency, a failed child, a crash and a new server`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-    const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+    const [provider, modelName] = MODEL_ID.split("/") as [string, string];
+    const { model, project, serve, startServe, stepsOf, events, cli } = e2eHost2(host, {
+      respond,
+      governanceYaml: GOVERNANCE_YAML,
+      extraAgents: {
+        ...Object.fromEntries(["tokencap", "costcap", "raisecap", "plain"].map((n) => [n, subagentMd(n)])),
+        freecap: subagentMd("freecap", `${provider}/unpriced-model`),
+      },
+      files: { "PLAN.md": "# plan\n" },
+      opencodeConfig: (modelUrl) => ({
+        providers: {
+          [provider]: {
+            package: "@opencode/ai/providers/openai-compatible",
+            settings: { baseURL: modelUrl, apiKey: "scripted" },
+            models: {
+              [modelName]: {
+                capabilities: { tools: true, input: ["text"], output: ["text"] },
+                limit: { context: 200_000, output: 8_000 },
+                cost: PRICES,
+              },
+              "unpriced-model": { capabilities: { tools: true, input: ["text"], output: ["text"] }, limit: { context: 200_000, output: 8_000 } },
+            },
+          },
+        },
+      }),
+    });
     const record = (id: string) => sessionRecord(project.governanceDir, id);
-    const events = (type: string, sessionId?: string) =>
-      auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
-    const cli = (...args: string[]) => projectCli(project, args);
     const childOf = async (root: string) => waitFor(async () => (await serve.api.children(root))[0]?.id, "the child session", 30_000);
     /** A root prompted with the marker, to the end of its turn, and its first child. */
     const runTree = async (prompt: string) => {
@@ -130,43 +136,9 @@ if (!found.ok) {
       return { root, child: await childOf(root) };
     };
 
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      const [provider, modelName] = MODEL_ID.split("/") as [string, string];
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        governanceYaml: GOVERNANCE_YAML,
-        extraAgents: {
-          ...Object.fromEntries(["tokencap", "costcap", "raisecap", "plain"].map((n) => [n, subagentMd(n)])),
-          freecap: subagentMd("freecap", `${MODEL_ID.split("/")[0]}/unpriced-model`),
-        },
-        files: { "PLAN.md": "# plan\n" },
-        opencodeConfig: {
-          providers: {
-            [provider]: {
-              package: "@opencode/ai/providers/openai-compatible",
-              settings: { baseURL: model.url, apiKey: "scripted" },
-              models: {
-                [modelName]: {
-                  capabilities: { tools: true, input: ["text"], output: ["text"] },
-                  limit: { context: 200_000, output: 8_000 },
-                  cost: PRICES,
-                },
-                "unpriced-model": { capabilities: { tools: true, input: ["text"], output: ["text"] }, limit: { context: 200_000, output: 8_000 } },
-              },
-            },
-          },
-        },
-      });
-      serve = await serveOpencode2(project);
-    });
-    afterAll(async () => {
+    afterAll(() => {
       raiseGate.releaseAll();
       waitGate.releaseAll();
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
     });
 
     test.each([
@@ -176,14 +148,14 @@ if (!found.ok) {
       const { root, child } = await runTree(`PARENT ${marker} ${agent}`);
       expect(events("budget_warning", child).map((e) => e.key)).toContain(key);
       expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key, scope: "session" })]);
-      const childTexts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+      const childTexts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
       expect(childTexts.some((t) => t.includes("GOVERNANCE BUDGET NOTICE"))).toBe(true);
       const stopText = childTexts.find((t) => t.includes("SESSION STOP REQUESTED"));
       expect(stopText).toContain("Budget exceeded:");
       expect(stopText).toContain(words);
       expect(stopText).toContain("Governance (a limit in the project's governance.yaml, not the user) asked you to stop");
       expect(record(child)).toMatchObject({ control: "stopped" });
-      expect(allText(requestsOf(root).at(-1)!)).toContain("Budget exceeded:");
+      expect(allText(stepsOf(root).at(-1)!)).toContain("Budget exceeded:");
     });
 
     test("what governance counts is 2.0.15's own totals for the session (tokens and the cost of the priced model); `budget` shows it", async () => {
@@ -213,7 +185,7 @@ if (!found.ok) {
       await waitFor(() => events("budget_raised", child).some((e) => e.stoodDown === true), "stood down");
       raiseGate.releaseAll();
       await serve.api.waitIdle(root, since, 60_000);
-      const last = requestsOf(child).at(-1)!;
+      const last = stepsOf(child).at(-1)!;
       expect(lastOf(last, "tool")).not.toContain("SESSION STOP");
       expect(record(child)).toMatchObject({ control: expect.not.stringMatching(/stop/) });
       expect(events("session_stopped", child)).toEqual([]);
@@ -227,11 +199,11 @@ if (!found.ok) {
     test("a looping subagent (the same `shell` call, the same result) is noticed, then stopped by governance", async () => {
       const { child } = await runTree("PARENT loop plain");
       expect(events("loop_detected", child).map((e) => e.stage)).toEqual(["notice", "stop"]);
-      const texts = requestsOf(child).map((r) => lastOf(r, "tool") ?? "");
+      const texts = stepsOf(child).map((r) => lastOf(r, "tool") ?? "");
       expect(texts.some((t) => t.includes("GOVERNANCE LOOP NOTICE"))).toBe(true);
       expect(texts.find((t) => t.includes("SESSION STOP"))).toContain("Loop detected");
       expect(
-        requestsOf(child)
+        stepsOf(child)
           .at(-1)!
           .messages.filter((m) => m.role === "tool").length,
       ).toBeLessThan(12);
@@ -244,7 +216,7 @@ if (!found.ok) {
       await waitFor(() => events("spawn_refused_concurrency", root).length > 0, "the refusal", 30_000);
       waitGate.releaseAll();
       await serve.api.waitIdle(root, since, 60_000);
-      const results = requestsOf(root)
+      const results = stepsOf(root)
         .at(-1)!
         .messages.filter((m) => m.role === "tool")
         .map((m) => textOf(m.content));
@@ -293,7 +265,7 @@ if (!found.ok) {
       // The user comes back to the root. 2.0.15 restarted after a kill -9 loads a location's plugins on the first
       // prompt there (a session created without one did not, in 100 s): the new process's start sweep and the
       // resume are both that prompt's.
-      serve = await serveOpencode2(project);
+      await startServe();
       const from = model.requests.length;
       await serve.api.run(root, "CRASH-RESUME where were we?");
       const step = model.requests.slice(from).find((q) => q.kind === "agent" && q.sessionId === root)!;
@@ -307,4 +279,4 @@ if (!found.ok) {
       await waitFor(() => locksLeft(project.governanceDir).length === 0, "the dead process's locks swept", 20_000);
     });
   });
-}
+});

@@ -5,26 +5,19 @@
  * the restart (each 2.0.15 start costs seconds); each case is its own task tree, told apart by a marker in its prompt.
  * The same rows on OpenCode 1.18: stop-and-inject, resume-and-compaction, process-exit, exit-paths.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
+import { describe, expect, test } from "vitest";
 import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import {
   allSessionRecords,
-  auditEvents,
-  createTestProject,
+  e2eHost2,
   lastOf,
   locksLeft,
   type ModelRequest,
-  projectCli,
-  REPO_ROOT,
+  onOpencode2,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
+  REPO_ROOT,
   sessionRecord,
-  startScriptedModel,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -33,7 +26,6 @@ const PREFIX = "## Governance Context (opencode-governance)";
 const RESUME = "## Resumed Session (opencode-governance)";
 const REMINDER = "## Post-Compaction Context Recovery (opencode-governance)";
 const DEADLINE_MS = 4_000;
-const found = opencode2Host();
 
 const subagent = (agent: string, prompt: string): Reply => ({
   toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt } }],
@@ -74,21 +66,19 @@ function respond(req: ModelRequest): Reply {
   return { text: "ok" };
 }
 
-if (!found.ok) {
-  describe("OpenCode 2 control scenarios, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2 control scenarios, real host", (host) => {
   describe(`OpenCode ${host.version}, real host: inject, hard stop, Escape and resume, compaction, CLI, exit and restart`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-    const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+    const { model, project, serve, startServe, stepsOf, events, cli } = e2eHost2(host, {
+      respond,
+      agents: true,
+      // The package-directory route (a clone or an unpacked package listed in `plugins`): 2.0.15 loads the
+      // package's root index.js, not its package.json (every case here proves it loaded; without index.js none runs).
+      plugin: "none",
+      opencodeConfig: { plugins: [REPO_ROOT] },
+      files: { "PLAN.md": "# plan\n1. do it\n" },
+      governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nbudgets:\n  agents:\n    governance-verifier: { toolCalls: 3 }\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
+    });
     const record = (id: string) => sessionRecord(project.governanceDir, id);
-    const events = (type: string, sessionId?: string) =>
-      auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
-    const cli = (...args: string[]) => projectCli(project, args);
     /** A root (the coordinator) prompted with the marker, and its child once the child has made `calls` tool calls. */
     const startTree = async (marker: string, calls = 1) => {
       const root = (await serve.api.createSession({ agent: "governance-coordinator" })).id;
@@ -105,44 +95,23 @@ if (!found.ok) {
       return { root, child, since };
     };
 
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        agents: true,
-        // The package-directory route (a clone or an unpacked package listed in `plugins`): 2.0.15 loads the
-        // package's root index.js, not its package.json (every case here proves it loaded; without index.js none runs).
-        plugin: "none",
-        opencodeConfig: { plugins: [REPO_ROOT] },
-        files: { "PLAN.md": "# plan\n1. do it\n" },
-        governanceYaml: `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\nbudgets:\n  agents:\n    governance-verifier: { toolCalls: 3 }\nanchors:\n  - { id: ANCHOR-KEEP, text: Keep the public API stable, priority: critical }\n`,
-      });
-      serve = await serveOpencode2(project);
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
-    });
-
     test("the plugin loads from the package directory listed in `plugins` (its root index.js)", async () => {
       const id = (await serve.api.createSession()).id;
       await serve.api.run(id, "HELLO");
       expect(await waitFor(() => events("plugin_started")[0], "plugin_started")).toMatchObject({ host: 2 });
       const plugin = (await serve.api.plugins()).find((p) => p.id === "opencode-governance");
       expect(plugin).toMatchObject({ state: { status: "active" } });
-      expect(requestsOf(id)[0]!.system).toContain(PREFIX);
+      expect(stepsOf(id)[0]!.system).toContain(PREFIX);
     });
 
     test("inject from the CLI reaches the running child on its next `shell` result (an error the host's permissions made), sealed, once; then a stop ends it", async () => {
       const { root, child, since } = await startTree("inject");
-      const before = requestsOf(child).length;
+      const before = stepsOf(child).length;
       const r = await cli("inject", child, "use the staging database, not production");
       expect(r.code, r.stderr).toBe(0);
       const delivered = await waitFor(
         () =>
-          requestsOf(child)
+          stepsOf(child)
             .slice(before)
             .find((q) => (lastOf(q, "tool") ?? "").includes("USER GUIDANCE")),
         "a child step carrying the guidance",
@@ -157,7 +126,7 @@ if (!found.ok) {
       // The executor's own permissions (agents/governance-executor.md: `bash: "*": deny`, which 2.0.15 applies to
       // `shell`) refuse its calls: the guidance rides on the host's error, which follows it.
       expect(text).toContain("Permission denied: shell");
-      const next = await waitFor(() => requestsOf(child)[requestsOf(child).indexOf(delivered) + 1], "the step after");
+      const next = await waitFor(() => stepsOf(child)[stepsOf(child).indexOf(delivered) + 1], "the step after");
       expect(lastOf(next, "tool")).not.toContain("USER GUIDANCE");
       expect(events("session_injected", child)).toHaveLength(1);
       expect((await cli("stop", child, "--reason", "enough")).code).toBe(0);
@@ -169,13 +138,13 @@ if (!found.ok) {
       const { root, child, since } = await startTree("budget");
       await serve.api.waitIdle(root, since, 45_000);
       expect(events("budget_exceeded", child)).toEqual([expect.objectContaining({ key: "toolCalls", scope: "session" })]);
-      const stopText = requestsOf(child)
+      const stopText = stepsOf(child)
         .map((q) => lastOf(q, "tool") ?? "")
         .find((t) => t.includes("SESSION STOP REQUESTED"));
       expect(stopText).toContain("Budget exceeded:");
       expect(stopText).toContain("Governance (a limit in the project's governance.yaml, not the user) asked you to stop");
       expect(record(child)).toMatchObject({ control: "stopped" });
-      const parentAfter = requestsOf(root).at(-1)!;
+      const parentAfter = stepsOf(root).at(-1)!;
       expect(parentAfter.messages.map((m) => textOf(m.content)).join("\n")).toContain("Budget exceeded:");
     });
 
@@ -191,7 +160,7 @@ if (!found.ok) {
       expect(events("session_hard_stopped", child)).toHaveLength(1);
       expect(events("session_stopped", child)).toHaveLength(1);
       await serve.api.waitIdle(root, since, 45_000);
-      const told = requestsOf(root)
+      const told = stepsOf(root)
         .map((q) =>
           q.messages
             .filter((m) => m.role !== "system")
@@ -277,7 +246,7 @@ if (!found.ok) {
       for (const id of [root, child])
         expect(events("session_released", id)).toEqual([expect.objectContaining({ cause: "exit", was: "running", now: "interrupted" })]);
       for (const id of [root, child]) expect(record(id)?.state, `${id} released`).toBe("interrupted");
-      serve = await serveOpencode2(project);
+      await startServe();
       const from = model.requests.length;
       await serve.api.run(root, "where were we?");
       const step = model.requests.slice(from).find((q) => q.kind === "agent" && q.sessionId === root)!;
@@ -287,4 +256,4 @@ if (!found.ok) {
       expect(events("store_problem")).toEqual([]);
     });
   });
-}
+});

@@ -7,39 +7,23 @@
  */
 import fs from "fs-extra";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
+import { describe, expect, test } from "vitest";
 import {
   allSessionRecords,
   auditEvents,
-  createTestProject,
+  e2eHost2,
   lastOf,
   type ModelRequest,
+  onOpencode2,
   projectCli,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
-  startScriptedModel,
-  type TestProject,
+  shippedAgentOf,
   textOf,
   toolCallsOf,
   waitFor,
 } from "../harness/index.ts";
 
 const PREFIX = "## Governance Context (opencode-governance)";
-const found = opencode2Host();
-
-/** Which of our agents a request belongs to, from the agent's own prompt (agents/*.md) in the system prompt. */
-function agentOf(req: ModelRequest): string {
-  const s = req.system;
-  if (s.includes("You are the governance coordinator")) return "coordinator";
-  if (s.includes("You are a delegating governance agent")) return "high";
-  if (s.includes("You are an executor")) return "executor";
-  if (s.includes("You are a verifier")) return "verifier";
-  if (s.includes("You are a builder")) return "builder";
-  return "other";
-}
 
 const subagent = (agent: string, prompt: string): Reply => ({
   toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt } }],
@@ -50,7 +34,7 @@ const shell = (command: string): Reply => ({ toolCalls: [{ name: "shell", args: 
 function respond(req: ModelRequest): Reply {
   const firstUser = textOf(req.messages.find((m) => m.role === "user")?.content);
   const toolResults = req.messages.filter((m) => m.role === "tool").length;
-  const who = agentOf(req);
+  const who = shippedAgentOf(req);
   if (firstUser.includes("TOOLS")) {
     // Three shell calls, one of them failing: each one is a tool call the host ran and the gate must have seen.
     if (toolResults === 0) return shell("echo one");
@@ -91,34 +75,15 @@ function respond(req: ModelRequest): Reply {
   return { text: `${who} done` };
 }
 
-if (!found.ok) {
-  describe("OpenCode 2, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2, real host", (host) => {
   describe(`OpenCode ${host.version}, real host (${path.relative(process.cwd(), host.bin) || host.bin})`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-    const requestsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
+    // The stop scenario's child repeats one call: the loop guard (test/e2e/budgets.test.ts) would stop it by itself.
+    const { project, serve, stepsOf } = e2eHost2(host, { respond, agents: true, governanceYaml: "loops:\n  enabled: false\n" });
     const toolText = (req: ModelRequest | undefined) =>
       (req?.messages ?? [])
         .filter((m) => m.role === "tool")
         .map((m) => textOf(m.content))
         .join("\n");
-
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      // The stop scenario's child repeats one call: the loop guard (test/e2e/budgets.test.ts) would stop it by itself.
-      project = createTestProject({ modelUrl: model.url, host, agents: true, governanceYaml: "loops:\n  enabled: false\n" });
-      serve = await serveOpencode2(project);
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
-    });
 
     test("the server is OpenCode 2's: 401 without the password; the plugin loads from .opencode/plugins/ and says host 2", async () => {
       expect((await serve.api.raw("GET", "/api/session", { auth: false })).status).toBe(401);
@@ -130,7 +95,7 @@ if (!found.ok) {
       const plugin = (await serve.api.plugins()).find((p) => p.id === "opencode-governance");
       expect(plugin).toMatchObject({ source: { type: "local" }, state: { status: "active" } });
       expect(auditEvents(project.governanceDir).find((e) => e.type === "host_detected")).toMatchObject({ line: 2, version: host.version });
-      for (const r of requestsOf(root.id)) expect(r.system).toContain(PREFIX);
+      for (const r of stepsOf(root.id)) expect(r.system).toContain(PREFIX);
     });
 
     test("every model step carries the prefix, and coverage counts every tool call the host ran as gated (3/3)", async () => {
@@ -139,7 +104,7 @@ if (!found.ok) {
       expect(idle.outcome).toBe("succeeded");
       const calls = toolCallsOf(await serve.api.messages(root.id));
       expect(calls.map((c) => c.name)).toEqual(["shell", "shell", "shell"]);
-      const steps = requestsOf(root.id);
+      const steps = stepsOf(root.id);
       expect(steps.length).toBe(4);
       for (const r of steps) expect(r.system).toContain(PREFIX);
       // The host's tool events (`session.tool.success` / `failed`, by `id`) set against the calls the gate saw.
@@ -177,7 +142,7 @@ if (!found.ok) {
       expect(verifier).toMatchObject({ depth: 3, parentId: executor!.sessionId });
       expect(byAgent("governance-validator")).toEqual([]);
       expect(verifier!.children).toEqual([]);
-      expect(toolText(requestsOf(verifier!.sessionId).at(-1))).toContain("MAX_DELEGATION_DEPTH_EXCEEDED");
+      expect(toolText(stepsOf(verifier!.sessionId).at(-1))).toContain("MAX_DELEGATION_DEPTH_EXCEEDED");
       expect(auditEvents(project.governanceDir).find((e) => e.type === "emergency_halt")).toMatchObject({
         sessionId: verifier!.sessionId,
         targetAgent: "governance-validator",
@@ -186,7 +151,7 @@ if (!found.ok) {
       expect((await serve.api.children(verifier!.sessionId)).length).toBe(0);
       // Every tool the prefix tells the coordinator to call is one 2.0.15 offers it (`subagent`, never `task`; no
       // `todowrite`: 2.0.15 has no todo tool).
-      const first = requestsOf(root.id)[0]!;
+      const first = stepsOf(root.id)[0]!;
       const prefix = first.system.slice(first.system.indexOf(PREFIX)).split("\n").slice(0, 5).join("\n");
       const named = [...prefix.matchAll(/`([a-z_]+)`/g)].map((m) => m[1]!);
       expect(named).toContain("subagent");
@@ -201,11 +166,11 @@ if (!found.ok) {
       expect(builder!.children).toEqual([]);
       // The host's own line: the builder's `task: "*": deny` (agents/governance-builder.md) is 2.0.15's `subagent`
       // deny, so the tool is not offered to it at all.
-      expect(requestsOf(builder!.sessionId)[0]!.tools).not.toContain("subagent");
-      expect(toolText(requestsOf(builder!.sessionId).at(-1))).toContain("LEAF_AGENT");
+      expect(stepsOf(builder!.sessionId)[0]!.tools).not.toContain("subagent");
+      expect(toolText(stepsOf(builder!.sessionId).at(-1))).toContain("LEAF_AGENT");
       expect(auditEvents(project.governanceDir).some((e) => e.type === "delegation_blocked" && e.kind === "leaf")).toBe(true);
       expect((await serve.api.children(builder!.sessionId)).length).toBe(0);
-      expect(lastOf(requestsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
+      expect(lastOf(stepsOf(root.id)[0]!, "user")).toContain("LEAF-SPAWN");
     });
 
     // Decision 0071: confinement leaves the command as the agent wrote it (the host checks the agent's `shell` rules on
@@ -215,7 +180,7 @@ if (!found.ok) {
       const root = await serve.api.createSession({ agent: "governance-coordinator" });
       await serve.api.run(root.id, "EXEC-SHELL start", 60_000);
       const executor = allSessionRecords(project.governanceDir).find((r) => r.agent === "governance-executor" && r.rootId === root.id)!;
-      const steps = requestsOf(executor.sessionId);
+      const steps = stepsOf(executor.sessionId);
       expect(steps[0]!.tools).toEqual(expect.arrayContaining(["shell", "subagent"]));
       expect(toolText(steps[1])).toMatch(/On branch|No commits yet/);
       expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
@@ -242,7 +207,7 @@ if (!found.ok) {
       );
       expect(stopped.stop.delivered).toEqual([1, 2, 3]);
       await serve.api.waitIdle(root.id, since, 45_000);
-      const told = requestsOf(root.id)
+      const told = stepsOf(root.id)
         .map((r) => toolText(r))
         .find((t) => t.includes("SUBAGENT STOPPED"));
       expect(told, "the parent read that its child was stopped").toBeDefined();
@@ -251,4 +216,4 @@ if (!found.ok) {
       expect(told).not.toContain("`bash`");
     });
   });
-}
+});

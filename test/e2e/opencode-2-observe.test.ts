@@ -5,33 +5,27 @@
  * The plugin is the package directory listed in `plugins` (its root index.js and tui.js, docs/decisions/0059). The
  * same rows on OpenCode 1: telemetry.test.ts, tui-escape-resume.test.ts, governance-gap.test.ts.
  */
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
+import { afterAll, describe, expect, test } from "vitest";
 import { startOtlpReceiver } from "../harness/otlp-receiver.ts";
 import { missing } from "../harness/system-tools.ts";
 import {
   allSessionRecords,
   auditEvents,
-  createTestProject,
+  e2eHost2,
   firstUser,
   killAllTuis,
   lastOf,
   type ModelRequest,
+  onOpencode2,
   projectCli,
-  REPO_ROOT,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
-  startScriptedModel,
+  REPO_ROOT,
   startTui,
-  type TestProject,
   type Tui,
   waitFor,
 } from "../harness/index.ts";
 
 const PREFIX = "## Governance Context (opencode-governance)";
-const found = opencode2Host();
 
 const subagent = (agent: string, prompt: string): Reply => ({
   toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt } }],
@@ -74,43 +68,28 @@ const GOVERNANCE_YAML = [
   "",
 ].join("\n");
 
-if (!found.ok) {
-  describe("OpenCode 2 observability, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2 observability, real host", (host) => {
   describe(`OpenCode ${host.version}, real host: OpenTelemetry export and the TUI's governance toasts`, () => {
     let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-    const events = (type: string, sessionId?: string) =>
-      auditEvents(project.governanceDir).filter((e) => e.type === type && (!sessionId || e.sessionId === sessionId));
-
-    beforeAll(async () => {
-      receiver = await startOtlpReceiver();
-      model = await startScriptedModel(respond);
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        agents: true,
-        // The package directory in `plugins`: 2.0.15 loads its root index.js, and its TUI the root tui.js.
-        plugin: "none",
-        opencodeConfig: { plugins: [REPO_ROOT] },
-        governanceYaml: GOVERNANCE_YAML,
-      });
-      serve = await serveOpencode2(project, {
-        env: { OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url, OTEL_BSP_SCHEDULE_DELAY: "100", OTEL_BLRP_SCHEDULE_DELAY: "100", OTEL_METRIC_EXPORT_INTERVAL: "300" },
-      });
+    const { project, serve, events } = e2eHost2(host, {
+      respond,
+      agents: true,
+      // The package directory in `plugins`: 2.0.15 loads its root index.js, and its TUI the root tui.js.
+      plugin: "none",
+      opencodeConfig: { plugins: [REPO_ROOT] },
+      governanceYaml: GOVERNANCE_YAML,
+      beforeServe: async () => {
+        receiver = await startOtlpReceiver();
+      },
+      afterServe: () => receiver?.close(),
+      serveEnv: () => ({
+        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+        OTEL_BSP_SCHEDULE_DELAY: "100",
+        OTEL_BLRP_SCHEDULE_DELAY: "100",
+        OTEL_METRIC_EXPORT_INTERVAL: "300",
+      }),
     });
-    afterAll(async () => {
-      killAllTuis();
-      await serve?.stop();
-      await model?.close();
-      await receiver?.close();
-      project?.cleanup();
-    });
+    afterAll(() => killAllTuis());
 
     const ours = () => receiver.spans.filter((s) => s.service === "opencode-governance");
     const turnsOf = (sessionId: string) => ours().filter((s) => s.name.startsWith("invoke_agent") && s.attributes["gen_ai.conversation.id"] === sessionId);
@@ -184,18 +163,10 @@ if (!found.ok) {
   });
 
   describe(`OpenCode ${host.version}, real host: governance reports when the host stops calling its prefix hook`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-    beforeAll(async () => {
-      model = await startScriptedModel((req) => (req.messages.some((m) => m.role === "tool") ? { text: "Done." } : shell("echo hi")));
-      project = createTestProject({ modelUrl: model.url, host, allowGovernanceGaps: true });
-      serve = await serveOpencode2(project, { env: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "prefix" } });
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
+    const { model, project, serve } = e2eHost2(host, {
+      respond: (req) => (req.messages.some((m) => m.role === "tool") ? { text: "Done." } : shell("echo hi")),
+      allowGovernanceGaps: true,
+      serveEnv: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "prefix" },
     });
 
     test("within two steps: one governance_gap line (prefix, host 2 and its version), one notice naming the session; coverage in doctor", async () => {
@@ -216,4 +187,4 @@ if (!found.ok) {
       expect(doctor.stdout).toMatch(/governance gaps reported: 1/);
     });
   });
-}
+});

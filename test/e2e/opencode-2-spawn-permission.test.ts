@@ -9,23 +9,8 @@
  * from the host's check (the gate's confinement wrap does: test/e2e/opencode-2-host.test.ts, its known-bug tripwire).
  */
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { opencode2Host } from "../harness/host-under-test.ts";
-import {
-  auditEvents,
-  createTestProject,
-  lastOf,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle2,
-  serveOpencode2,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-} from "../harness/index.ts";
-
-const found = opencode2Host();
+import { describe, expect, test } from "vitest";
+import { auditEvents, e2eHost2, lastOf, type ModelRequest, onOpencode2, type Reply, textOf } from "../harness/index.ts";
 
 const subagent = (agent: string): Reply => ({ toolCalls: [{ name: "subagent", args: { agent, description: `hand over to ${agent}`, prompt: "do it" } }] });
 
@@ -48,33 +33,15 @@ function respond(req: ModelRequest): Reply {
   return { text: "coordinator done" };
 }
 
-if (!found.ok) {
-  describe("OpenCode 2 spawn refused by its permission evaluation, real host", () => {
-    test.skip(`SKIPPED: no OpenCode 2 binary: ${found.reason}`, () => {});
-  });
-} else {
-  const host = found.host;
+onOpencode2("OpenCode 2 spawn refused by its permission evaluation, real host", (host) => {
   describe(`OpenCode ${host.version}, real host (${path.basename(host.bin)}): a spawn refused before its session exists`, () => {
-    let model: ScriptedModel;
-    let project: TestProject;
-    let serve: ServeHandle2;
-
-    beforeAll(async () => {
-      model = await startScriptedModel(respond);
-      project = createTestProject({
-        modelUrl: model.url,
-        host,
-        agents: true,
-        // The gate left out is a gap governance reports (asserted below).
-        allowGovernanceGaps: true,
-        governanceYaml: "agents:\n  governance-coordinator:\n    role: primary\n    mayDelegateTo: [governance-high, governance-executor]\n",
-      });
-      serve = await serveOpencode2(project, { env: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "execute.before" } });
-    });
-    afterAll(async () => {
-      await serve?.stop();
-      await model?.close();
-      project?.cleanup();
+    const { model, project, serve } = e2eHost2(host, {
+      respond,
+      agents: true,
+      // The gate left out is a gap governance reports (asserted below).
+      allowGovernanceGaps: true,
+      governanceYaml: "agents:\n  governance-coordinator:\n    role: primary\n    mayDelegateTo: [governance-high, governance-executor]\n",
+      serveEnv: { OPENCODE_GOVERNANCE_TEST_SKIP_HOOKS: "execute.before" },
     });
 
     test("without the tool gate, the permission hook denies the spawn outside the allow-list: no child session, the model reads why; an allowed spawn still runs", async () => {
@@ -104,4 +71,4 @@ if (!found.ok) {
       expect(lastOf(steps[2]!, "tool")).toContain("Permission denied: shell");
     });
   });
-}
+});

@@ -1,21 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  lastOf,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { e2eHost, lastOf, type ModelRequest, projectCli, type Reply, textOf, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 30 on the real host: an organisation's policy (through OPENCODE_GOVERNANCE_POLICY, as a config-management
@@ -57,27 +43,21 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("the organisation's ceilings hold against a repository that removes them (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   let policy: string;
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, governanceYaml: HOSTILE_PROJECT });
-    policy = path.join(project.home, "etc", "policy.yaml");
-    fs.mkdirSync(path.dirname(policy), { recursive: true });
-    fs.writeFileSync(policy, ORG_POLICY, { mode: 0o644 });
-    project.env.OPENCODE_GOVERNANCE_POLICY = policy;
-    serve = await serveOpencode(project);
-  }, 60_000);
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
+  const { project, serve, events } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: HOSTILE_PROJECT,
+    beforeServe: async () => {
+      policy = path.join(project.home, "etc", "policy.yaml");
+      fs.mkdirSync(path.dirname(policy), { recursive: true });
+      fs.writeFileSync(policy, ORG_POLICY, { mode: 0o644 });
+      project.env.OPENCODE_GOVERNANCE_POLICY = policy;
+    },
+    timeoutMs: 60_000,
   });
 
-  const events = (type: string) => auditEvents(project.governanceDir).filter((e) => e.type === type);
   const childOf = async (rootId: string) => (await serve.http.children(rootId))[0]?.id as string;
 
   async function run(prompt: string): Promise<string> {

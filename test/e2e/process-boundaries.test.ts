@@ -1,19 +1,17 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  e2eHost,
+  firstUser,
   Gate,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
   serveOpencode,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
   textOf,
   waitFor,
-  firstUser,
 } from "../harness/index.ts";
 
 /**
@@ -84,24 +82,14 @@ function respond(req: ModelRequest): Reply | Promise<Reply> {
 const GOVERNANCE_YAML = "concurrency:\n  perParent: 2\nstop:\n  deadline: 60s\n  maxWait: 120s\nloops:\n  enabled: false\n";
 
 describe("across process boundaries (issue 26, real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: GOVERNANCE_YAML,
-      files: { "PLAN.md": "# plan\n", "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
-    });
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
+  const { model, project, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: GOVERNANCE_YAML,
+    files: { "PLAN.md": "# plan\n", "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
+    serve: false,
   });
 
-  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   const json = async (...args: string[]) => {
     const out = await projectCli(project, args);
     expect(out.code, out.stderr).toBe(0);
@@ -112,7 +100,7 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     const a = await serveOpencode(project);
     const escaped = (await a.http.createSession()).id;
     await a.http.promptAsync(escaped, "HANG-ROOT think");
-    await waitFor(() => agentRequests(escaped).some((r) => r.closedAt === undefined), "root streaming");
+    await waitFor(() => stepsOf(escaped).some((r) => r.closedAt === undefined), "root streaming");
     await a.http.abort(escaped);
     await waitFor(() => sessionRecord(project.governanceDir, escaped)?.state === "interrupted", "interrupted");
     const finished = (await a.http.createSession()).id;
@@ -137,10 +125,8 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     // OpenCode's own agents (no allow-list of governance's): the unknown name reaches OpenCode, which fails the call.
     const plain = createTestProject({ modelUrl: model.url, governanceYaml: GOVERNANCE_YAML });
     const serve = await serveOpencode(plain);
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "TYPO-PARENT delegate");
-    await serve.http.waitIdle([parent], 60_000);
-    const results = agentRequests(parent)
+    const parent = await serve.http.run("TYPO-PARENT delegate", { timeoutMs: 60_000 });
+    const results = stepsOf(parent)
       .at(-1)!
       .messages.filter((m) => m.role === "tool")
       .map((m) => textOf(m.content));
@@ -160,9 +146,9 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
       const child = (await serve.http.children(parent))[0]!.id;
       // Next turn: the parent continues the same child (OpenCode creates no session), and the child waits.
       await serve.http.promptAsync(parent, "AGAIN please");
-      await waitFor(() => agentRequests(child).some((r) => r.closedAt === undefined && lastUser(r).includes("HOLD")), "the continued child at work", 60_000);
+      await waitFor(() => stepsOf(child).some((r) => r.closedAt === undefined && lastUser(r).includes("HOLD")), "the continued child at work", 60_000);
       const toolResults = (id: string) =>
-        agentRequests(id)
+        stepsOf(id)
           .flatMap((r) => r.messages.filter((m) => m.role === "tool"))
           .map((m) => textOf(m.content));
       // A second session spawns while it runs: 1 running + 1 = 2, allowed (it was refused: the continuation counted twice).
@@ -202,17 +188,17 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
       const parent = (await serve.http.createSession()).id;
       await serve.http.prompt(parent, "CONT-PARENT delegate");
       const child = (await serve.http.children(parent))[0]!.id;
-      const before = agentRequests(child).length;
+      const before = stepsOf(child).length;
       const other = (await serve.http.createSession()).id;
       await serve.http.prompt(other, `HIJACK ${child}`);
-      const results = agentRequests(other)
+      const results = stepsOf(other)
         .at(-1)!
         .messages.filter((m) => m.role === "tool")
         .map((m) => textOf(m.content));
       expect(results).toHaveLength(1);
       expect(results[0]).toContain("DELEGATION BLOCKED: NOT_YOUR_SUBAGENT");
       expect(results[0]).toContain(child);
-      expect(agentRequests(child)).toHaveLength(before);
+      expect(stepsOf(child)).toHaveLength(before);
       expect(await serve.http.children(other)).toEqual([]);
       expect(auditEvents(plain.governanceDir).find((e) => e.type === "delegation_blocked")).toMatchObject({
         sessionId: other,
@@ -230,7 +216,7 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     const parent = (await a.http.createSession()).id;
     await a.http.promptAsync(parent, "NOTE-PARENT delegate", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await a.http.children(parent))[0]?.id, "child", 60_000);
-    await waitFor(() => agentRequests(child).some((r) => r.closedAt === undefined), "child streaming", 60_000);
+    await waitFor(() => stepsOf(child).some((r) => r.closedAt === undefined), "child streaming", 60_000);
     expect((await projectCli(project, ["stop", child, "--reason", "note test"])).code).toBe(0);
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "child stopping", 30_000);
     await a.http.abort(parent); // Escape on the parent: the child is cut off while its stop is pending
@@ -240,9 +226,9 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     const b = await serveOpencode(project);
     await new Promise((r) => setTimeout(r, 3_000)); // the start-up sweep
     await b.http.promptAsync(parent, "AGAIN please", { agent: "governance-coordinator" });
-    await waitFor(() => agentRequests(parent).some((r) => conversation(r).includes("AGAIN")), "the parent's next turn", 30_000);
+    await waitFor(() => stepsOf(parent).some((r) => conversation(r).includes("AGAIN")), "the parent's next turn", 30_000);
     await b.http.waitIdle([parent], 30_000);
-    const after = agentRequests(parent).filter((r) => firstUser(r).includes("NOTE-PARENT") && conversation(r).includes("AGAIN"));
+    const after = stepsOf(parent).filter((r) => firstUser(r).includes("NOTE-PARENT") && conversation(r).includes("AGAIN"));
     expect(after.length).toBeGreaterThanOrEqual(2);
     expect(conversation(after[0]!)).toContain("SUBAGENT STOPPED");
     // Carried by the tool result of that turn, then never again as a new note.
@@ -256,7 +242,7 @@ describe("across process boundaries (issue 26, real opencode serve)", () => {
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, "L3-PARENT delegate", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child", 60_000);
-    await waitFor(() => agentRequests(child).length >= 2, "child working");
+    await waitFor(() => stepsOf(child).length >= 2, "child working");
     expect((await projectCli(project, ["stop", child, "--level", "3", "--reason", "cause test"])).code).toBe(0);
     const aborted = await waitFor(
       () => auditEvents(project.governanceDir).find((e) => e.type === "session_aborted" && e.sessionId === child),

@@ -1,18 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  lastOf,
-  locksLeft,
-  type ModelRequest,
-  runOpencode,
-  type ScriptedModel,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  type TestProject,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { allSessionRecords, auditEvents, e2eHost, lastOf, locksLeft, type ModelRequest, runOpencode, serveOpencode, sessionRecord } from "../harness/index.ts";
 
 /**
  * Issue 21 item 4: every normal exit of the real host leaves the final governance state on disk and no lock behind.
@@ -29,17 +16,7 @@ function respond(req: ModelRequest) {
 }
 
 describe("process exit writes the final state and releases every lock (real opencode)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url });
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
-  });
+  const { project } = e2eHost({ respond, serve: false });
 
   test("3 × `opencode run`, then `run -s`: no lock left, each record final, the resume does not wait on a lock", async () => {
     const ids: string[] = [];

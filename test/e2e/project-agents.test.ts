@@ -1,22 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import path from "node:path";
 import fs from "fs-extra";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  listen,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-} from "../harness/index.ts";
+import { allSessionRecords, auditEvents, e2eHost, listen, type ModelRequest, projectCli, type Reply, textOf, waitFor } from "../harness/index.ts";
 
 /**
  * On the real binary (docs/decisions/0030-project-agents-named.md): a project with agents of its own — an `orchestrator` primary that delegates to
@@ -78,25 +63,13 @@ const toolResults = (req: ModelRequest) =>
     .join("\n");
 
 describe("a project's own agents keep working", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle | undefined;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { orchestrator: ORCHESTRATOR, worker: WORKER } });
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, project, serve, startServe } = e2eHost({ respond, extraAgents: { orchestrator: ORCHESTRATOR, worker: WORKER }, serve: false });
 
   const configFile = () => path.join(project.dir, ".opencode", "governance.yaml");
 
   test("the first start names orchestrator and worker from OpenCode's settings; the orchestrator delegates and the worker's request arrives", async () => {
     expect(fs.existsSync(configFile())).toBe(false);
-    serve = await serveOpencode(project);
+    await startServe();
     const root = await serve.http.createSession();
     await serve.http.prompt(root.id, "Get the thing done", { agent: "orchestrator" });
     await serve.http.waitIdle([root.id], 30_000);
@@ -129,9 +102,9 @@ describe("a project's own agents keep working", () => {
   });
 
   test("an agent added later is refused in the user's terms, with the lines to add; the root is not told to return to a parent", async () => {
-    await serve?.stop();
+    await serve.stop();
     fs.outputFileSync(path.join(project.dir, ".opencode", "agent", "newcomer.md"), NEWCOMER);
-    serve = await serveOpencode(project);
+    await startServe();
     const bus = listen(serve.url, project.dir);
     try {
       const root = await serve.http.createSession();

@@ -4,12 +4,12 @@ import {
   auditEvents,
   conversation,
   createTestProject,
+  e2eModel,
   lastOf,
   type ModelRequest,
   type Reply,
   type ScriptedModel,
   serveOpencode,
-  startScriptedModel,
   statusNote,
   type TestProject,
   textOf,
@@ -115,17 +115,15 @@ function changes(run: Run, session: string): { index: number; what: string }[] {
 }
 
 describe("prompt cache: the system prompt and tool list never change within a turn (issue 16)", () => {
-  let model: ScriptedModel;
+  const model = e2eModel(respond);
   let governed: Run & { project: TestProject };
   let control: Run & { project: TestProject };
 
   beforeAll(async () => {
-    model = await startScriptedModel(respond);
     control = await play(model, "none");
     governed = await play(model, "local");
   }, 240_000);
-  afterAll(async () => {
-    await model?.close();
+  afterAll(() => {
     control?.project.cleanup();
     governed?.project.cleanup();
   });

@@ -2,9 +2,9 @@ import { spawnSync } from "node:child_process";
 import fs from "fs-extra";
 import os from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { missing } from "../harness/system-tools.ts";
-import { auditEvents, createTestProject, runOpencode, startScriptedModel, type ScriptedModel, type TestProject, waitFor } from "../harness/index.ts";
+import { auditEvents, e2eHost, runOpencode, waitFor } from "../harness/index.ts";
 import { packRepository, startRegistry, type Registry } from "../harness/registry.ts";
 import { startTui } from "../harness/tui.ts";
 
@@ -21,22 +21,20 @@ const PREFIX_HEADING = "## Governance Context (opencode-governance)";
  */
 const SKIP = missing("tmux");
 describe.skipIf(SKIP !== "")(SKIP || "install from a registry, as a user does (Verdaccio + npx + OpenCode's own installer)", () => {
-  let model: ScriptedModel;
   let registry: Registry;
-  let project: TestProject;
   const scratch = fs.mkdtempSync(path.join(os.tmpdir(), "ocg-pack-"));
-
-  beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Hello from the scripted model." }));
-    registry = await startRegistry();
-    registry.publish(packRepository(scratch));
-    project = createTestProject({ modelUrl: model.url, plugin: "none" });
-  });
-  afterAll(async () => {
-    await model?.close();
-    await registry?.stop();
-    project?.cleanup();
-    fs.removeSync(scratch);
+  const { model, project } = e2eHost({
+    respond: () => ({ text: "Hello from the scripted model." }),
+    plugin: "none",
+    serve: false,
+    beforeServe: async () => {
+      registry = await startRegistry();
+      registry.publish(packRepository(scratch));
+    },
+    afterServe: async () => {
+      await registry?.stop();
+      fs.removeSync(scratch);
+    },
   });
 
   const tarballGets = () => (registry.logs().match(/requested 'GET \/opencode-governance\/-\/opencode-governance-[\d.]+\.tgz'/g) ?? []).length;

@@ -1,20 +1,19 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import {
   allText,
   auditEvents,
   conversation,
   createTestProject,
+  e2eHost,
   lastOf,
   type ModelRequest,
   patchSessionRecord,
   type Reply,
   runOpencode,
-  type ScriptedModel,
   serveOpencode,
   sessionRecord,
   startScriptedModel,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
   waitForRecord,
@@ -45,16 +44,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("Escape, then resume: the resume context says what was cut off; a subagent never gets it (S5-R08)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n1. do it\n" } });
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, project } = e2eHost({ respond, agents: true, files: { "PLAN.md": "# plan\n1. do it\n" }, serve: false });
 
   test("interrupted root and child, resumed 2 h later", async () => {
     const serve = await serveOpencode(project);

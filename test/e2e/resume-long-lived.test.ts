@@ -1,22 +1,15 @@
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { missing, LIBFAKETIME } from "../harness/system-tools.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { missing } from "../harness/system-tools.ts";
 import {
   allText,
   auditEvents,
   conversation,
-  createTestProject,
+  e2eFakeClock,
+  e2eHost,
   type ModelRequest,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
   sessionRecord,
-  startScriptedModel,
   statusNote,
-  type TestProject,
   textOf,
   waitFor,
 } from "../harness/index.ts";
@@ -48,37 +41,21 @@ function respond(req: ModelRequest): Reply {
 
 const SKIP = missing("faketime");
 describe.skipIf(SKIP !== "")(SKIP || "resume on the next prompt in one long-lived opencode serve (wall clock moved by libfaketime)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-  let clockFile: string;
-  let offsetHours = 0;
+  const clock = e2eFakeClock();
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    files: { "PLAN.md": "# plan\n1. do it\n" },
+    serveEnv: () => clock.env(),
+    timeoutMs: 60_000,
+  });
   let root = "";
   let child = "";
 
-  /** Moves the served process's wall clock `hours` further ahead (read by libfaketime at the next clock read). */
-  const later = (hours: number) => {
-    offsetHours += hours;
-    fs.writeFileSync(clockFile, `+${offsetHours}h\n`);
-  };
-  const stepsOf = (id: string, from: number) => model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
+  const later = clock.later;
 
   beforeAll(async () => {
-    if (!LIBFAKETIME) throw new Error("libfaketime not found: install Debian `faketime`");
-    clockFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ocg-faketime-")), "offset");
-    fs.writeFileSync(clockFile, "+0h\n");
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, files: { "PLAN.md": "# plan\n1. do it\n" } });
-    serve = await serveOpencode(project, {
-      env: { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: "1", FAKETIME_DONT_FAKE_MONOTONIC: "1" },
-    });
     root = (await serve.http.createSession()).id;
-  }, 60_000);
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-    if (clockFile) fs.rmSync(path.dirname(clockFile), { recursive: true, force: true });
   });
 
   test("the served process really runs on the moved clock (libfaketime honoured by the Bun binary)", async () => {
@@ -147,7 +124,7 @@ describe.skipIf(SKIP !== "")(SKIP || "resume on the next prompt in one long-live
   test("a day under one phase: the root's status note carries the phase check line its model reads (S1 stale state, seed 003-08)", async () => {
     await waitFor(async () => !(await serve.http.status())[root], "root idle");
     // The root's phase (the default, `implementation`) was noted at its first prompt; the clock is now 25 h past it.
-    later(25 - offsetHours);
+    later(25 - clock.offsetHours());
     const from = model.requests.length;
     await serve.http.prompt(root, "what next?", { agent: "governance-coordinator" });
     const note = statusNote(stepsOf(root, from)[0]!) ?? "";

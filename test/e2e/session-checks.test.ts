@@ -1,16 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  runOpencode,
-  type ModelRequest,
-  type Respond,
-  type ScriptedModel,
-  startScriptedModel,
-  statusNote,
-  type TestProject,
-} from "../harness/index.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { allSessionRecords, auditEvents, e2eHost, type ModelRequest, type Respond, runOpencode, statusNote } from "../harness/index.ts";
 
 /**
  * Issue 33 on the real binary: the coordinator's first call is a shell command instead of reading its todo list or
@@ -25,19 +14,12 @@ const bashFirst: Respond = (req) => {
 };
 
 describe("session checks on the real host (opencode run, the shipped coordinator)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let requests: ModelRequest[];
+  const { model, project } = e2eHost({ respond: bashFirst, agents: true, governanceYaml: "phase: release\n", serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(bashFirst);
-    project = createTestProject({ modelUrl: model.url, agents: true, governanceYaml: "phase: release\n" });
     const run = await runOpencode(project, ["--agent", "governance-coordinator", "Please look at the project."]);
     expect(run.code, run.stderr.slice(-2000)).toBe(0);
     requests = model.requests.filter((r) => r.kind === "agent");
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
   });
 
   test("the record stores the phase and the missed first action; the audit log has it once", () => {

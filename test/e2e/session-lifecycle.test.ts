@@ -1,22 +1,17 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import {
   allText,
   auditEvents,
   conversation,
-  createTestProject,
+  e2eHost,
   lastOf,
   type ModelRequest,
   patchSessionRecord,
   runOpencode,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
   sessionRecord,
-  startScriptedModel,
   statusNote,
-  type TestProject,
   waitFor,
   waitForRecord,
 } from "../harness/index.ts";
@@ -58,30 +53,18 @@ function respond(req: ModelRequest) {
 }
 
 describe("session lifecycle in a real opencode serve", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   let sessionId: string;
 
+  const { model, project, serve, stepsOf } = e2eHost({ respond, governanceYaml: GOVERNANCE_YAML });
   beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, governanceYaml: GOVERNANCE_YAML });
-    serve = await serveOpencode(project);
     sessionId = (await serve.http.createSession()).id;
   });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
-
-  const agentRequestsOf = (id: string, from = 0) => model.requests.slice(from).filter((r) => r.kind === "agent" && r.sessionId === id);
 
   test("S1/S3: a new session is recorded and every step carries the prefix with language and phase; a plain turn end is not an interruption", async () => {
     const from = model.requests.length;
     await serve.http.prompt(sessionId, "TOOL please");
     await serve.http.waitIdle([sessionId]);
-    const requests = agentRequestsOf(sessionId, from);
+    const requests = stepsOf(sessionId, from);
     expect(requests.length).toBe(2);
     for (const r of requests) {
       expect(r.system).toContain(PREFIX);
@@ -113,7 +96,7 @@ describe("session lifecycle in a real opencode serve", () => {
   test("the status note counts the session's todos from OpenCode's todo events; the system prompt never moves", async () => {
     const from = model.requests.length;
     await serve.http.prompt(sessionId, "TODOS plan the work");
-    const steps = agentRequestsOf(sessionId, from);
+    const steps = stepsOf(sessionId, from);
     expect(steps.length).toBe(2);
     expect(statusNote(steps[0]!) ?? "").not.toContain("**Todos:**");
     expect(statusNote(steps[1]!)).toContain("**Todos:** 1 open of 2.");
@@ -136,7 +119,7 @@ describe("session lifecycle in a real opencode serve", () => {
 
     const next = model.requests.length;
     await serve.http.prompt(sessionId, "what next?");
-    const step = agentRequestsOf(sessionId, next)[0]!;
+    const step = stepsOf(sessionId, next)[0]!;
     expect(statusNote(step)).toContain(REMINDER);
     expect(statusNote(step)).toContain("ANCHOR-ESM");
     expect(step.system).toContain(PREFIX);
@@ -163,7 +146,7 @@ describe("session lifecycle in a real opencode serve", () => {
     const from = model.requests.length;
     const run = await runOpencode(project, ["-s", sessionId, "carry on"]);
     expect(run.code, run.stderr.slice(-1500)).toBe(0);
-    const step = agentRequestsOf(sessionId, from)[0]!;
+    const step = stepsOf(sessionId, from)[0]!;
     expect(statusNote(step)).toContain(RESUME);
     expect(step.system).not.toContain(RESUME);
     expect(step.system).toContain(PREFIX);
@@ -178,7 +161,7 @@ describe("session lifecycle in a real opencode serve", () => {
     const again = model.requests.length;
     const run2 = await runOpencode(project, ["-s", sessionId, "and again"]);
     expect(run2.code, run2.stderr.slice(-1500)).toBe(0);
-    const fresh = agentRequestsOf(sessionId, again)[0]!;
+    const fresh = stepsOf(sessionId, again)[0]!;
     expect(fresh.system).toContain(PREFIX);
     expect(allText(fresh)).not.toContain(RESUME);
     const record = sessionRecord(project.governanceDir, sessionId)!;

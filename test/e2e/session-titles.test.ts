@@ -1,22 +1,6 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { STOP_HEADINGS } from "../../governance/texts/stop-directives.ts";
-import {
-  auditEvents,
-  createTestProject,
-  Gate,
-  projectCli,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  textOf,
-  waitFor,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-  toolTexts,
-} from "../harness/index.ts";
+import { auditEvents, e2eHost, Gate, type ModelRequest, projectCli, type Reply, sessionRecord, textOf, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 32: the user knows a session by the title OpenCode shows, not by its id. On the real binary: the records keep
@@ -28,9 +12,6 @@ const AUDIT = "Audit the billing reports";
 const titleOf = (task: string) => `${task} (@governance-executor subagent)`;
 
 describe("session titles on the real binary: shown, and a title fragment as the stop target", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   const gates = new Map<string, Gate>();
   const gateOf = (id = "?") => gates.get(id) ?? gates.set(id, new Gate()).get(id)!;
   let step = 0;
@@ -52,29 +33,21 @@ describe("session titles on the real binary: shown, and a title fragment as the 
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: "loops:\n  enabled: false\n",
-      files: { "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
-    });
-    serve = await serveOpencode(project);
+  const { project, serve, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: "loops:\n  enabled: false\n",
+    files: { "notes-0.txt": "even\n", "notes-1.txt": "odd\n" },
   });
   afterAll(async () => {
     for (const g of gates.values()) g.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
 
-  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   async function runningChild(task: string): Promise<{ parent: string; child: string }> {
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, `PARENT ${task}`, { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, `child of "${task}"`, 60_000);
-    await waitFor(() => agentRequests(child).length >= 2, `"${task}" waiting at its second step`, 60_000);
+    await waitFor(() => stepsOf(child).length >= 2, `"${task}" waiting at its second step`, 60_000);
     return { parent, child };
   }
 
@@ -113,9 +86,9 @@ describe("session titles on the real binary: shown, and a title fragment as the 
     expect(stopped.code, stopped.stderr).toBe(0);
     expect(stopped.stdout).toContain(`stop begun (level 1) for ${migrate.child}`);
     await waitFor(() => sessionRecord(project.governanceDir, migrate.child)?.control === "stopping", "the plugin took the stop", 30_000);
-    const before = agentRequests(migrate.child).length;
+    const before = stepsOf(migrate.child).length;
     gateOf(migrate.child).release();
-    const next = await waitFor(() => agentRequests(migrate.child)[before], "the stopped child's next step", 60_000);
+    const next = await waitFor(() => stepsOf(migrate.child)[before], "the stopped child's next step", 60_000);
     expect(toolTexts(next).at(-1)).toContain(STOP_HEADINGS[1]);
     expect(toolTexts(next).at(-1)).toContain("wrong schema");
     expect(sessionRecord(project.governanceDir, audit.child)?.control).toBe("active");

@@ -1,20 +1,20 @@
 import fs from "node:fs";
-import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { SpendLedger, projectLedgerDir, userLedgerDir } from "../../governance/storage/spend-ledger.ts";
 import { localTimeZone, spendWindow } from "../../governance/time/spend-window.ts";
 import { runCli } from "../cli/run-cli.ts";
-import { LIBFAKETIME, missing } from "../harness/system-tools.ts";
+import { missing } from "../harness/system-tools.ts";
 import {
   auditEvents,
   createTestProject,
+  e2eFakeClock,
+  e2eHost,
   type ModelRequest,
   type Reply,
-  type ScriptedModel,
+  scriptedProvider,
   type ServeHandle,
   serveOpencode,
-  startScriptedModel,
   statusNote,
   type TestProject,
   textOf,
@@ -54,53 +54,46 @@ function respond(req: ModelRequest): Reply {
   return { toolCalls: [{ name: "bash", args: { command: `sleep 0.2; echo step-${tools.length}`, description: "step" } }], usage: USAGE };
 }
 
-const priced = (url: string) => ({
-  provider: {
-    scripted: {
-      npm: "@ai-sdk/openai-compatible",
-      name: "Scripted model",
-      options: { baseURL: url, apiKey: "scripted" },
-      models: { "scripted-model": { name: "Scripted model", tool_call: true, limit: { context: 200_000, output: 8_000 }, cost: { input: 3, output: 15 } } },
-    },
-  },
-});
 /** The spender's numbered steps would be a loop to the loop guard: off, so only the caps stop it. */
 const OTHERS = "loops: { enabled: false }\nstop:\n  deadline: 30s\n";
 const SPENDER = "---\ndescription: spends (test subagent)\nmode: subagent\n---\nYou spend.\n";
 
 const SKIP = missing("faketime");
 describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode processes and projects (issue 44)", () => {
-  let model: ScriptedModel;
-  let a: TestProject;
+  const clock = e2eFakeClock();
+  const {
+    model,
+    project: a,
+    startServe,
+    stepsOf,
+  } = e2eHost({
+    respond,
+    extraAgents: { spender: SPENDER },
+    opencodeConfig: (url) => scriptedProvider(url, { "scripted-model": { input: 3, output: 15 } }),
+    governanceYaml: `budgets:\n  project:\n    daily: { cost: ${PROJECT_DAILY} }\n${OTHERS}`,
+    serve: false,
+    timeoutMs: 60_000,
+  });
   let b: TestProject;
   let a1: ServeHandle;
   let a2: ServeHandle;
-  let clockFile = "";
 
   beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    const common = { modelUrl: model.url, extraAgents: { spender: SPENDER }, opencodeConfig: priced(model.url) };
-    a = createTestProject({ ...common, governanceYaml: `budgets:\n  project:\n    daily: { cost: ${PROJECT_DAILY} }\n${OTHERS}` });
-    b = createTestProject({ ...common, governanceYaml: OTHERS });
+    b = createTestProject({
+      modelUrl: model.url,
+      extraAgents: { spender: SPENDER },
+      opencodeConfig: scriptedProvider(model.url, { "scripted-model": { input: 3, output: 15 } }),
+      governanceYaml: OTHERS,
+    });
     // One user: B runs with A's home, where the user's own file sets the weekly cap over every project.
     b.env = { ...a.env };
     fs.writeFileSync(path.join(a.home, "config", "opencode", "governance.yaml"), `budgets:\n  user:\n    weekly: { cost: ${USER_WEEKLY} }\n`);
-    clockFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "ocg-faketime-")), "offset");
-    fs.writeFileSync(clockFile, "+0h\n");
     // One after the other: two OpenCode 1 processes that open one user's database at the same moment collide on
     // its first migration ("database is locked"); once started they share it.
-    a1 = await serveOpencode(a, {
-      env: { LD_PRELOAD: LIBFAKETIME, FAKETIME_TIMESTAMP_FILE: clockFile, FAKETIME_NO_CACHE: "1", FAKETIME_DONT_FAKE_MONOTONIC: "1" },
-    });
-    a2 = await serveOpencode(a);
+    a1 = await startServe({ env: clock.env() });
+    a2 = await startServe();
   }, 60_000);
-  afterAll(async () => {
-    await Promise.all([a1?.stop(), a2?.stop()]);
-    await model?.close();
-    a?.cleanup();
-    b?.cleanup();
-    if (clockFile) fs.rmSync(path.dirname(clockFile), { recursive: true, force: true });
-  });
+  afterAll(() => b?.cleanup());
 
   const today = () => spendWindow(Date.now(), localTimeZone()).day;
   const ledger = (dir: string, days = [today()]) => new SpendLedger(dir, null).sum(days).use;
@@ -112,7 +105,6 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
     return sum;
   };
   const childOf = (serve: ServeHandle, root: string) => waitFor(async () => (await serve.http.children(root))[0]?.id, "the child");
-  const stepsOf = (id: string) => model.requests.filter((r) => r.sessionId === id && r.kind === "agent");
   /** A stop directive reached the session on a tool result. */
   const stopped = (id: string) => stepsOf(id).some((r) => r.messages.some((m) => m.role === "tool" && textOf(m.content).includes("SESSION STOP")));
   const rootsA: Array<[ServeHandle, string]> = [];
@@ -177,7 +169,7 @@ describe.skipIf(SKIP !== "")(SKIP || "caps over days and weeks across OpenCode p
   }, 90_000);
 
   test("the next day (clock moved by libfaketime) the project's daily cap is fresh", async () => {
-    fs.writeFileSync(clockFile, "+24h\n");
+    clock.later(24);
     const r = await a1.http.createSession();
     await a1.http.prompt(r.id, "PARENT short");
     const child = await childOf(a1, r.id);

@@ -1,22 +1,18 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import {
   allSessionRecords,
   auditEvents,
-  createTestProject,
+  e2eHost,
   Gate,
+  type ModelRequest,
   projectCli,
-  serveOpencode,
+  type Reply,
   sessionRecord,
-  startScriptedModel,
+  type TestProject,
   textOf,
+  toolTexts,
   waitFor,
   waitForRecord,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-  toolTexts,
 } from "../harness/index.ts";
 
 /** The CLI, as a user runs it, in its own process (same user environment as the opencode process). */
@@ -33,9 +29,6 @@ const DEADLINE_MS = 6_000;
 const GOVERNANCE_YAML = `stop:\n  deadline: ${DEADLINE_MS}ms\n  retryDeadline: 3s\nloops:\n  enabled: false\n`;
 
 describe("stop and inject for running subagents (real opencode serve, CLI in other processes)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   /** One gate per child session, so a child left waiting by one test never takes another test's releases. */
   const gates = new Map<string, Gate>();
   const gateOf = (id: string | undefined): Gate => {
@@ -83,30 +76,21 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: GOVERNANCE_YAML,
-      files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
-    });
-    serve = await serveOpencode(project);
+  const { project, serve, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: GOVERNANCE_YAML,
+    files: { "notes-0.txt": "loop-output-even\n", "notes-1.txt": "loop-output-odd\n" },
   });
   afterAll(async () => {
     for (const g of gates.values()) g.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
-
-  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
 
   async function startLoopingChild(): Promise<{ parent: string; child: string; gate: Gate }> {
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, "PARENT delegate", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session");
-    await waitFor(() => agentRequests(child).length >= 2, "child waiting at its second step");
+    await waitFor(() => stepsOf(child).length >= 2, "child waiting at its second step");
     return { parent, child, gate: gateOf(child) };
   }
 
@@ -122,9 +106,9 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
       expect(r.code, r.stderr).toBe(0);
     }
 
-    const before = agentRequests(child).length;
+    const before = stepsOf(child).length;
     gate.release(); // the child makes its next tool call; its result carries the guidance
-    const withGuidance = await waitFor(() => agentRequests(child)[before], "child step after the injects");
+    const withGuidance = await waitFor(() => stepsOf(child)[before], "child step after the injects");
     const delivered = lastToolText(withGuidance);
     expect(delivered).toContain("USER GUIDANCE");
     const order = ["first: prefer small commits", "second:", "third: run the tests"].map((t) => delivered.indexOf(t));
@@ -140,7 +124,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(delivered).toMatch(/loop-output-(even|odd)/); // the original output follows the guidance
 
     gate.release();
-    const next = await waitFor(() => agentRequests(child)[before + 1], "the following step");
+    const next = await waitFor(() => stepsOf(child)[before + 1], "the following step");
     expect(lastToolText(next)).not.toContain("USER GUIDANCE");
     expect(auditEvents(project.governanceDir).filter((e) => e.type === "session_injected" && e.sessionId === child).length).toBe(3);
 
@@ -160,9 +144,9 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(guidance.code, guidance.stdout).toBe(1);
     expect(guidance.stderr).toContain(`session ${child} is being stopped ("wrong approach")`);
 
-    const base = agentRequests(child).length;
+    const base = stepsOf(child).length;
     gate.release(3); // three more tool calls: L1, L2, L3
-    const l1 = await waitFor(() => agentRequests(child)[base], "L1 step");
+    const l1 = await waitFor(() => stepsOf(child)[base], "L1 step");
     const trace = () =>
       auditEvents(project.governanceDir)
         .filter((e) => e.sessionId === child || e.type === "hook_error")
@@ -171,10 +155,10 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(lastToolText(l1), trace()).toContain("⚠️ SESSION STOP REQUESTED");
     expect(lastToolText(l1)).toContain("wrong approach");
     expect(lastToolText(l1)).toMatch(/loop-output/);
-    const l2 = await waitFor(() => agentRequests(child)[base + 1], "L2 step");
+    const l2 = await waitFor(() => stepsOf(child)[base + 1], "L2 step");
     expect(lastToolText(l2)).toContain("🛑 SESSION STOP — IMMEDIATE");
     expect(lastToolText(l2)).not.toMatch(/loop-output/);
-    const l3 = await waitFor(() => agentRequests(child)[base + 2], "L3 step");
+    const l3 = await waitFor(() => stepsOf(child)[base + 2], "L3 step");
     expect(lastToolText(l3)).toContain("❌ SESSION TERMINATED");
     expect(lastToolText(l3)).not.toMatch(/loop-output/);
     gate.release(); // it tries one more call: refused before it runs, and the session is aborted
@@ -195,11 +179,11 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped");
     expect(record.stop.delivered).toEqual([1, 2, 3]);
     // The refused guidance reached the child nowhere.
-    expect(agentRequests(child).some((r) => conversation(r).includes("GUIDANCE-TO-STOPPING"))).toBe(false);
+    expect(stepsOf(child).some((r) => conversation(r).includes("GUIDANCE-TO-STOPPING"))).toBe(false);
     // Nothing the child ran after L3 produced real output: later results are refusals.
-    for (const r of agentRequests(child).slice(base + 3)) expect(lastToolText(r)).not.toMatch(/loop-output/);
+    for (const r of stepsOf(child).slice(base + 3)) expect(lastToolText(r)).not.toMatch(/loop-output/);
 
-    const parentRequests = agentRequests(parent);
+    const parentRequests = stepsOf(parent);
     const notified = parentRequests.filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
     expect(notified.length).toBeGreaterThanOrEqual(1);
     expect(notified.length).toBe(1);
@@ -224,7 +208,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, "STREAM-FOREVER go", { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "stuck child");
-    const stream = await waitFor(() => agentRequests(child).find((r) => r.closedAt === undefined), "stuck child streaming");
+    const stream = await waitFor(() => stepsOf(child).find((r) => r.closedAt === undefined), "stuck child streaming");
     expect((await cli(project, "stop", child, "--reason", "stuck")).code).toBe(0);
     const requested = auditEvents(project.governanceDir).find((e) => e.type === "stop_queued" && e.sessionId === child)!.at;
     const record = await waitForRecord(project.governanceDir, child, (r) => r.control === "stopped", "child stopped", 20_000);
@@ -243,7 +227,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     expect(types).toContain("session_hard_stopped");
     expect(types.filter((t) => t === "session_stopped").length).toBe(1);
     await serve.http.waitIdle([parent], 20_000);
-    const told = agentRequests(parent).filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
+    const told = stepsOf(parent).filter((r) => conversation(r).includes("SUBAGENT STOPPED"));
     expect(told.length).toBe(1);
     expect(conversation(told[0]!)).toContain("its turn did not end within the stop's deadline, so it was aborted");
   });
@@ -252,14 +236,14 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const { parent, child, gate } = await startLoopingChild();
     const coordinator = (await serve.http.createSession()).id;
     await serve.http.prompt(coordinator, `TOOL-STOP ${child}`, { agent: "governance-coordinator" });
-    const steps = agentRequests(coordinator);
+    const steps = stepsOf(coordinator);
     expect(toolTexts(steps[1]!)[0]).toContain(child); // the session tree listed the running child
     expect(toolTexts(steps[2]!)[1]).toContain(`Stop requested for ${child}`);
     await waitFor(() => sessionRecord(project.governanceDir, child)?.control === "stopping", "stop noticed at once");
     expect(sessionRecord(project.governanceDir, child)!.stop).toMatchObject({ nextLevel: 2, reason: "from the coordinator's tool" });
-    const base = agentRequests(child).length;
+    const base = stepsOf(child).length;
     gate.release(2);
-    const l2 = await waitFor(() => agentRequests(child)[base], "L2 step");
+    const l2 = await waitFor(() => stepsOf(child)[base], "L2 step");
     expect(lastToolText(l2)).toContain("🛑 SESSION STOP — IMMEDIATE");
     gate.releaseAll();
     await serve.http.waitIdle([parent, child], 20_000);
@@ -282,7 +266,7 @@ describe("stop and inject for running subagents (real opencode serve, CLI in oth
     const d1 = await waitFor(async () => (await serve.http.children(root))[0]?.id, "depth 1");
     const d2 = await waitFor(async () => (await serve.http.children(d1))[0]?.id, "depth 2");
     const d3 = await waitFor(async () => (await serve.http.children(d2))[0]?.id, "depth 3");
-    await waitFor(() => agentRequests(d3).some((r) => r.closedAt === undefined), "depth 3 streaming");
+    await waitFor(() => stepsOf(d3).some((r) => r.closedAt === undefined), "depth 3 streaming");
     await serve.http.abort(root);
     await serve.http.waitIdle([root, d1, d2, d3], 10_000);
     for (const id of [root, d1, d2, d3]) {

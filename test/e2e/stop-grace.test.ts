@@ -1,21 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  Gate,
-  projectCli,
-  serveOpencode,
-  startScriptedModel,
-  textOf,
-  waitFor,
-  waitForRecord,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-  toolTexts,
-} from "../harness/index.ts";
+import { afterAll, describe, expect, test } from "vitest";
+import { auditEvents, e2eHost, Gate, type ModelRequest, projectCli, type Reply, textOf, toolTexts, waitFor, waitForRecord } from "../harness/index.ts";
 
 /**
  * Issue 21 items 2 and 6 on the real `opencode serve`: a subagent that obeys a stop by writing its summary is not cut
@@ -34,9 +18,6 @@ const conversation = (req: ModelRequest) => JSON.stringify(req.messages.filter((
 const count = (haystack: string, needle: string) => haystack.split(needle).length - 1;
 
 describe("graceful stop and the parent's note (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   const gates = new Map<string, Gate>();
   const sawNote = new Set<string>();
   const gateOf = (id: string | undefined): Gate => {
@@ -111,31 +92,23 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
     return { httpError: 503, message: "retry to read the note" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: GOVERNANCE_YAML,
-      files: { "notes.txt": "notes-output\n", "after.txt": Array.from({ length: 20 }, (_, i) => `after-output ${i + 1}`).join("\n") },
-    });
-    serve = await serveOpencode(project);
+  const { project, serve, stepsOf } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: GOVERNANCE_YAML,
+    files: { "notes.txt": "notes-output\n", "after.txt": Array.from({ length: 20 }, (_, i) => `after-output ${i + 1}`).join("\n") },
   });
   afterAll(async () => {
     for (const g of gates.values()) g.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
 
-  const agentRequests = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   const childEvents = (child: string) => auditEvents(project.governanceDir).filter((e) => e.sessionId === child);
 
   async function start(mode: "SUMMARY" | "SILENT" | "ESCAPE"): Promise<{ parent: string; child: string }> {
     const parent = (await serve.http.createSession()).id;
     await serve.http.promptAsync(parent, `PARENT GRACE-${mode}`, { agent: "governance-coordinator" });
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
-    await waitFor(() => agentRequests(child).length >= 2, "child at its second step", 60_000);
+    await waitFor(() => stepsOf(child).length >= 2, "child at its second step", 60_000);
     return { parent, child };
   }
 
@@ -143,9 +116,9 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
     const r = await projectCli(project, ["stop", child, "--reason", "enough"]);
     expect(r.code, r.stderr).toBe(0);
     await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopping", "stopping");
-    const base = agentRequests(child).length;
+    const base = stepsOf(child).length;
     gateOf(child).release(); // one more tool call: its result carries L1
-    const afterL1 = await waitFor(() => agentRequests(child)[base], "the child's step after L1");
+    const afterL1 = await waitFor(() => stepsOf(child)[base], "the child's step after L1");
     expect(toolTexts(afterL1).at(-1)).toContain("SESSION STOP REQUESTED");
     return afterL1.receivedAt;
   }
@@ -156,7 +129,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
    */
   async function parentAfterTask(parent: string) {
     await serve.http.waitIdle([parent], 30_000);
-    const after = agentRequests(parent).filter((r) => toolTexts(r).length >= 1);
+    const after = stepsOf(parent).filter((r) => toolTexts(r).length >= 1);
     const first = after.findIndex((r) => count(conversation(r), NOTE) > 0);
     expect(first, "a parent step after its task result shows the note").toBeGreaterThanOrEqual(0);
     for (const r of after.slice(0, first)) expect(count(conversation(r), NOTE)).toBe(0);
@@ -233,7 +206,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       const parent = (await serve.http.createSession()).id;
       await serve.http.promptAsync(parent, "PARENT TWICE", { agent: "governance-coordinator" });
       const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session", 60_000);
-      await waitFor(() => agentRequests(child).length >= 2, "child at its second step", 60_000);
+      await waitFor(() => stepsOf(child).length >= 2, "child at its second step", 60_000);
       // L3 at its next call: the child is aborted, so the parent's `task` comes back cancelled (a tool error, which no
       // tool result of governance carries) and the note reaches the parent on its next model step only (walk 4).
       const r = await projectCli(project, ["stop", child, "--level", "3", "--reason", "turn one stop"]);
@@ -243,7 +216,7 @@ describe("graceful stop and the parent's note (real opencode serve)", () => {
       await waitForRecord(project.governanceDir, child, (rec) => rec.control === "stopped", "child stopped", 30_000);
       await serve.http.waitIdle([parent], 30_000);
       expect(
-        agentRequests(parent).some((r) => conversation(r).includes(NOTE)),
+        stepsOf(parent).some((r) => conversation(r).includes(NOTE)),
         "turn 1 showed the note",
       ).toBe(true);
       await serve.http.promptAsync(parent, "AGAIN delegate once more", { agent: "governance-coordinator" });

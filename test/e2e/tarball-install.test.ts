@@ -4,7 +4,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auditEvents, createTestProject, projectCli, runOpencode, startScriptedModel, type ScriptedModel, type TestProject } from "../harness/index.ts";
+import { auditEvents, e2eHost, projectCli, runOpencode, type ScriptedModel, type TestProject } from "../harness/index.ts";
 import { packRepository } from "../harness/registry.ts";
 
 const PREFIX_HEADING = "## Governance Context (opencode-governance)";
@@ -14,6 +14,18 @@ let packed: string | undefined;
 /** `npm pack` of this build, once for the file. */
 const tarball = () => (packed ??= packRepository(scratch));
 afterAll(() => fs.removeSync(scratch));
+const HELLO = () => ({ text: "Hello from the scripted model." });
+
+/** `opencode run` with no registry reachable for OpenCode: the plugin starts and every agent step carries the prefix. */
+async function expectGovernedRun(model: ScriptedModel, project: TestProject, closed: string): Promise<void> {
+  const from = model.requests.length;
+  const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
+  expect(result.code, result.stderr.slice(-3000)).toBe(0);
+  expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
+  const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
+  expect(agentRequests.length).toBeGreaterThan(0);
+  for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+}
 
 /**
  * The install route that works while the package is not on the public npm registry (docs/decisions/0031-install-without-registry.md),
@@ -24,20 +36,12 @@ afterAll(() => fs.removeSync(scratch));
  * fetch it and could not (the second describe shows exactly that, and what `doctor` then says).
  */
 describe("install from a tarball, no registry for the plugin", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let closed: string;
-
+  const { model, project } = e2eHost({ respond: HELLO, plugin: "none", serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Hello from the scripted model." }));
     closed = await closedRegistry();
-    project = createTestProject({ modelUrl: model.url, plugin: "none" });
     // As in any npm project: OpenCode snapshots the project at every step, and node_modules is not the agent's work.
     fs.appendFileSync(path.join(project.dir, ".gitignore"), "node_modules/\n");
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
   });
 
   /** What the newcomer types in the project, with OpenCode's and npx's registry on a closed port. */
@@ -68,13 +72,7 @@ describe("install from a tarball, no registry for the plugin", () => {
   });
 
   test("`opencode run` with no registry reachable: the installed plugin starts and the model's request carries the prefix", async () => {
-    const from = model.requests.length;
-    const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
-    expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-    expect(agentRequests.length).toBeGreaterThan(0);
-    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+    await expectGovernedRun(model, project, closed);
     // OpenCode never tried a registry install: it has no cache folder for the plugin.
     expect(fs.existsSync(path.join(project.home, "cache", "opencode", "packages"))).toBe(false);
   }, 240_000);
@@ -93,19 +91,11 @@ describe("install from a tarball, no registry for the plugin", () => {
  * it prints (the tarball route) must work in that same project.
  */
 describe("OpenCode could not install the plugin listed by name: doctor says so, and its fix works", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let closed: string;
-
+  const { model, project } = e2eHost({ respond: HELLO, plugin: "none", opencodeConfig: { plugin: ["opencode-governance"] }, serve: false });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "Hello from the scripted model." }));
     closed = await closedRegistry();
-    project = createTestProject({ modelUrl: model.url, plugin: "none", opencodeConfig: { plugin: ["opencode-governance"] } });
     fs.appendFileSync(path.join(project.dir, ".gitignore"), "node_modules/\n");
-  });
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
   });
 
   const cacheFolder = () => path.join(project.home, "cache", "opencode", "packages", "opencode-governance@latest");
@@ -137,13 +127,7 @@ describe("OpenCode could not install the plugin listed by name: doctor says so, 
     expect(init.stdout).toContain('removed "opencode-governance" from the plugin list in opencode.json');
     expect(fs.readJsonSync(path.join(project.dir, "opencode.json")).plugin).toEqual([]);
 
-    const from = model.requests.length;
-    const result = await runOpencode(project, ["Say hello."], { env: openCodeEnv(project, closed), timeoutMs: 180_000 });
-    expect(result.code, result.stderr.slice(-3000)).toBe(0);
-    expect(auditEvents(project.governanceDir).some((e) => e.type === "plugin_started")).toBe(true);
-    const agentRequests = model.requests.slice(from).filter((r) => r.kind === "agent");
-    expect(agentRequests.length).toBeGreaterThan(0);
-    for (const r of agentRequests) expect(r.system).toContain(PREFIX_HEADING);
+    await expectGovernedRun(model, project, closed);
     const doctor = await projectCli(project, ["doctor"]);
     expect(doctor.stdout).not.toContain("could not install");
     expect(doctor.code, doctor.stdout).toBe(0);

@@ -1,18 +1,7 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { taskOutcome } from "../../plugin/opencode-1/tool-calls.ts";
 import { TASK_RESULTS, normalizeTaskResult } from "../plugin/fixtures/task-results.ts";
-import {
-  createTestProject,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-} from "../harness/index.ts";
+import { e2eHost, type ModelRequest, type Reply, textOf, waitFor } from "../harness/index.ts";
 
 /**
  * `taskOutcome` reads OpenCode's `task` result text to close a child's link as completed or aborted. This test takes
@@ -36,20 +25,7 @@ function respond(req: ModelRequest): Reply {
 }
 
 describe("OpenCode's task result formats (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
-
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true });
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  const { model, serve } = e2eHost({ respond, agents: true });
 
   /** The `task` tool result the parent's model read, ids normalized. */
   const taskResultOf = (sessionId: string): string | undefined => {

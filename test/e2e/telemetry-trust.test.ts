@@ -2,12 +2,12 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import {
   auditEvents,
   createTestProject,
+  e2eHost,
   Gate,
   type ModelRequest,
   projectCli,
   type Reply,
   type ScriptedModel,
-  type ServeHandle,
   serveOpencode,
   startScriptedModel,
   type TestProject,
@@ -32,9 +32,6 @@ describe("telemetry goes only where the user sent it (real opencode serve, every
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
   let mine: Awaited<ReturnType<typeof startRecordingCollector>>;
   let theirs: Awaited<ReturnType<typeof startRecordingCollector>>;
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   const gate = new Gate();
 
   function respond(req: ModelRequest): Reply | Promise<Reply> {
@@ -57,33 +54,29 @@ describe("telemetry goes only where the user sent it (real opencode serve, every
     receiver = await startOtlpReceiver();
     mine = await startRecordingCollector(receiver.url);
     theirs = await startRecordingCollector();
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: `telemetry:\n  endpoint: ${theirs.url}\n  toolSpans: true\n  includeText: true\nloops:\n  enabled: false\n`,
-      files: { "notes.txt": "one\ntwo\nthree\nfour\nfive\nsix\n" },
-    });
-    project.env.USER = USER_MARKER;
-    serve = await serveOpencode(project, {
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: mine.url,
-        OTEL_EXPORTER_OTLP_HEADERS: `authorization=${AUTH},x-honeycomb-team=${HONEY}`,
-        OTEL_BSP_SCHEDULE_DELAY: "100",
-        OTEL_BLRP_SCHEDULE_DELAY: "100",
-        OTEL_METRIC_EXPORT_INTERVAL: "300",
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    gate.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    await theirs?.close();
-    await mine?.close();
-    await receiver?.close();
-    project?.cleanup();
   });
+  const { model, project, serve } = e2eHost(() => ({
+    respond,
+    agents: true,
+    governanceYaml: `telemetry:\n  endpoint: ${theirs.url}\n  toolSpans: true\n  includeText: true\nloops:\n  enabled: false\n`,
+    files: { "notes.txt": "one\ntwo\nthree\nfour\nfive\nsix\n" },
+    beforeServe: (p) => {
+      p.env.USER = USER_MARKER;
+    },
+    serveEnv: {
+      OTEL_EXPORTER_OTLP_ENDPOINT: mine.url,
+      OTEL_EXPORTER_OTLP_HEADERS: `authorization=${AUTH},x-honeycomb-team=${HONEY}`,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_BLRP_SCHEDULE_DELAY: "100",
+      OTEL_METRIC_EXPORT_INTERVAL: "300",
+    },
+    afterServe: async () => {
+      await theirs?.close();
+      await mine?.close();
+      await receiver?.close();
+    },
+  }));
+  afterAll(() => gate.releaseAll());
 
   test("a guided and stopped subagent: the repository's collector gets nothing; the user's gets the export, with the user's headers and none of the markers", async () => {
     const root = (await serve.http.createSession()).id;

@@ -1,21 +1,6 @@
 import { writeFileSync } from "node:fs";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  Gate,
-  projectCli,
-  serveOpencode,
-  startScriptedModel,
-  textOf,
-  waitFor,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-} from "../harness/index.ts";
+import { afterAll, describe, expect, test } from "vitest";
+import { allSessionRecords, auditEvents, e2eHost, Gate, type ModelRequest, projectCli, type Reply, textOf, waitFor } from "../harness/index.ts";
 import { type ReceivedSpan, startOtlpReceiver } from "../harness/otlp-receiver.ts";
 
 /**
@@ -27,9 +12,6 @@ const SECRET = "sk-proj-abcdefghijklmnopqrstuvwxyz0123";
 
 describe("OpenTelemetry export: the session tree as GenAI spans, decisions as events, metrics and logs (real opencode serve → real OTLP receiver)", () => {
   let receiver: Awaited<ReturnType<typeof startOtlpReceiver>>;
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   const gate = new Gate();
 
   const toolCount = (req: ModelRequest) => req.messages.filter((m) => m.role === "tool").length;
@@ -57,34 +39,29 @@ describe("OpenTelemetry export: the session tree as GenAI spans, decisions as ev
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    receiver = await startOtlpReceiver();
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      agents: true,
-      governanceYaml: "telemetry:\n  toolSpans: true\n",
-      opencodeConfig: { experimental: { openTelemetry: true } },
-      files: { "notes.txt": "loop output\n" },
-    });
-    serve = await serveOpencode(project, {
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_BSP_SCHEDULE_DELAY: "100",
-        OTEL_BLRP_SCHEDULE_DELAY: "100",
-        OTEL_METRIC_EXPORT_INTERVAL: "300",
-      },
-    });
-  }, 60_000);
-  afterAll(async () => {
-    gate.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    await receiver?.close();
-    if (process.env.OTEL_DUMP)
-      writeFileSync(process.env.OTEL_DUMP, JSON.stringify({ spans: receiver.spans, metrics: receiver.metrics, logs: receiver.logs }, null, 1));
-    project?.cleanup();
+  const { model, project, serve } = e2eHost({
+    respond,
+    agents: true,
+    governanceYaml: "telemetry:\n  toolSpans: true\n",
+    opencodeConfig: { experimental: { openTelemetry: true } },
+    files: { "notes.txt": "loop output\n" },
+    beforeServe: async () => {
+      receiver = await startOtlpReceiver();
+    },
+    serveEnv: () => ({
+      OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+      OTEL_BSP_SCHEDULE_DELAY: "100",
+      OTEL_BLRP_SCHEDULE_DELAY: "100",
+      OTEL_METRIC_EXPORT_INTERVAL: "300",
+    }),
+    afterServe: async () => {
+      await receiver?.close();
+      if (process.env.OTEL_DUMP)
+        writeFileSync(process.env.OTEL_DUMP, JSON.stringify({ spans: receiver.spans, metrics: receiver.metrics, logs: receiver.logs }, null, 1));
+    },
+    timeoutMs: 60_000,
   });
+  afterAll(() => gate.releaseAll());
 
   const ours = () => receiver.spans.filter((s) => s.service === "opencode-governance");
   const turnsOf = (sessionId: string) => ours().filter((s) => s.name.startsWith("invoke_agent") && s.attributes["gen_ai.conversation.id"] === sessionId);

@@ -10,6 +10,7 @@ import {
   auditEvents,
   conversation,
   createTestProject,
+  e2eModel,
   killAllTuis,
   lastOf,
   locksLeft,
@@ -17,9 +18,7 @@ import {
   patchSessionRecord,
   type Reply,
   REPO_ROOT,
-  type ScriptedModel,
   sessionRecord,
-  startScriptedModel,
   startTui,
   statusNote,
   type TestProject,
@@ -85,7 +84,8 @@ function installCommandsAndCli(project: TestProject): void {
 
 const SKIP = missing("tmux");
 describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, resume, toasts, /governance", () => {
-  let model: ScriptedModel;
+  // Its own project: a killed TUI may still be writing its last files when the afterAll removes it (below).
+  const model = e2eModel(respond);
   let project: TestProject;
   let root = "";
   let child = "";
@@ -113,7 +113,6 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
   };
 
   beforeAll(async () => {
-    model = await startScriptedModel(respond);
     project = createTestProject({
       modelUrl: model.url,
       agents: true,
@@ -127,7 +126,6 @@ describe.skipIf(SKIP !== "")(SKIP || "the OpenCode TUI in tmux: Escape, quit, re
   afterAll(async () => {
     for (const t of tuis) t.kill();
     killAllTuis();
-    await model?.close();
     // A killed TUI may still be writing its last files for a moment.
     if (project) {
       await waitFor(

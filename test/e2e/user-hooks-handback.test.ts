@@ -1,25 +1,10 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { describe, expect, test } from "vitest";
 import { SUBAGENT_STOPPED_HEADING } from "../../governance/texts/stop-directives.ts";
 import { PROJECT_HOOKS_IGNORED } from "../../governance/config/hooks-config.ts";
-import {
-  allText,
-  auditEvents,
-  createTestProject,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  toolTexts,
-  waitFor,
-} from "../harness/index.ts";
+import { allText, e2eHost, type ModelRequest, projectCli, type Reply, textOf, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 44 items 2 and 3 on the real OpenCode 1 (`opencode serve`, one process for every case): the user's own hooks
@@ -70,51 +55,45 @@ function respond(req: ModelRequest): Reply {
 let projectDir = "";
 
 describe("the user's hooks and a stopped child's handback (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   let server: http.Server;
   const posts: { path: string; body: string }[] = [];
   let eventsFile = "";
   let hangStarted = "";
 
-  beforeAll(async () => {
-    server = http.createServer((req, res) => {
-      let body = "";
-      req.on("data", (c) => (body += c));
-      req.on("end", () => {
-        posts.push({ path: req.url ?? "", body });
-        res.end("ok");
+  const { model, project, serve, events } = e2eHost({
+    respond,
+    governanceYaml: PROJECT_YAML,
+    extraAgents: { capped: subagent("capped"), plain: subagent("plain") },
+    beforeServe: async () => {
+      server = http.createServer((req, res) => {
+        let body = "";
+        req.on("data", (c) => (body += c));
+        req.on("end", () => {
+          posts.push({ path: req.url ?? "", body });
+          res.end("ok");
+        });
       });
-    });
-    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-    const port = (server.address() as { port: number }).port;
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, governanceYaml: PROJECT_YAML, extraAgents: { capped: subagent("capped"), plain: subagent("plain") } });
-    projectDir = project.dir;
-    eventsFile = path.join(project.home, "events.jsonl");
-    hangStarted = path.join(project.home, "hang-started");
-    const userYaml = [
-      "hooks:",
-      "  session_stopped:",
-      `    - command: cat >> '${eventsFile}'; echo >> '${eventsFile}'`,
-      "    - command: exit 7",
-      `    - command: touch '${hangStarted}'; sleep 60`,
-      `      timeout: ${HANG_MS}ms`,
-      `    - url: http://127.0.0.1:${port}/chat/T0/SECRET`,
-      "",
-    ].join("\n");
-    fs.writeFileSync(path.join(project.home, "config", "opencode", "governance.yaml"), userYaml);
-    serve = await serveOpencode(project);
-  }, 60_000);
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    server?.close();
-    project?.cleanup();
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      const port = (server.address() as { port: number }).port;
+      projectDir = project.dir;
+      eventsFile = path.join(project.home, "events.jsonl");
+      hangStarted = path.join(project.home, "hang-started");
+      const userYaml = [
+        "hooks:",
+        "  session_stopped:",
+        `    - command: cat >> '${eventsFile}'; echo >> '${eventsFile}'`,
+        "    - command: exit 7",
+        `    - command: touch '${hangStarted}'; sleep 60`,
+        `      timeout: ${HANG_MS}ms`,
+        `    - url: http://127.0.0.1:${port}/chat/T0/SECRET`,
+        "",
+      ].join("\n");
+      fs.writeFileSync(path.join(project.home, "config", "opencode", "governance.yaml"), userYaml);
+    },
+    afterServe: () => server?.close(),
+    timeoutMs: 60_000,
   });
 
-  const events = (type: string) => auditEvents(project.governanceDir).filter((e) => e.type === type);
   const hookLines = () =>
     fs.existsSync(eventsFile)
       ? fs

@@ -24,3 +24,18 @@ export function governanceToolEntries(req: ModelRequest): { function: { name: st
     (t) => t.function.name === "governance" || t.function.name.startsWith("governance_"),
   );
 }
+
+/**
+ * Which of this repository's agents (agents/*.md) a request belongs to, from the agent's own prompt in the system
+ * prompt: `coordinator`, `high`, `executor`, `verifier`, `builder`, `validator`, else `other`.
+ */
+export function shippedAgentOf(req: Pick<ModelRequest, "system">): string {
+  const s = req.system;
+  if (s.includes("You are the governance coordinator")) return "coordinator";
+  if (s.includes("You are a delegating governance agent")) return "high";
+  if (s.includes("You are an executor")) return "executor";
+  if (s.includes("You are a verifier")) return "verifier";
+  if (s.includes("You are a builder")) return "builder";
+  if (s.includes("You are a validator")) return "validator";
+  return "other";
+}

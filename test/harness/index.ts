@@ -10,3 +10,5 @@ export * from "./gate.ts";
 export * from "./event-stream.ts";
 export * from "./governance-text.ts";
 export * from "./opencode-2-http.ts";
+export * from "./e2e-host.ts";
+export * from "./fake-clock.ts";

@@ -82,6 +82,14 @@ export class OpencodeHttp {
   }
 
   /** Resolves once no listed session is busy (status map omits idle sessions in 1.18). */
+  /** A new root session prompted with `text` and run until it is idle (its subagents' turns inside its own); its id. */
+  async run(text: string, opts: { agent?: string; timeoutMs?: number } = {}): Promise<string> {
+    const { id } = await this.createSession();
+    await this.prompt(id, text, opts.agent ? { agent: opts.agent } : {});
+    await this.waitIdle([id], opts.timeoutMs);
+    return id;
+  }
+
   async waitIdle(ids: string[], timeoutMs = 60_000): Promise<void> {
     const until = Date.now() + timeoutMs;
     for (;;) {

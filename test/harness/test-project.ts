@@ -137,14 +137,32 @@ function v1Config(modelUrl: string): Record<string, unknown> {
     model: MODEL_ID,
     small_model: MODEL_ID,
     permission: { edit: "allow", bash: "allow", webfetch: "deny", external_directory: "allow" },
+    ...scriptedProvider(modelUrl),
+  };
+}
+
+/**
+ * OpenCode 1's `provider` entry for the scripted model, one model per key; a model given prices (dollars per million
+ * tokens: `input`, `output`, `cache_read`, `cache_write`) has its steps' cost computed by OpenCode from the usage the
+ * scripted model reports, one given `undefined` costs nothing. Pass it as `opencodeConfig` to replace the default.
+ */
+export function scriptedProvider(
+  modelUrl: string,
+  models: Record<string, Record<string, number> | undefined> = { "scripted-model": undefined },
+): Record<string, unknown> {
+  const entry = (cost: Record<string, number> | undefined) => ({
+    name: "Scripted model",
+    tool_call: true,
+    limit: { context: 200_000, output: 8_000 },
+    ...(cost ? { cost } : {}),
+  });
+  return {
     provider: {
       scripted: {
         npm: "@ai-sdk/openai-compatible",
         name: "Scripted model",
         options: { baseURL: modelUrl, apiKey: "scripted" },
-        models: {
-          "scripted-model": { name: "Scripted model", tool_call: true, limit: { context: 200_000, output: 8_000 } },
-        },
+        models: Object.fromEntries(Object.entries(models).map(([id, cost]) => [id, entry(cost)])),
       },
     },
   };

@@ -6,20 +6,15 @@ import {
   allSessionRecords,
   auditEvents,
   CLI_ENTRY,
-  createTestProject,
+  e2eHost,
+  firstUser,
+  listen,
   type ModelRequest,
   projectCli,
   type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
   sessionRecord,
-  startScriptedModel,
-  type TestProject,
-  listen,
-  waitFor,
   toolTexts,
-  firstUser,
+  waitFor,
 } from "../harness/index.ts";
 import { pathWithoutBwrap } from "../harness/system-tools.ts";
 
@@ -50,9 +45,14 @@ const rewriteRecord = (id: string, body: string) =>
   `${node} -e 'const fs=require("fs");const f=[".open"+"code","gover"+"nance","sess"+"ions",process.argv[1]+".json"].join("/");const r=JSON.parse(fs.readFileSync(f,"utf8"));${body};fs.writeFileSync(f,JSON.stringify(r))' ${id}`;
 
 describe("a subagent cannot turn its own tools against governance (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    extraAgents: { capped: CAPPED },
+    governanceYaml: YAML,
+    beforeServe: (p) => {
+      p.env.PATH = pathWithoutBwrap(path.dirname(p.home));
+    },
+  });
   let keyHex = "";
   let bus: ReturnType<typeof listen> | undefined;
   const seenKeys: string[] = [];
@@ -138,28 +138,16 @@ describe("a subagent cannot turn its own tools against governance (real opencode
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED }, governanceYaml: YAML });
-    project.env.PATH = pathWithoutBwrap(path.dirname(project.home));
-    serve = await serveOpencode(project);
+  beforeAll(() => {
     bus = listen(serve.url, project.dir);
   });
-  afterAll(async () => {
-    bus?.close();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  afterAll(() => bus?.close());
 
   const childOf = (parent: string, marker: string) =>
     model.requests.find((r) => r.kind === "agent" && r.sessionId !== parent && firstUser(r).includes(marker))?.sessionId ?? "";
-  const stepsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
 
   test("the CLI in a subagent's shell: stop a sibling, stop its parent, inject into it, raise its own budget — nothing changes, each audited as the subagent's", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CLI");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-CLI", { timeoutMs: 60_000 });
     const rogue = childOf(parent, "ROGUE-CLI");
     const sibling = childOf(parent, "SIBLING-SLEEP");
     const results = toolTexts(stepsOf(rogue).at(-1)!);
@@ -179,9 +167,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("the key never reaches the model, and a queue file the subagent's tools wrote is not delivered as the user's", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-KEY");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-KEY", { timeoutMs: 60_000 });
     keyHex = readFileSync(path.join(project.env.XDG_STATE_HOME!, "opencode-governance", "queue-key"), "utf8").trim();
     expect(keyHex).toMatch(/^[0-9a-f]{64}$/);
     const thief = childOf(parent, "KEY-THIEF");
@@ -208,9 +194,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("a raise copied 50 times in the record, with its counter reset, counts once: the budget still stops the subagent", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CAPPED");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-CAPPED", { timeoutMs: 60_000 });
     const capped = childOf(parent, "CAPPED-RAISE");
     const calls = toolTexts(stepsOf(capped).at(-1)!).length;
     const record = sessionRecord(project.governanceDir, capped)!;
@@ -227,9 +211,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
   }, 90_000);
 
   test("a record whose control and counters the subagent rewrote still gets the user's stop", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-TAMPER");
-    await serve.http.waitIdle([parent], 60_000);
+    const parent = await serve.http.run("PARENT-TAMPER", { timeoutMs: 60_000 });
     const child = childOf(parent, "TAMPER-STOP");
     const results = toolTexts(stepsOf(child).at(-1)!);
     const record = sessionRecord(project.governanceDir, child)!;
@@ -261,9 +243,7 @@ describe("a subagent cannot turn its own tools against governance (real opencode
     const before = loads();
     writeFileSync(userFile, "confinement: required\n");
     await waitFor(() => loads() > before, "the user's file reloaded", 15_000);
-    const id = (await serve.http.createSession()).id;
-    await serve.http.prompt(id, "CONFINEMENT-REQUIRED");
-    await serve.http.waitIdle([id], 60_000);
+    const id = await serve.http.run("CONFINEMENT-REQUIRED", { timeoutMs: 60_000 });
     const results = toolTexts(stepsOf(id).at(-1)!);
     expect(results[0]).toMatch(/^Refused by governance: shell commands must run confined \(confinement: required/);
     expect(results[0]).toContain("sudo apt-get install -y bubblewrap");

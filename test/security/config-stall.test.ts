@@ -1,16 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  auditEvents,
-  createTestProject,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  waitFor,
-} from "../harness/index.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { auditEvents, e2eHost, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 20 §2 on the real `opencode serve`: a repository's governance.yaml with thousands of unknown keys, arriving
@@ -26,15 +17,10 @@ const FILES = {
 };
 
 describe("a hostile governance.yaml cannot stall the host (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   let configFile: string;
 
+  const { project, serve } = e2eHost({ respond: () => ({ text: "ok" }) });
   beforeAll(async () => {
-    model = await startScriptedModel(() => ({ text: "ok" }));
-    project = createTestProject({ modelUrl: model.url });
-    serve = await serveOpencode(project);
     configFile = path.join(project.dir, ".opencode", "governance.yaml");
     // OpenCode loads a directory's plugins on its first request for that directory.
     await waitFor(
@@ -42,11 +28,6 @@ describe("a hostile governance.yaml cannot stall the host (real opencode serve)"
       "plugin started",
       60_000,
     );
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
   });
 
   /** The slowest of sequential API round trips until `done()` holds. */

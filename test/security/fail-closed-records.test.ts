@@ -1,24 +1,9 @@
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { STOP_HEADINGS } from "../../governance/texts/stop-directives.ts";
-import {
-  auditEvents,
-  createTestProject,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  sessionRecord,
-  startScriptedModel,
-  type TestProject,
-  waitFor,
-  toolTexts,
-  firstUser,
-} from "../harness/index.ts";
+import { auditEvents, e2eHost, firstUser, type ModelRequest, projectCli, type Reply, sessionRecord, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 41 §3 on the real `opencode serve`: a process that writes files as the user (a repository's `npm test`, a
@@ -46,9 +31,16 @@ function deadPid(): number {
 }
 
 describe("a record made undecodable, moved to another host or turned back is restored by its host (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    extraAgents: { capped: CAPPED, usercapped: CAPPED },
+    governanceYaml: YAML,
+    // The user's own ceilings: a cap only this file sets, and the guard over root sessions' tools.
+    beforeServe: () => {
+      fs.mkdirSync(path.dirname(userFile()), { recursive: true });
+      fs.writeFileSync(userFile(), USER_YAML);
+    },
+  });
   const cli: Record<string, { code: number; stdout: string; stderr: string }> = {};
   let wiper: ChildProcess | undefined;
   const wiped: { code: number; stdout: string; stderr: string }[] = [];
@@ -146,32 +138,16 @@ describe("a record made undecodable, moved to another host or turned back is res
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, extraAgents: { capped: CAPPED, usercapped: CAPPED }, governanceYaml: YAML });
-    // The user's own ceilings: a cap only this file sets, and the guard over root sessions' tools.
-    fs.mkdirSync(path.dirname(userFile()), { recursive: true });
-    fs.writeFileSync(userFile(), USER_YAML);
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    wiper?.kill();
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
+  afterAll(() => wiper?.kill());
 
   const childOf = (parent: string, marker: string) =>
     model.requests.find((r) => r.kind === "agent" && r.sessionId !== parent && firstUser(r).includes(marker))?.sessionId ?? "";
-  const stepsOf = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
   const tamperedOf = (id: string) => auditEvents(project.governanceDir).filter((e) => e.type === "record_tampered" && e.sessionId === id);
   const quarantined = (id: string) =>
     fs.readdirSync(path.join(project.governanceDir, "quarantine")).filter((f) => f.startsWith(`${id}.json.`) && !f.endsWith(".reason.json"));
 
   test("a schema-invalid field, then schemaVersion 3, on the child; schemaVersion 3 on its parent: the budget still stops the child, both records come back", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-UNDECODABLE");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-UNDECODABLE", { timeoutMs: 90_000 });
     const child = childOf(parent, "UNDECODABLE");
     const results = toolTexts(stepsOf(child).at(-1)!);
     console.log(`[fail-closed] undecodable: ${results.length} tool calls; tampered ${JSON.stringify(tamperedOf(child).map((e) => e.reason))}`);
@@ -191,9 +167,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("hostedBy moved to pid 1 (and the stop lifted) after the user's L1: L2 and L3 still come, the record names its real host", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-HOST-MOVED");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-HOST-MOVED", { timeoutMs: 90_000 });
     const child = childOf(parent, "HOST-MOVED");
     const results = toolTexts(stepsOf(child).at(-1)!).join("\n");
     const record = sessionRecord(project.governanceDir, child)!;
@@ -206,9 +180,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("hostedBy moved to a dead pid: the user's stop by id still reaches the session its live process hosts", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-HOST-DEAD");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-HOST-DEAD", { timeoutMs: 90_000 });
     const child = childOf(parent, "HOST-DEAD");
     const results = toolTexts(stepsOf(child).at(-1)!).join("\n");
     console.log(`[fail-closed] dead: cli ${cli.dead?.code} ${cli.dead?.stdout.trim()} ${cli.dead?.stderr.trim()}`);
@@ -219,9 +191,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test('a helper that deletes its own queue files: every stop says whether OpenCode took it — never "stop requested" for one that vanished', async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-QUEUE-WIPER");
-    await serve.http.waitIdle([parent], 90_000);
+    const parent = await serve.http.run("PARENT-QUEUE-WIPER", { timeoutMs: 90_000 });
     wiper?.kill();
     const child = childOf(parent, "QUEUE-WIPER");
     const audit = auditEvents(project.governanceDir);
@@ -240,9 +210,7 @@ describe("a record made undecodable, moved to another host or turned back is res
   }, 120_000);
 
   test("the user's ceilings file deleted, then rewritten with rootSessions: false, mid-run: its cap and its root guard hold in this process", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "PARENT-CEILINGS");
-    await serve.http.waitIdle([parent], 120_000);
+    const parent = await serve.http.run("PARENT-CEILINGS", { timeoutMs: 120_000 });
     const child = childOf(parent, "CEILINGS");
     const results = toolTexts(stepsOf(child).at(-1)!);
     const audit = auditEvents(project.governanceDir);

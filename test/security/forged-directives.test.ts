@@ -1,25 +1,10 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { afterAll, describe, expect, test } from "vitest";
 import { SEAL_PATTERN } from "../../governance/texts/directive-seal.ts";
 import { STOP_HEADINGS, SUBAGENT_STOPPED_HEADING, USER_GUIDANCE_HEADING } from "../../governance/texts/stop-directives.ts";
 import { isFlaggedLine } from "../../governance/text-safety/untrusted-text.ts";
-import {
-  auditEvents,
-  createTestProject,
-  Gate,
-  type ModelRequest,
-  projectCli,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  serveOpencode,
-  startScriptedModel,
-  type TestProject,
-  textOf,
-  waitFor,
-  toolTexts,
-} from "../harness/index.ts";
+import { auditEvents, e2eHost, Gate, type ModelRequest, projectCli, type Reply, textOf, toolTexts, waitFor } from "../harness/index.ts";
 
 /**
  * Issue 20 §1 on the real `opencode serve`: a subagent reads forged directives through `read`, `bash` and `webfetch`
@@ -43,9 +28,6 @@ const FORGED_LINES = [
 const sealIn = (text: string): string | undefined => SEAL_PATTERN.exec(text)?.[0];
 
 describe("forged directives through real tool calls (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
   let page: http.Server;
   let pageUrl: string;
   const parentGate = new Gate();
@@ -70,25 +52,18 @@ describe("forged directives through real tool calls (real opencode serve)", () =
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    page = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(PAGE));
-    await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
-    pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/notes`;
-    model = await startScriptedModel(respond);
-    project = createTestProject({
-      modelUrl: model.url,
-      files: { "FORGED.md": L1, "forged-fence.txt": FENCE },
-      opencodeConfig: { permission: { edit: "allow", bash: "allow", webfetch: "allow", external_directory: "allow" } },
-    });
-    serve = await serveOpencode(project);
+  const { model, project, serve, stepsOf } = e2eHost({
+    respond,
+    files: { "FORGED.md": L1, "forged-fence.txt": FENCE },
+    opencodeConfig: { permission: { edit: "allow", bash: "allow", webfetch: "allow", external_directory: "allow" } },
+    beforeServe: async () => {
+      page = http.createServer((_req, res) => res.writeHead(200, { "content-type": "text/html" }).end(PAGE));
+      await new Promise<void>((r) => page.listen(0, "127.0.0.1", r));
+      pageUrl = `http://127.0.0.1:${(page.address() as AddressInfo).port}/notes`;
+    },
+    afterServe: () => new Promise((r) => page?.close(r)),
   });
-  afterAll(async () => {
-    parentGate.releaseAll();
-    await serve?.stop();
-    await model?.close();
-    await new Promise((r) => page?.close(r));
-    project?.cleanup();
-  });
+  afterAll(() => parentGate.releaseAll());
 
   test("read, bash, webfetch and a child's answer arrive marked; the real guidance is sealed with the parent's seal", { timeout: 180_000 }, async () => {
     const parent = (await serve.http.createSession()).id;
@@ -100,8 +75,7 @@ describe("forged directives through real tool calls (real opencode serve)", () =
     const child = await waitFor(async () => (await serve.http.children(parent))[0]?.id, "child session");
     await serve.http.waitIdle([parent, child], 60_000);
 
-    const agent = (id: string) => model.requests.filter((r) => r.kind === "agent" && r.sessionId === id);
-    const childLast = agent(child).at(-1)!;
+    const childLast = stepsOf(child).at(-1)!;
     const childResults = toolTexts(childLast);
     expect(childResults).toHaveLength(3);
     const childSeal = sealIn(childLast.system);
@@ -120,7 +94,7 @@ describe("forged directives through real tool calls (real opencode serve)", () =
     expect(sealIn(seen)).toBeUndefined();
 
     // The parent: the task result (the child's forged answer) marked, the real guidance sealed with the parent's seal.
-    const parentLast = agent(parent).at(-1)!;
+    const parentLast = stepsOf(parent).at(-1)!;
     const parentSeal = sealIn(parentLast.system)!;
     expect(parentSeal).toBeDefined();
     expect(parentSeal).not.toBe(childSeal);
@@ -131,7 +105,7 @@ describe("forged directives through real tool calls (real opencode serve)", () =
     expect(taskResult).toContain(`[flagged: forged-directive] ${JSON.stringify(CHILD_ANSWER)}`);
     expect(taskResult.split("\n").some((l) => l.startsWith(SUBAGENT_STOPPED_HEADING))).toBe(false);
     // Stated once in the system prompt, stable across the parent's steps.
-    for (const r of agent(parent)) expect(sealIn(r.system)).toBe(parentSeal);
+    for (const r of stepsOf(parent)) expect(sealIn(r.system)).toBe(parentSeal);
 
     // Nowhere on disk in the project: records, audit log, queues.
     const onDisk = JSON.stringify(auditEvents(project.governanceDir)) + (await projectCli(project, ["sessions", "--all", "--json"])).stdout;

@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { createTestProject, projectCli, runOpencode, startScriptedModel, textOf, type ScriptedModel, type TestProject } from "../harness/index.ts";
+import { beforeAll, describe, expect, test } from "vitest";
+import { e2eHost, projectCli, runOpencode, textOf } from "../harness/index.ts";
 
 /**
  * Issue 20 §3 on the real `opencode`: a repository force-adds 3,000 "running" records under the git-ignored state
@@ -13,18 +13,18 @@ const PLANTED = 3_000;
 const planted = (i: number) => `ses_planted${String(i).padStart(16, "0")}`;
 
 describe("planted records cannot crowd out or be steered as the user's sessions (real opencode)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
   let toolResult = "";
-
-  beforeAll(async () => {
-    model = await startScriptedModel((req) => {
+  const { model, project } = e2eHost({
+    respond: (req) => {
       const tool = req.messages.find((m) => m.role === "tool");
       if (!tool) return { toolCalls: [{ name: "governance", args: { action: "sessions" } }] };
       toolResult = textOf(tool.content);
       return { text: "listed" };
-    });
-    project = createTestProject({ modelUrl: model.url });
+    },
+    serve: false,
+  });
+
+  beforeAll(() => {
     const sessions = path.join(project.governanceDir, "sessions");
     fs.mkdirSync(sessions, { recursive: true });
     const now = Date.now();
@@ -44,10 +44,6 @@ describe("planted records cannot crowd out or be steered as the user's sessions 
       fs.writeFileSync(path.join(sessions, `${id}.json`), JSON.stringify({ ...record, createdAt: now, updatedAt: now, lastActivityAt: now }));
     }
   }, 60_000);
-  afterAll(async () => {
-    await model?.close();
-    project?.cleanup();
-  });
 
   test("the governance tool lists the user's running session and counts the planted ones; it stays small", async () => {
     const run = await runOpencode(project, ["list the sessions"], { timeoutMs: 90_000 });

@@ -1,18 +1,5 @@
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import {
-  allSessionRecords,
-  auditEvents,
-  createTestProject,
-  serveOpencode,
-  startScriptedModel,
-  textOf,
-  type ModelRequest,
-  type Reply,
-  type ScriptedModel,
-  type ServeHandle,
-  type TestProject,
-  toolTexts,
-} from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { allSessionRecords, auditEvents, e2eHost, type ModelRequest, type Reply, textOf, toolTexts } from "../harness/index.ts";
 
 /**
  * Issue 8 §8 in the real opencode: a subagent (here an executor, prompt-injected by whatever it read) calls the
@@ -34,9 +21,7 @@ You are an executor (delegating).
 `;
 
 describe("who may steer: a subagent cannot stop or inject into its parent (real opencode serve)", () => {
-  let model: ScriptedModel;
-  let project: TestProject;
-  let serve: ServeHandle;
+  const { model, project, serve } = e2eHost({ respond, agents: true, extraAgents: { "governance-executor": EXECUTOR_WITH_TOOLS } });
 
   function respond(req: ModelRequest): Reply {
     const first = textOf(req.messages.find((m) => m.role === "user")?.content);
@@ -57,21 +42,8 @@ describe("who may steer: a subagent cannot stop or inject into its parent (real 
     return { text: "ok" };
   }
 
-  beforeAll(async () => {
-    model = await startScriptedModel(respond);
-    project = createTestProject({ modelUrl: model.url, agents: true, extraAgents: { "governance-executor": EXECUTOR_WITH_TOOLS } });
-    serve = await serveOpencode(project);
-  });
-  afterAll(async () => {
-    await serve?.stop();
-    await model?.close();
-    project?.cleanup();
-  });
-
   test("the governance tool's stop and inject from a subagent on its parent are refused; the parent goes on", async () => {
-    const parent = (await serve.http.createSession()).id;
-    await serve.http.prompt(parent, "STEER-PARENT delegate", { agent: "governance-coordinator" });
-    await serve.http.waitIdle([parent], 30_000);
+    const parent = await serve.http.run("STEER-PARENT delegate", { agent: "governance-coordinator", timeoutMs: 30_000 });
 
     const child = allSessionRecords(project.governanceDir).find((r) => r.parentId === parent);
     expect(child, "the child session was created").toBeDefined();

@@ -2,8 +2,8 @@ import { createHash } from "node:crypto";
 import { execFileSync, spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { auditEvents, createTestProject, runOpencode, startScriptedModel, type ScriptedModel, type TestProject } from "../harness/index.ts";
+import { describe, expect, test } from "vitest";
+import { auditEvents, createTestProject, e2eModel, runOpencode, type ScriptedModel, type TestProject } from "../harness/index.ts";
 
 /**
  * Issue 8 §1, §4 and §5 in the real `opencode` with the built plugin: a repository that ships
@@ -32,15 +32,11 @@ function toolRoundTrip(model: ScriptedModel, from: number): number {
 }
 
 describe("the real opencode with hostile state: nothing written outside, the session goes on", () => {
-  let model: ScriptedModel;
-  beforeAll(async () => {
-    model = await startScriptedModel((req) =>
-      req.messages.some((m) => m.role === "tool")
-        ? { text: "answer after tool" }
-        : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
-    );
-  });
-  afterAll(async () => model.close());
+  const model = e2eModel((req) =>
+    req.messages.some((m) => m.role === "tool")
+      ? { text: "answer after tool" }
+      : { toolCalls: [{ name: "bash", args: { command: "echo ok", description: "x" } }] },
+  );
 
   async function run(project: TestProject): Promise<{ code: number | null; stderr: string; steps: number; roundTripMs: number }> {
     const from = model.requests.length;
