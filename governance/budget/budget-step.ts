@@ -80,6 +80,17 @@ export function budgetStep(r: SessionRecord, event: BudgetEvent, config: Pick<Go
 }
 
 /**
+ * Whether a budget stop a check decided still stands when its first step runs: the two are apart (the exceedance's
+ * audit lines are written in between), and a raise applied meanwhile clears the scope's exceeded mark — the stop would
+ * then hold a session under its raised limit (found by the generated histories, test/plugin/lifecycle-model.test.ts).
+ * `scopeRecord` is the budget's record as it is now: the session's own, or its tree's root.
+ */
+export function budgetStopStands(scope: BudgetScope, scopeRecord: SessionRecord | undefined): boolean {
+  const escalation = scope === "tree" ? scopeRecord?.budget.treeEscalation : scopeRecord?.budget.session;
+  return (escalation?.exceeded ?? null) !== null;
+}
+
+/**
  * Whom a tree budget stops: every session of the tree this process hosts that is still at work, the root last (its
  * children are stopped before the session that would wait for them). Sessions already stopping or stopped are left
  * to the stop they have.

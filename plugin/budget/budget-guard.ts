@@ -1,4 +1,4 @@
-import { type BudgetStepResult, budgetStep, treeStopOrder } from "../../governance/budget/budget-step.ts";
+import { type BudgetStepResult, budgetStep, budgetStopStands, treeStopOrder } from "../../governance/budget/budget-step.ts";
 import type { MessageUse } from "../../governance/session/budget-state.ts";
 import * as U from "../../governance/budget/budget-usage.ts";
 import type { LoopCallKey, LoopState } from "../../governance/budget/loop-guard.ts";
@@ -197,7 +197,9 @@ export class BudgetGuard {
       this.#notice(sessionId, res.notices);
       if (!res.stop) continue;
       const targets = res.stop.scope === "session" ? [sessionId] : treeStopOrder(res.next, this.spend.hosted());
-      for (const id of targets) await beginGovernanceStop(this.#stops, this.#ctx.clock.now(), id, res.stop);
+      // Asked again at each stop's first step: a raise applied since this check stands the budget down.
+      const stands = (r: SessionRecord) => budgetStopStands(scope[0], scope[0] === "session" ? r : this.#runner.sessions.peek(scope[1]));
+      for (const id of targets) await beginGovernanceStop(this.#stops, this.#ctx.clock.now(), id, res.stop, stands);
     }
   }
 

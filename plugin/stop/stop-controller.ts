@@ -11,6 +11,7 @@ import { BegunRequests } from "./begun-requests.ts";
 import { ackCovered, drainStops } from "./stop-drain.ts";
 import { drainGuidance } from "../sessions/descendants.ts";
 import type { TimerHandle } from "../runtime/timers.ts";
+import type { SessionRecord } from "../../governance/session/session-record.ts";
 import { DirectiveInbox } from "./directive-inbox.ts";
 
 /**
@@ -89,10 +90,9 @@ export class StopController {
 
   /**
    * Stop requests reached their session (a queue look, or claimed on a tool result): those that change something
-   * (`triageStopRequests`) make it `stopping`, with the hard-stop deadline scheduled; those for a session already
-   * stopped or finished are claimed and audited.
+   * (`triageStopRequests`) and still `stands` at their step make it `stopping`, with the hard-stop deadline scheduled.
    */
-  async begin(sessionId: string, stops: readonly StopDirective[]): Promise<void> {
+  async begin(sessionId: string, stops: readonly StopDirective[], stands: (r: SessionRecord) => boolean = () => true): Promise<void> {
     const { config, clock } = this.#ctx;
     const record = this.#runner.sessions.peek(sessionId);
     const fresh = record ? this.begun.note(sessionId, stops) : []; // the ladder decides nothing about a session it has no record of
@@ -109,7 +109,7 @@ export class StopController {
         deadlineMs: config.stop.deadline,
         maxWaitMs: config.stop.maxWait,
       };
-      const { next } = await this.#runner.step(sessionId, (r) => (r ? startStop(r, req) : { next: r, effects: [] }));
+      const { next } = await this.#runner.step(sessionId, (r) => (r && stands(r) ? startStop(r, req) : { next: r, effects: [] }));
       if (next?.control === "stopping" && next.stop) this.#schedule(sessionId, next.stop.deadlineAt);
     }
   }

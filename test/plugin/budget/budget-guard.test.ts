@@ -105,3 +105,30 @@ describe("one budget notice per budget and scope (issue 28 §1)", () => {
     }
   });
 });
+
+describe("a raise between a budget's check and its stop (found by the generated histories, lifecycle-model seed -1285638774)", () => {
+  test.each(["session", "tree"] as const)("a %s raise applied while the exceedance is being written: no stop begins under the raised limit", async (scope) => {
+    const config = scope === "session" ? "budgets:\n  default:\n    toolCalls: 2\n" : "budgets:\n  tree:\n    toolCalls: 2\n";
+    const g = await pluginFixture({ config });
+    try {
+      const { applyBudgetRaise } = await import("../../../plugin/budget/budget-raises.ts");
+      const { toolAfter, toolBefore } = await import("../../../plugin/opencode-1/tool-calls.ts");
+      await onEvent(g.rt, events.created(ROOT));
+      await onEvent(g.rt, events.created(CHILD, { parentID: ROOT }));
+      let n = 0;
+      const call = async () => {
+        const input = { tool: "read", sessionID: CHILD, callID: `call_${++n}` };
+        await toolBefore(g.rt, input, { args: { filePath: "x" } });
+        await toolAfter(g.rt, input, { title: "read", output: `out ${n}`, metadata: {} });
+      };
+      await call();
+      // The second call reaches the limit; the user's raise lands while its `budget_exceeded` line is being written.
+      const raise = { kind: "budget" as const, id: "raise-between", at: g.clock.now(), scope, add: { toolCalls: 3 }, by: "cli:user" };
+      await Promise.all([call(), applyBudgetRaise(g.rt.runner, g.rt.tracker, scope === "session" ? CHILD : ROOT, raise)]);
+      expect(await g.audit("budget_exceeded")).toHaveLength(1);
+      expect(g.rt.sessions.peek(CHILD)).toMatchObject({ control: "active", stop: null });
+    } finally {
+      await g.close();
+    }
+  });
+});
