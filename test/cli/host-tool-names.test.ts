@@ -1,9 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { main } from "../../cli/main.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";
+import { cliOut } from "./in-process-cli.ts";
 
 /**
  * The CLI names a tool as the host the plugin runs on offers it: a record keeps the core's `bash`, OpenCode 2 offers
@@ -27,12 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => p?.cleanup());
 
-async function cli(...args: string[]): Promise<string> {
-  let out = "";
-  const code = await main([...args, "--dir", p.dir], { out: (s) => (out += `${s}\n`), err: () => undefined });
-  expect(code).toBe(0);
-  return out;
-}
+const cli = (...args: string[]) => cliOut(p.dir, ...args);
 
 describe("tool names as the host offers them (OpenCode 2: shell, not bash)", () => {
   it("sessions (text and --json)", async () => {

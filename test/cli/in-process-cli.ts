@@ -1,7 +1,7 @@
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { afterEach, beforeEach } from "vitest";
+import { afterEach, beforeEach, expect } from "vitest";
 import { main } from "../../cli/main.ts";
 
 export type CliRun = { code: number; out: string; err: string };
@@ -41,4 +41,12 @@ export function inProcessCliEach(prefix: string, use: (root: string, dir: string
     const code = await main([...args, "--dir", dir], { out: (s) => (out += `${s}\n`), err: (s) => (err += `${s}\n`) });
     return { code, out, err };
   };
+}
+
+/** `main(args… --dir dir)` in this process, for a project a file set up once: its standard output; a failing exit fails the test. */
+export async function cliOut(dir: string, ...args: string[]): Promise<string> {
+  let out = "";
+  const code = await main([...args, "--dir", dir], { out: (s) => (out += `${s}\n`), err: () => undefined });
+  expect(code).toBe(0);
+  return out;
 }

@@ -2,13 +2,13 @@ import { spawnSync } from "node:child_process";
 import { hostname } from "node:os";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { buildSnapshot } from "../../cli/dashboard-snapshot.ts";
-import { main } from "../../cli/main.ts";
 import { readConfig } from "../../cli/read-config.ts";
 import { AuditLog } from "../../governance/storage/audit-log.ts";
 import { thisProcess } from "../../governance/storage/lock-owner.ts";
 import { SessionStore } from "../../governance/session/session-store.ts";
 import { systemClock } from "../../governance/time/clock.ts";
 import { createCliProject, type CliProject } from "./cli-project.ts";
+import { cliOut } from "./in-process-cli.ts";
 
 /**
  * One word per session on every surface (newcomer walk 3: `sessions --all` said `stopped` where the resumable list said
@@ -53,12 +53,7 @@ beforeAll(async () => {
 });
 afterAll(() => p?.cleanup());
 
-async function cli(...args: string[]): Promise<string> {
-  let out = "";
-  const code = await main([...args, "--dir", p.dir], { out: (s) => (out += `${s}\n`), err: () => undefined });
-  expect(code).toBe(0);
-  return out;
-}
+const cli = (...args: string[]) => cliOut(p.dir, ...args);
 
 describe("one word per session, whatever surface shows it", () => {
   it("sessions --all (text) and sessions --json", async () => {
