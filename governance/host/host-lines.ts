@@ -59,15 +59,15 @@ export const CORE_LINE: HostLine = 1;
 const TRANSLATED_TOOLS = ["delegateTool", "shellTool"] as const satisfies readonly (keyof HostNames)[];
 
 /** The tools a text tells the model to call, as the host offers them (a text must never name a tool it cannot call). */
-export type TextTools = { readonly delegate: string; readonly todo: string | null };
-
-/** OpenCode 1's (the core's) names: what a text says when the caller names no host. */
-export const CORE_TEXT_TOOLS: TextTools = { delegate: HOST_LINES[CORE_LINE].delegateTool, todo: HOST_LINES[CORE_LINE].todoTool };
+export type TextTools = { readonly line: HostLine; readonly delegate: string; readonly todo: string | null };
 
 /** The tools a text on `line` names: `task`/`todowrite` on OpenCode 1, `subagent` and no todo tool on OpenCode 2. */
 export function textTools(line: HostLine): TextTools {
-  return { delegate: HOST_LINES[line].delegateTool, todo: HOST_LINES[line].todoTool };
+  return { line, delegate: HOST_LINES[line].delegateTool, todo: HOST_LINES[line].todoTool };
 }
+
+/** OpenCode 1's (the core's) names: what a text says when the caller names no host. */
+export const CORE_TEXT_TOOLS: TextTools = textTools(CORE_LINE);
 
 /** `tool` said in line `from`'s name, as line `to` names the same tool (a tool the table does not translate keeps its name). */
 function translateTool(from: HostLine, to: HostLine, tool: string): string {

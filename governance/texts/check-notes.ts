@@ -35,9 +35,9 @@ export function staleLabel(w: StaleWarning): string {
   }
 }
 
-/** The status-note reminder after a missed first action. */
+/** The status-note reminder after a missed first action, the tool named as the model called it (the record keeps the core's name). */
 export function firstActionNoteLine(f: FirstAction, tools: TextTools = CORE_TEXT_TOOLS): string {
-  return `**First action missed:** your first call was \`${plainLine(f.tool, 60)}\`; as ${ROLE_LABEL[f.role]} your first action is: ${defaultFirstActions(f.role, tools)[0]} Do that before going on.`;
+  return `**First action missed:** your first call was \`${plainLine(hostToolName(tools.line, f.tool), 60)}\`; as ${ROLE_LABEL[f.role]} your first action is: ${defaultFirstActions(f.role, tools)[0]} Do that before going on.`;
 }
 
 /** The user's label of a missed first action; the tool as `line` names it (the record keeps the core's name). */

@@ -1,4 +1,5 @@
 import { roleOf } from "../../governance/delegation/delegation-policy.ts";
+import type { HostLine } from "../../governance/host/host-lines.ts";
 import { renderTree, requestInject, requestStop, type ControlContext } from "../../governance/stop/control-requests.ts";
 import { maySteer, type SteerAction } from "../../governance/stop/steer-policy.ts";
 import * as z from "../../governance/zod.ts";
@@ -59,7 +60,8 @@ export async function runGovernanceTool(
   gov: PluginContext,
   afterRequest: (sessionId: string) => Promise<void>,
   args: GovernanceToolArgs,
-  context: { sessionID: string; agent: string },
+  /** `hostLine`: the host whose tool names the listing uses (records keep the core's; default the core's line). */
+  context: { sessionID: string; agent: string; hostLine?: HostLine },
 ): Promise<string> {
   const ctx = (by: string): ControlContext => ({ paths: gov.paths, store: gov.store, audit: gov.audit, clock: gov.clock, by, trust: gov.trust });
   /** Only a primary agent's tool may steer (issue 8 §8); the rule is governance's, the record is the caller's own. */
@@ -82,7 +84,7 @@ export async function runGovernanceTool(
     return decision.reason;
   };
   if (args.action === "sessions") {
-    const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false, trust: gov.trust });
+    const lines = renderTree(await gov.store.list(), { now: gov.clock.now(), all: args.all ?? false, trust: gov.trust, hostLine: context.hostLine });
     return lines.length > 0 ? lines.join("\n") : "No running governed sessions.";
   }
   if (!args.target) return `Nothing done: ${args.action} needs a target (a session id or agent name).`;

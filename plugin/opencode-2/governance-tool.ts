@@ -19,12 +19,14 @@ export function offerGovernanceTool(editor: ToolEditor, rt: Runtime, sink: (hook
     async execute(input, context) {
       const parsed = Args.safeParse(input);
       const text = parsed.success
-        ? await runGovernanceTool(rt.ctx, (id) => rt.stops.poke(id), parsed.data, { sessionID: context.sessionID, agent: context.agent }).catch(
-            (error: unknown) => {
-              sink("governance-tool", error);
-              return "Governance could not do that (see the audit log).";
-            },
-          )
+        ? await runGovernanceTool(rt.ctx, (id) => rt.stops.poke(id), parsed.data, {
+            sessionID: context.sessionID,
+            agent: context.agent,
+            hostLine: rt.host.line,
+          }).catch((error: unknown) => {
+            sink("governance-tool", error);
+            return "Governance could not do that (see the audit log).";
+          })
         : `Not done: ${z.prettifyError(parsed.error)}`;
       return { output: text, content: text };
     },

@@ -47,4 +47,12 @@ describe("buildStatusNote", () => {
     expect(v2).toContain("your first action is: Delegate the next step with `subagent`.");
     expect(v2).not.toMatch(/todowrite|`task`/);
   });
+
+  it("names the missed first call as the model made it: OpenCode 2's `shell`, where the record keeps the core's `bash`", () => {
+    const firstAction = { at: 1, tool: "bash", role: "primary" as const, ok: false };
+    expect(buildStatusNote({ todo: null, firstAction, tools: textTools(1) })).toContain("your first call was `bash`;");
+    const v2 = buildStatusNote({ todo: null, firstAction, tools: textTools(2) })!;
+    expect(v2).toContain("your first call was `shell`;");
+    expect(v2).not.toContain("bash");
+  });
 });
