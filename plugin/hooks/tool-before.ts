@@ -16,7 +16,7 @@ import type { SessionTracker } from "../sessions/session-tracker.ts";
 import type { CallNotes } from "../sessions/call-notes.ts";
 import type { StopController } from "../stop/stop-controller.ts";
 import type { BudgetGuard } from "../budget/budget-guard.ts";
-import { HOST_LINES } from "../../governance/host/host-lines.ts";
+import { CORE_LINE, HOST_LINES } from "../../governance/host/host-lines.ts";
 import { confineShell, refuseFileTool } from "./confine.ts";
 import { writtenFiles } from "../../governance/stop/file-targets.ts";
 
@@ -126,9 +126,9 @@ function afterSurface(rt: ToolGateDeps, call: ToolCall, record: SessionRecord, h
   return checked ? checked.then(() => PASS) : PASS;
 }
 
-const SHELL = HOST_LINES[1].shellTool;
-/** The core's shell tool, and OpenCode 2's name should an adapter pass it through untranslated. */
-const SHELL_TOOLS = new Set([SHELL, HOST_LINES[2].shellTool]);
+const SHELL = HOST_LINES[CORE_LINE].shellTool;
+/** The core's shell tool, and every host's own name for it should an adapter pass it through untranslated. */
+const SHELL_TOOLS = new Set(Object.values(HOST_LINES).map((line) => line.shellTool));
 
 async function blockStopped(rt: ToolGateDeps, sessionId: string, record: SessionRecord, effects: readonly Effect[]): Promise<never> {
   await rt.runner.run(sessionId, effects, { next: record });
