@@ -151,7 +151,11 @@ describe("the user's hooks and a stopped child's handback (real opencode serve)"
     expect(posts.map((p) => p.body).join("")).not.toContain("enough");
     expect(fs.existsSync(hangStarted)).toBe(true);
     // One action's runs go one after the other (docs/hooks.md): the second stop's hang starts when the first's is killed.
-    const failed = await waitFor(() => (events("hook_failed").length === 4 ? events("hook_failed") : undefined), "four hook_failed lines", 2 * HANG_MS + 10_000);
+    const failed = await waitFor(
+      () => (events("hook_failed").length === 4 ? events("hook_failed") : undefined),
+      "four hook_failed lines",
+      2 * HANG_MS + 10_000,
+    );
     expect(failed.map((e) => [e.action, e.why]).sort()).toEqual([
       [1, "exit"],
       [1, "exit"],
