@@ -11,7 +11,7 @@ import { processGoneOf } from "./process-gone.ts";
 import { type ControlContext, trustOf } from "../governance/stop/control-requests.ts";
 import { checkLabels } from "../governance/texts/check-notes.ts";
 import { CORE_LINE, type HostLine, hostToolName } from "../governance/host/host-lines.ts";
-import { auditHostLine } from "./audit-host.ts";
+import { auditHost } from "./audit-host.ts";
 import { capUseLine } from "../governance/budget/spend-notices.ts";
 import { plainLine } from "../governance/text-safety/text-parts.ts";
 import { readSpend } from "./spend-view.ts";
@@ -181,9 +181,8 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
   const trust = trustOf(ctx);
   const events = (await ctx.audit.read()) as AuditLine[];
   // The host the plugin last started on here: tool names as it offers them (`shell` on 2), its version in the header.
-  const detected = events.filter((e) => e.type === "host_detected").at(-1);
-  const line = auditHostLine(events);
-  const version = typeof detected?.version === "string" ? detected.version : null;
+  const host = auditHost(events);
+  const line = host?.line ?? CORE_LINE;
   const processGone = await processGoneOf(records);
   const rows = sessionRows(records, { config: loaded.config, now, trust, origins: loaded.policy.origins, processGone, hostLine: line });
   const kept = rows.length <= MAX_ROWS ? rows : [...rows.filter((r) => r.verified), ...rows.filter((r) => !r.verified)].slice(0, MAX_ROWS);
@@ -237,7 +236,7 @@ export async function buildSnapshot(ctx: ControlContext, config: () => Promise<L
     injectMaxLength: loaded.config.inject.maxLength,
     budgetWarnAt: loaded.config.budgets.warnAt,
     spend: spendLines(ctx, loaded.config, now),
-    host: detected ? plainLine(version ? `OpenCode ${version}` : `OpenCode ${line}`, 80) : null,
+    host: host ? plainLine(host.version ? `OpenCode ${host.version}` : `OpenCode ${host.line}`, 80) : null,
   };
 }
 
